@@ -1,0 +1,69 @@
+"""One sandbox cluster's state and services, wired together: the object a server serves.
+
+`Cluster` owns the store and everything that gives it Kubernetes meaning (registry, object
+service, lifecycle, discovery, OpenAPI, authentication, RBAC, logs, metrics). It has no HTTP:
+`sandbox.app` serves it, tests and the simulator may hold it in-process.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sandbox import admission, bootstrap
+from sandbox.auth import Authenticator, UserInfo
+from sandbox.clock import Clock
+from sandbox.discovery import Discovery
+from sandbox.lifecycle import Lifecycle
+from sandbox.logs import PodLogs
+from sandbox.metrics import MetricsBook
+from sandbox.objects import Objects
+from sandbox.openapi import OpenAPI
+from sandbox.rbac import Authorizer
+from sandbox.registry import Registry
+from sandbox.store import Change, Store
+
+ADMIN = UserInfo(username="kubecrew-admin", groups=("system:masters", "system:authenticated"))
+
+
+class Cluster:
+    def __init__(
+        self,
+        *,
+        admin_token: str,
+        signing_key: bytes,
+        state: Path | None = None,
+        nodes: int = 3,
+        clock: Clock | None = None,
+    ) -> None:
+        self.clock = clock or Clock()
+        self.registry = Registry()
+        self.store = Store(state)
+        self.objects = Objects(store=self.store, registry=self.registry, clock=self.clock)
+        admission.install(self.objects)
+        self.lifecycle = Lifecycle(self.objects)
+        self.discovery = Discovery(self.registry)
+        self.openapi = OpenAPI(self.registry)
+        self.authn = Authenticator(
+            static_tokens={admin_token: ADMIN}, signing_key=signing_key, reader=self.store
+        )
+        self.authz = Authorizer(self.store)
+        self.logs = PodLogs(self.clock)
+        self.metrics = MetricsBook(self.clock)
+        self.store.observe(self._on_change)
+        bootstrap.seed(self.objects, nodes=nodes)
+
+    def _on_change(self, change: Change) -> None:
+        if change.type != "DELETED":
+            return
+        if change.key == admission.CRD_KEY:
+            for key in admission.unregister_crd(self.objects, change.object):
+                for obj in self.store.list(key):
+                    meta = obj["metadata"]
+                    self.store.remove(key, meta.get("namespace", ""), meta["name"],
+                                      self.store.stamp(obj))
+        elif change.key == ("", "pods"):
+            self.logs.forget(change.namespace, change.name)
+            self.metrics.forget_pod(change.namespace, change.name)
+
+    def close(self) -> None:
+        self.store.close()

@@ -1,0 +1,179 @@
+"""The thin HTTP layer under the API: ASGI request parsing, content negotiation and responses.
+
+Kept apart from the API semantics so handlers deal in dicts and errors, never in ASGI messages.
+Bodies are bounded (`MAX_BODY`, as kube-apiserver bounds them) and every decoding failure becomes a
+`BadRequest`/`UnsupportedMediaType`, never a traceback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl, unquote
+
+import orjson
+import yaml
+
+from sandbox.errors import BadRequest, RequestEntityTooLarge, UnsupportedMediaType
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+MAX_BODY = 3 * 1024 * 1024  # kube-apiserver's request body limit
+JSON = "application/json"
+PROTOBUF = "application/vnd.kubernetes.protobuf"
+TABLE_MARK = "as=Table"
+PATCH_TYPES = {
+    "application/json-patch+json": "json",
+    "application/merge-patch+json": "merge",
+    "application/strategic-merge-patch+json": "strategic",
+    "application/apply-patch+yaml": "apply",
+    "application/apply-patch+cbor": "unsupported",
+}
+
+_TRUE = {"1", "t", "T", "true", "TRUE", "True"}
+_FALSE = {"0", "f", "F", "false", "FALSE", "False"}
+
+
+def parse_bool(value: str | None, *, name: str) -> bool:
+    """Go's strconv.ParseBool, which clients rely on (kubernetes_asyncio sends `watch=True`)."""
+    if value is None or value == "":
+        return False
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise BadRequest(f'invalid boolean value "{value}" for query parameter "{name}"')
+
+
+@dataclass
+class Request:
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]  # lower-cased names; repeated headers joined with ", "
+    body: bytes = b""
+    warnings: list[str] = field(default_factory=list)
+
+    @classmethod
+    async def read(cls, scope: Scope, receive: Receive) -> Request:
+        headers: dict[str, str] = {}
+        for raw_name, raw_value in scope["headers"]:
+            name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
+            headers[name] = f"{headers[name]}, {value}" if name in headers else value
+        query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"), True))
+        request = cls(scope["method"], unquote(scope["path"]), query, headers)
+        if request.method in ("POST", "PUT", "PATCH", "DELETE"):
+            request.body = await _read_body(receive)
+        return request
+
+    def flag(self, name: str) -> bool:
+        return parse_bool(self.query.get(name), name=name)
+
+    def int_param(self, name: str) -> int | None:
+        raw = self.query.get(name)
+        if raw in (None, ""):
+            return None
+        try:
+            return int(raw)
+        except ValueError:
+            raise BadRequest(f'invalid value "{raw}" for query parameter "{name}"') from None
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", JSON).split(";")[0].strip().lower()
+
+    @property
+    def wants_table(self) -> bool:
+        return TABLE_MARK in self.headers.get("accept", "")
+
+    def json_body(self) -> Any:
+        """The body as JSON (or YAML, which apply-patch allows); empty body -> None."""
+        if not self.body.strip():
+            return None
+        try:
+            return orjson.loads(self.body)
+        except orjson.JSONDecodeError as exc:
+            if self.content_type in ("application/apply-patch+yaml", "application/yaml"):
+                return _yaml(self.body)
+            raise BadRequest(f"the request body is not valid JSON: {exc}") from None
+
+
+def _yaml(body: bytes) -> Any:
+    try:
+        return yaml.safe_load(body)
+    except yaml.YAMLError as exc:
+        raise BadRequest(f"the request body is not valid YAML: {exc}") from None
+
+
+async def _read_body(receive: Receive) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > MAX_BODY:
+            raise RequestEntityTooLarge(
+                f"the request body is {size}+ bytes; the limit is {MAX_BODY} bytes"
+            )
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def decode_object(request: Request, decoders: dict[str, Callable[[bytes], Any]]) -> Any:
+    """Decode a create/update body by Content-Type (JSON when the header is absent)."""
+    content_type = request.content_type
+    decoder = decoders.get(content_type)
+    if decoder is not None:
+        return decoder(request.body)
+    if content_type in (JSON, "application/yaml", "*/*", ""):
+        return request.json_body()
+    raise UnsupportedMediaType(
+        f'the body of the request was in an unknown format - accepted media types include: '
+        f'{", ".join([JSON, "application/yaml", *decoders])}'
+    )
+
+
+def dumps(value: Any) -> bytes:
+    return orjson.dumps(value)
+
+
+async def respond(
+    send: Send,
+    status: int,
+    body: bytes,
+    *,
+    content_type: str = JSON,
+    warnings: list[str] | None = None,
+) -> None:
+    headers = [
+        (b"content-type", content_type.encode()),
+        (b"content-length", str(len(body)).encode()),
+        (b"cache-control", b"no-cache, private"),
+    ]
+    for warning in warnings or ():
+        escaped = warning.replace("\\", "\\\\").replace('"', '\\"')
+        headers.append((b"warning", f'299 - "{escaped}"'.encode()))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def start_stream(send: Send, content_type: str = JSON) -> None:
+    headers = [(b"content-type", content_type.encode()), (b"cache-control", b"no-cache, private")]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+
+
+async def stream_chunk(send: Send, data: bytes) -> None:
+    await send({"type": "http.response.body", "body": data, "more_body": True})
+
+
+async def end_stream(send: Send) -> None:
+    await send({"type": "http.response.body", "body": b"", "more_body": False})

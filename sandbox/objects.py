@@ -1,0 +1,338 @@
+"""The API's write and read semantics, independent of HTTP: what create, update and patch mean.
+
+Every write path funnels through `Objects._commit`: admission (defaults, namespace checks, kind
+hooks), field validation, object validation, ownership bookkeeping (managedFields), and only then a
+new resourceVersion and the store. Dry-run walks the whole path and stops short of the store, as
+Kubernetes' `dryRun=All` does. Controllers of the simulated cluster write through the same service,
+so no object reaches the store without the same checks.
+
+This module knows nothing of ASGI, Tables or watch streams.
+"""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sandbox import fieldcheck, schemas, validation
+from sandbox.clock import Clock
+from sandbox.errors import BadRequest, Conflict, UnsupportedMediaType, not_found
+from sandbox.patches import (
+    apply_json_patch,
+    apply_merge_patch,
+    apply_strategic_merge_patch,
+    record_update,
+    server_side_apply,
+)
+from sandbox.registry import Registry, ResourceType
+from sandbox.store import Obj, Store
+
+_NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+# Fields that do not make two objects different for no-op detection.
+_VOLATILE_META = ("resourceVersion", "managedFields")
+
+
+@dataclass
+class WriteOptions:
+    dry_run: bool = False
+    field_manager: str = ""
+    field_validation: str = "Warn"
+    force: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+
+Hook = Callable[["Objects", ResourceType, Obj, Obj | None], Obj]
+
+
+class Objects:
+    def __init__(self, *, store: Store, registry: Registry, clock: Clock) -> None:
+        self.store = store
+        self.registry = registry
+        self.clock = clock
+        # Admission hooks run before validation on create and update; see sandbox/admission.py.
+        self.admit: list[Hook] = []
+        # After-commit hooks (e.g. a CRD registering its type); called with (rt, new, old).
+        self.on_commit: list[Callable[[ResourceType, Obj, Obj | None], None]] = []
+
+    # -- reads ---------------------------------------------------------------------------------
+
+    def get(self, rt: ResourceType, namespace: str, name: str) -> Obj:
+        obj = self.store.get(rt.key, namespace if rt.namespaced else "", name)
+        if obj is None:
+            raise not_found(rt.plural, rt.group, name)
+        return obj
+
+    def find(self, rt: ResourceType, namespace: str, name: str) -> Obj | None:
+        return self.store.get(rt.key, namespace if rt.namespaced else "", name)
+
+    # -- writes --------------------------------------------------------------------------------
+
+    def create(
+        self, rt: ResourceType, body: Any, *, namespace: str, opts: WriteOptions,
+        operation: str | None = "Update",
+    ) -> Obj:
+        obj = self._accept_body(rt, body, namespace=namespace)
+        fieldcheck_warnings = fieldcheck.enforce(rt, obj, opts.field_validation)
+        opts.warnings.extend(fieldcheck_warnings)
+        meta = obj["metadata"]
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = meta["generateName"] + "".join(
+                secrets.choice(_NAME_SUFFIX_ALPHABET) for _ in range(5)
+            )
+        name = meta.get("name", "")
+        if name and self.find(rt, namespace, name) is not None:
+            from sandbox.errors import already_exists
+
+            raise already_exists(rt.plural, rt.group, name)
+        now = self.clock.timestamp()
+        meta["uid"] = str(uuid.uuid4())
+        meta["creationTimestamp"] = now
+        for volatile in ("resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds"):
+            meta.pop(volatile, None)
+        if "spec" in obj or rt.kind in _GENERATION_KINDS:
+            meta["generation"] = 1
+        else:
+            meta.pop("generation", None)
+        if "status" in rt.subresources and rt.kind not in _STATUS_ON_CREATE:
+            obj.pop("status", None)  # status is the controllers' to write, as in Kubernetes
+        return self._commit(rt, obj, None, opts, operation=operation)
+
+    def update(
+        self,
+        rt: ResourceType,
+        body: Any,
+        *,
+        namespace: str,
+        name: str,
+        opts: WriteOptions,
+        subresource: str = "",
+    ) -> Obj:
+        obj = self._accept_body(rt, body, namespace=namespace)
+        if obj["metadata"].get("name") != name:
+            raise BadRequest(
+                f"the name of the object ({obj['metadata'].get('name')}) does not match the "
+                f"name on the URL ({name})"
+            )
+        old = self.get(rt, namespace, name)
+        sent_rv = obj["metadata"].get("resourceVersion")
+        if sent_rv and sent_rv != old["metadata"]["resourceVersion"]:
+            raise self._conflict(rt, name)
+        opts.warnings.extend(fieldcheck.enforce(rt, obj, opts.field_validation))
+        return self._commit(rt, self._merge_old(rt, obj, old, subresource), old, opts)
+
+    def patch(
+        self,
+        rt: ResourceType,
+        *,
+        namespace: str,
+        name: str,
+        patch_type: str,
+        patch: Any,
+        opts: WriteOptions,
+        subresource: str = "",
+    ) -> tuple[Obj, bool]:
+        """Apply a patch; returns (object, created). Only server-side apply may create."""
+        old = self.find(rt, namespace, name)
+        if patch_type == "apply":
+            return self._apply(rt, namespace=namespace, name=name, config=patch, old=old, opts=opts)
+        if old is None:
+            raise not_found(rt.plural, rt.group, name)
+        patched = self._patched(rt, old, patch_type, patch)
+        sent_rv = (patch.get("metadata") or {}).get("resourceVersion") if isinstance(
+            patch, dict
+        ) else None
+        if sent_rv and sent_rv != old["metadata"]["resourceVersion"]:
+            raise self._conflict(rt, name)
+        patched = self._accept_body(rt, patched, namespace=namespace)
+        opts.warnings.extend(fieldcheck.enforce(rt, patched, opts.field_validation))
+        return self._commit(rt, self._merge_old(rt, patched, old, subresource), old, opts), False
+
+    def replace_status(self, rt: ResourceType, obj: Obj, status: Any) -> Obj:
+        """Controllers' shortcut: write a new status on the current object."""
+        new = {**obj, "status": status}
+        return self._commit(rt, new, obj, WriteOptions(field_manager="sandbox-controller"))
+
+    def write(self, rt: ResourceType, new: Obj, old: Obj | None, *, manager: str) -> Obj:
+        """Controllers' write of a complete object they built from `old` (None = create)."""
+        return self._commit(rt, new, old, WriteOptions(field_manager=manager))
+
+    # -- internals -----------------------------------------------------------------------------
+
+    def _patched(self, rt: ResourceType, old: Obj, patch_type: str, patch: Any) -> Obj:
+        if patch_type == "json":
+            return apply_json_patch(old, patch)
+        if patch_type == "merge":
+            return apply_merge_patch(old, patch)
+        if patch_type == "strategic":
+            if rt.custom:
+                raise UnsupportedMediaType(
+                    "strategic merge patch is not supported for custom resources; "
+                    "use a merge patch (kubectl patch --type=merge) or JSON patch"
+                )
+            return apply_strategic_merge_patch(old, patch, schemas.for_kind(*_gvk(rt)))
+        raise UnsupportedMediaType(f"patch type {patch_type!r} is not supported")
+
+    def _apply(
+        self, rt: ResourceType, *, namespace: str, name: str, config: Any, old: Obj | None,
+        opts: WriteOptions,
+    ) -> tuple[Obj, bool]:
+        if not isinstance(config, dict):
+            raise BadRequest("an apply patch must be a YAML or JSON object")
+        if not opts.field_manager:
+            raise BadRequest(
+                "PATCH requests with the apply content type require the fieldManager parameter"
+            )
+        config = self._accept_body(rt, config, namespace=namespace)
+        if config["metadata"].get("name") != name:
+            raise BadRequest(
+                f"the name of the object ({config['metadata'].get('name')}) does not match "
+                f"the name on the URL ({name})"
+            )
+        opts.warnings.extend(fieldcheck.enforce(rt, config, opts.field_validation))
+        if old is None:
+            created = server_side_apply(
+                None, config, manager=opts.field_manager, force=opts.force,
+                schema=_schema(rt), now=self.clock.timestamp(),
+            )
+            created["metadata"].pop("resourceVersion", None)
+            created = self.create(
+                rt, created, namespace=namespace, opts=_keep_fields(opts), operation=None
+            )
+            return created, True
+        merged = server_side_apply(
+            old, config, manager=opts.field_manager, force=opts.force, schema=_schema(rt),
+            now=self.clock.timestamp(),
+        )
+        return self._commit(rt, self._merge_old(rt, merged, old, ""), old, opts,
+                            operation=None), False
+
+    def _accept_body(self, rt: ResourceType, body: Any, *, namespace: str) -> Obj:
+        """Check a body is an object of this resource; fill apiVersion/kind the way servers do."""
+        if not isinstance(body, dict):
+            raise BadRequest(f"the body of the request must be a {rt.kind} object")
+        obj = dict(body)
+        kind, api_version = obj.get("kind"), obj.get("apiVersion")
+        if kind and kind != rt.kind:
+            raise BadRequest(
+                f"the kind {kind!r} in the body does not match the resource {rt.qualified!r} "
+                f"(expected kind {rt.kind!r})"
+            )
+        if api_version and api_version != rt.api_version:
+            raise BadRequest(
+                f"the API version {api_version!r} in the body does not match {rt.api_version!r} "
+                f"of {rt.qualified}"
+            )
+        obj["apiVersion"], obj["kind"] = rt.api_version, rt.kind
+        meta = obj.get("metadata") or {}
+        if not isinstance(meta, dict):
+            raise BadRequest("metadata must be an object")
+        meta = dict(meta)
+        if rt.namespaced:
+            sent = meta.get("namespace")
+            if sent and namespace and sent != namespace:
+                raise BadRequest(
+                    "the namespace of the provided object does not match the namespace sent on "
+                    "the request"
+                )
+            meta["namespace"] = namespace or sent or ""
+        else:
+            meta.pop("namespace", None)
+        obj["metadata"] = meta
+        return obj
+
+    def _merge_old(self, rt: ResourceType, new: Obj, old: Obj, subresource: str) -> Obj:
+        """Carry over what a client cannot change through this endpoint."""
+        meta = dict(new["metadata"])
+        old_meta = old["metadata"]
+        for kept in ("uid", "creationTimestamp", "deletionTimestamp",
+                     "deletionGracePeriodSeconds", "generation", "resourceVersion"):
+            if kept in old_meta:
+                meta[kept] = old_meta[kept]
+            else:
+                meta.pop(kept, None)
+        if "managedFields" not in meta and "managedFields" in old_meta:
+            meta["managedFields"] = old_meta["managedFields"]
+        if subresource == "status":
+            merged = {**old, "status": new.get("status")}
+            if merged["status"] is None:
+                merged.pop("status")
+            return merged
+        merged = {**new, "metadata": meta}
+        if "status" in rt.subresources and subresource == "":
+            if "status" in old:
+                merged["status"] = old["status"]
+            else:
+                merged.pop("status", None)
+        if _spec_of(merged) != _spec_of(old) and "generation" in old_meta:
+            meta["generation"] = int(old_meta["generation"]) + 1
+        return merged
+
+    def _commit(
+        self, rt: ResourceType, obj: Obj, old: Obj | None, opts: WriteOptions,
+        *, operation: str | None = "Update",
+    ) -> Obj:
+        for hook in self.admit:
+            obj = hook(self, rt, obj, old)
+        validation.validate(rt, obj, old=old)
+        if operation is not None:
+            obj = record_update(
+                old, obj, manager=opts.field_manager or "unknown", operation=operation,
+                now=self.clock.timestamp(), schema=_schema(rt),
+            )
+        if old is not None and _same(obj, old):
+            return old
+        if opts.dry_run:
+            return obj
+        stamped = self.store.stamp(obj)
+        self.store.put(rt.key, stamped)
+        for hook_after in self.on_commit:
+            hook_after(rt, stamped, old)
+        return stamped
+
+    @staticmethod
+    def _conflict(rt: ResourceType, name: str) -> Conflict:
+        return Conflict(
+            f'Operation cannot be fulfilled on {rt.qualified} "{name}": the object has been '
+            "modified; please apply your changes to the latest version and try again",
+            name=name, group=rt.group, kind=rt.plural,
+        )
+
+
+# Kinds whose creator may set status (a node registers with its capacity and conditions).
+_STATUS_ON_CREATE = frozenset({"Node"})
+
+# Kinds whose objects carry metadata.generation even when created without a spec.
+_GENERATION_KINDS = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job",
+                               "CronJob", "Pod", "CustomResourceDefinition"})
+
+
+def _gvk(rt: ResourceType) -> tuple[str, str, str]:
+    return rt.group, rt.version, rt.kind
+
+
+def _schema(rt: ResourceType) -> schemas.SchemaNode | None:
+    if rt.custom:
+        return schemas.SchemaNode(rt.schema) if rt.schema else None
+    return schemas.for_kind(*_gvk(rt))
+
+
+def _spec_of(obj: Obj) -> dict[str, Any]:
+    return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
+
+
+def _same(new: Obj, old: Obj) -> bool:
+    if _spec_of(new) != _spec_of(old) or new.get("status") != old.get("status"):
+        return False
+    strip = lambda meta: {k: v for k, v in meta.items() if k not in _VOLATILE_META}  # noqa: E731
+    return bool(strip(new["metadata"]) == strip(old["metadata"]))
+
+
+def _keep_fields(opts: WriteOptions) -> WriteOptions:
+    """Options for the create half of an apply: managedFields are already computed."""
+    return WriteOptions(
+        dry_run=opts.dry_run, field_manager=opts.field_manager, field_validation="Ignore",
+        warnings=opts.warnings,
+    )

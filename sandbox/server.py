@@ -1,0 +1,199 @@
+"""Running a sandbox: in-process for tests (`Sandbox` context manager) or as a server process.
+
+A sandbox lives in a home directory that holds what a user needs to reach it and nothing they
+must guard by hand: `kubeconfig` (admin, mode 0600), `credentials.json` (admin token and the
+ServiceAccount token signing key, 0600), `tls/` when TLS is on, and the state file when none is
+given elsewhere. `python -m sandbox.server --home DIR ...` runs one in the foreground; the kubecrew
+CLI builds `up --detach`, `down` and `status` on top of that.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import secrets
+import signal
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import TypeVar
+
+import uvicorn
+
+from sandbox import kubeconfig, tls
+from sandbox.app import App
+from sandbox.auth import new_token
+from sandbox.cluster import Cluster
+
+T = TypeVar("T")
+log = logging.getLogger("sandbox")
+
+
+@dataclass(frozen=True)
+class Credentials:
+    admin_token: str
+    signing_key: bytes
+
+    @classmethod
+    def load_or_create(cls, home: Path) -> Credentials:
+        path = home / "credentials.json"
+        if path.exists():
+            data = json.loads(path.read_text())
+            return cls(data["admin_token"], bytes.fromhex(data["signing_key"]))
+        made = cls(new_token(), secrets.token_bytes(32))
+        kubeconfig.write(path, json.dumps(
+            {"admin_token": made.admin_token, "signing_key": made.signing_key.hex()}))
+        return made
+
+
+@dataclass(frozen=True)
+class Options:
+    home: Path
+    port: int = 0  # 0 picks a free port
+    host: str = "127.0.0.1"
+    state: Path | None = None
+    nodes: int = 3
+    use_tls: bool = True  # kubectl 1.37 sends no bearer token to a plain-http server
+
+
+class Sandbox:
+    """A sandbox API server on a background thread; `with Sandbox(home=...) as sb:` yields it.
+
+    `sb.kubeconfig` is the admin kubeconfig path, `sb.url` the server URL, and `sb.call(fn)` runs
+    `fn(cluster)` on the server's event loop (the only thread allowed to touch the cluster).
+    """
+
+    def __init__(self, options: Options) -> None:
+        self.options = options
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+        self.cluster: Cluster | None = None
+        self.app: App | None = None
+        self.url = ""
+        self.kubeconfig = options.home / "kubeconfig"
+
+    def __enter__(self) -> Sandbox:
+        self.start()
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        sock, server, url = _prepare(self.options)
+        self._server, self.url = server, url
+        assert isinstance(server.config.app, App)
+        self.app = server.config.app
+        self.cluster = self.app.cluster
+        self._thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]},
+                                        name="sandbox-api", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 30
+        while not server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the sandbox API server did not start; see the log above")
+            time.sleep(0.01)
+
+    def stop(self) -> None:
+        if self._server is not None and self._thread is not None:
+            self._server.should_exit = True
+            self._thread.join(timeout=10)
+        if self.cluster is not None:
+            self.cluster.close()
+        self._server = None
+
+    def call(self, fn: Callable[[Cluster], T]) -> T:
+        assert self.app is not None and self.app.loop is not None and self.cluster is not None
+        cluster = self.cluster
+
+        async def run() -> T:
+            return fn(cluster)
+
+        return asyncio.run_coroutine_threadsafe(run(), self.app.loop).result(timeout=30)
+
+
+def _prepare(options: Options) -> tuple[socket.socket, uvicorn.Server, str]:
+    """Bind the socket, build the cluster and app, write the kubeconfig."""
+    home = options.home
+    home.mkdir(parents=True, exist_ok=True)
+    credentials = Credentials.load_or_create(home)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((options.host, options.port))
+    except OSError as exc:
+        sock.close()
+        raise SystemExit(
+            f"cannot listen on {options.host}:{options.port}: {exc.strerror}; "
+            "choose another port with --port (0 picks a free one)") from None
+    port = sock.getsockname()[1]
+    address = f"{options.host}:{port}"
+    ssl_files: dict[str, str] = {}
+    ca_pem = None
+    if options.use_tls:
+        material = tls.generate((options.host, "localhost"))
+        ca_path, cert_path, key_path = tls.write(material, home / "tls")
+        ssl_files = {"ssl_certfile": str(cert_path), "ssl_keyfile": str(key_path)}
+        ca_pem = material.ca_pem
+    scheme = "https" if options.use_tls else "http"
+    cluster = Cluster(admin_token=credentials.admin_token, signing_key=credentials.signing_key,
+                      state=options.state, nodes=options.nodes)
+    app = App(cluster, server_address=address)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", http="httptools",
+                            loop="uvloop", access_log=False, timeout_graceful_shutdown=2,
+                            **ssl_files)  # type: ignore[arg-type]
+    url = f"{scheme}://{address}"
+    kubeconfig.write(home / "kubeconfig",
+                     kubeconfig.render(server=url, token=credentials.admin_token, ca_pem=ca_pem))
+    return sock, uvicorn.Server(config), url
+
+
+def serve(options: Options, *, on_ready: Callable[[str, Path], None] | None = None) -> None:
+    """Run in the foreground until SIGINT/SIGTERM."""
+    sandbox = Sandbox(options)
+    sandbox.start()
+    (options.home / "sandbox.pid").write_text(str(os.getpid()))
+    (options.home / "url").write_text(sandbox.url)
+    if on_ready is not None:
+        on_ready(sandbox.url, sandbox.kubeconfig)
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        while not stop.wait(0.5):
+            if sandbox._thread is not None and not sandbox._thread.is_alive():
+                break
+    finally:
+        sandbox.stop()
+        for leftover in ("sandbox.pid", "url"):
+            with contextlib.suppress(FileNotFoundError):
+                (options.home / leftover).unlink()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m sandbox.server",
+                                     description="Run a kubecrew sandbox API server.")
+    parser.add_argument("--home", type=Path, required=True)
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--state", type=Path)
+    parser.add_argument("--nodes", type=int, default=3)
+    parser.add_argument("--tls", action="store_true")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
+    serve(Options(home=args.home, port=args.port, state=args.state, nodes=args.nodes,
+                  use_tls=args.tls),
+          on_ready=lambda url, path: print(f"sandbox ready at {url}; KUBECONFIG={path}",
+                                           flush=True))
+
+
+if __name__ == "__main__":
+    main()
