@@ -15,9 +15,9 @@ from typing import Any
 from sandbox import handlers
 from sandbox.cluster import Cluster
 from sandbox.discovery import AGGREGATED_CONTENT_TYPE, wants_aggregated
-from sandbox.errors import ApiError, Forbidden, InternalError, NotFound
+from sandbox.errors import ApiError, InternalError, NotFound
 from sandbox.http import Receive, Request, Scope, Send, dumps, parse_bool, respond
-from sandbox.rbac import Attributes, forbidden_message
+from sandbox.rbac import Attributes, forbidden
 from sandbox.routing import NOT_FOUND_MESSAGE, Route, route
 
 log = logging.getLogger("sandbox")
@@ -116,9 +116,7 @@ class App:
             attrs = Attributes(user=user, verb="get", path=request.path)
         decision = self.cluster.authz.authorize(attrs)
         if not decision.allowed:
-            rt = target.rt
-            raise Forbidden(forbidden_message(attrs), name=target.name or None,
-                            group=rt.group if rt else None, kind=rt.plural if rt else None)
+            raise forbidden(attrs, reason=decision.reason)
 
     async def _non_resource(self, target: Route, request: Request, send: Send) -> None:
         cluster = self.cluster

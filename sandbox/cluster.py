@@ -34,10 +34,11 @@ class Cluster:
         state: Path | None = None,
         nodes: int = 3,
         clock: Clock | None = None,
+        history: int = 50_000,
     ) -> None:
         self.clock = clock or Clock()
         self.registry = Registry()
-        self.store = Store(state)
+        self.store = Store(state, history=history)
         self.objects = Objects(store=self.store, registry=self.registry, clock=self.clock)
         admission.install(self.objects)
         self.lifecycle = Lifecycle(self.objects)

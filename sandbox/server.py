@@ -62,6 +62,7 @@ class Options:
     state: Path | None = None
     nodes: int = 3
     use_tls: bool = True  # kubectl 1.37 sends no bearer token to a plain-http server
+    history: int = 50_000  # changes kept for watch resumption; older resourceVersions get 410
 
 
 class Sandbox:
@@ -146,7 +147,7 @@ def _prepare(options: Options) -> tuple[socket.socket, uvicorn.Server, str]:
         ca_pem = material.ca_pem
     scheme = "https" if options.use_tls else "http"
     cluster = Cluster(admin_token=credentials.admin_token, signing_key=credentials.signing_key,
-                      state=options.state, nodes=options.nodes)
+                      state=options.state, nodes=options.nodes, history=options.history)
     app = App(cluster, server_address=address)
     config = uvicorn.Config(app, log_level="warning", lifespan="on", http="httptools",
                             loop="uvloop", access_log=False, timeout_graceful_shutdown=2,

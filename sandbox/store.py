@@ -61,6 +61,11 @@ class Store:
 
     # -- reads ---------------------------------------------------------------------------------
 
+    @property
+    def version(self) -> int:
+        """A cheap change counter: readers (the RBAC cache) compare it to know when to reload."""
+        return self.rv
+
     def get(self, key: Key, namespace: str, name: str) -> Obj | None:
         return self._objects.get(key, {}).get(namespace, {}).get(name)
 
