@@ -19,6 +19,7 @@ from sandbox.errors import ApiError, InternalError, NotFound
 from sandbox.http import Receive, Request, Scope, Send, dumps, parse_bool, respond
 from sandbox.rbac import Attributes, forbidden
 from sandbox.routing import NOT_FOUND_MESSAGE, Route, route
+from sandbox.watch import Streams
 
 log = logging.getLogger("sandbox")
 
@@ -38,6 +39,7 @@ class App:
         self.server_address = server_address
         self._sweeper: asyncio.Task[None] | None = None
         self.loop: asyncio.AbstractEventLoop | None = None  # set at startup; see Sandbox.call
+        self.streams = Streams()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -61,6 +63,10 @@ class App:
                         await self._sweeper
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+    def close_streams(self) -> None:
+        """End every watch and log follow now (called on the server's loop before shutdown)."""
+        self.streams.close_all()
 
     async def _sweep_forever(self) -> None:
         while True:
@@ -102,7 +108,8 @@ class App:
         target = route(request.method, request.path, registry=cluster.registry, watch=watch)
         self._authorize(user, target, request)
         if target.endpoint == "resource":
-            await handlers.resource(cluster, target, request, user, receive, send)
+            await handlers.resource(cluster, target, request, user, receive, send,
+                                    streams=self.streams)
         else:
             await self._non_resource(target, request, send)
 

@@ -47,6 +47,13 @@ def _container(container: Obj) -> None:
     container.setdefault("resources", {})
     for port in container.get("ports") or []:
         port.setdefault("protocol", "TCP")
+    for probe_name in ("livenessProbe", "readinessProbe", "startupProbe"):
+        probe = container.get(probe_name)
+        if isinstance(probe, dict):
+            probe.setdefault("timeoutSeconds", 1)
+            probe.setdefault("periodSeconds", 10)
+            probe.setdefault("successThreshold", 1)
+            probe.setdefault("failureThreshold", 3)
 
 
 def _template(obj: Obj) -> None:
@@ -175,6 +182,10 @@ def _pvc(obj: Obj, creating: bool) -> None:
         obj["status"] = {"phase": "Pending"}
 
 
+def _secret(obj: Obj, creating: bool) -> None:
+    obj.setdefault("type", "Opaque")
+
+
 _BY_KIND: dict[str, Callable[[Obj, bool], None]] = {
     "Pod": _pod,
     "Deployment": _deployment,
@@ -186,4 +197,5 @@ _BY_KIND: dict[str, Callable[[Obj, bool], None]] = {
     "Service": _service,
     "Namespace": _namespace,
     "PersistentVolumeClaim": _pvc,
+    "Secret": _secret,
 }

@@ -155,6 +155,41 @@ def unknown_fields(rt: ResourceType, obj: dict[str, Any]) -> list[str]:
     return found
 
 
+def prune(rt: ResourceType, obj: dict[str, Any]) -> dict[str, Any]:
+    """`obj` without its unknown fields, as the API server stores it; `obj` itself if none."""
+    root = _root_shape(rt)
+    if root is None:
+        return obj
+    pruned = _pruned(root, obj)
+    return pruned if isinstance(pruned, dict) else obj
+
+
+def _pruned(shape: _Shape, value: Any) -> Any:
+    """`value` without unknown keys, sharing every untouched subtree (never mutating it)."""
+    if isinstance(value, dict):
+        out: dict[str, Any] | None = None
+        for key, child in value.items():
+            if key in shape.fields:
+                sub = shape.fields[key]
+            elif shape.values is not None or not shape.closed:
+                sub = shape.values
+            else:
+                out = out if out is not None else dict(value)
+                del out[key]
+                continue
+            if sub is not None and isinstance(child, dict | list):
+                new_child = _pruned(sub, child)
+                if new_child is not child:
+                    out = out if out is not None else dict(value)
+                    out[key] = new_child
+        return value if out is None else out
+    if isinstance(value, list) and shape.items is not None:
+        items = [_pruned(shape.items, item) if isinstance(item, dict | list) else item
+                 for item in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    return value
+
+
 def enforce(rt: ResourceType, obj: dict[str, Any], mode: str) -> list[str]:
     """Apply a `fieldValidation` mode: raise for Strict, return warning texts for Warn.
 

@@ -43,7 +43,7 @@ _DECODERS = {PROTOBUF: decode_protobuf}
 
 
 async def resource(cluster: Cluster, target: Route, request: Request, user: UserInfo,
-                   receive: Receive, send: Send) -> None:
+                   receive: Receive, send: Send, *, streams: watch.Streams) -> None:
     rt = target.rt
     assert rt is not None
     if rt.group == "metrics.k8s.io":
@@ -54,7 +54,7 @@ async def resource(cluster: Cluster, target: Route, request: Request, user: User
                                 authz=cluster.authz, authn=cluster.authn, now=cluster.clock.now())
         await respond(send, 201, dumps(answer))
     elif target.verb in ("get", "list", "watch"):
-        await _read(cluster, rt, target, request, receive, send)
+        await _read(cluster, rt, target, request, receive, send, streams)
     elif target.verb == "delete" or target.verb == "deletecollection":
         await _delete(cluster, rt, target, request, send)
     else:
@@ -65,10 +65,10 @@ async def resource(cluster: Cluster, target: Route, request: Request, user: User
 
 
 async def _read(cluster: Cluster, rt: ResourceType, target: Route, request: Request,
-                receive: Receive, send: Send) -> None:
+                receive: Receive, send: Send, streams: watch.Streams) -> None:
     namespace = target.namespace if rt.namespaced else ""
     if target.verb == "watch":
-        await _watch(cluster, rt, target, request, receive, send)
+        await _watch(cluster, rt, target, request, receive, send, streams)
         return
     if target.verb == "list":
         query = listing.ListQuery.parse(rt, request.query,
@@ -81,7 +81,7 @@ async def _read(cluster: Cluster, rt: ResourceType, target: Route, request: Requ
         return
     obj = cluster.objects.get(rt, namespace, target.name)
     if target.subresource == "log":
-        await _logs(cluster, obj, request, receive, send)
+        await _logs(cluster, obj, request, receive, send, streams)
     elif target.subresource == "scale":
         await respond(send, 200, dumps(subresources.scale_of(obj)))
     elif request.wants_table:
@@ -99,7 +99,7 @@ async def _table(cluster: Cluster, rt: ResourceType, request: Request, send: Sen
 
 
 async def _watch(cluster: Cluster, rt: ResourceType, target: Route, request: Request,
-                 receive: Receive, send: Send) -> None:
+                 receive: Receive, send: Send, streams: watch.Streams) -> None:
     namespace = target.namespace if rt.namespaced and target.namespace else None
     query = listing.ListQuery.parse(rt, request.query, namespace=namespace)
     if target.name:  # GET .../pods/x?watch=1 is a watch on that one object
@@ -127,11 +127,12 @@ async def _watch(cluster: Cluster, rt: ResourceType, target: Route, request: Req
             return obj
 
         content_type = "application/json"
-    await watch.serve(cluster.store, spec, send, receive, render, content_type=content_type)
+    await watch.serve(cluster.store, spec, send, receive, render, content_type=content_type,
+                      streams=streams)
 
 
 async def _logs(cluster: Cluster, pod: Obj, request: Request, receive: Receive,
-                send: Send) -> None:
+                send: Send, streams: watch.Streams) -> None:
     meta, spec = pod["metadata"], pod.get("spec") or {}
     names = [c["name"] for c in spec.get("containers") or []]
     all_names = names + [c["name"] for c in spec.get("initContainers") or []]
@@ -144,8 +145,9 @@ async def _logs(cluster: Cluster, pod: Obj, request: Request, receive: Receive,
     if container not in all_names:
         raise BadRequest(f"container {container} is not valid for pod {meta['name']}")
     if not spec.get("nodeName"):
-        raise BadRequest(f'container "{container}" in pod "{meta["name"]}" is waiting to start: '
-                         "the pod has not been scheduled to a node yet")
+        # Kubernetes has no log location for an unscheduled pod and answers 204, no body.
+        await respond(send, 204, b"", content_type="text/plain")
+        return
     query = LogQuery(
         previous=request.flag("previous"), tail_lines=request.int_param("tailLines"),
         since_seconds=request.int_param("sinceSeconds"),
@@ -158,22 +160,22 @@ async def _logs(cluster: Cluster, pod: Obj, request: Request, receive: Receive,
     if not request.flag("follow"):
         await respond(send, 200, text.encode(), content_type="text/plain")
         return
-    await _follow(cluster, key, text, receive, send)
+    await _follow(cluster, key, text, receive, send, streams)
 
 
 async def _follow(cluster: Cluster, key: tuple[str, str, str], backlog: str, receive: Receive,
-                  send: Send) -> None:
+                  send: Send, streams: watch.Streams) -> None:
     queue = cluster.logs.follow(key)
     gone = asyncio.create_task(receive())
     try:
         await start_stream(send, "text/plain")
         if backlog:
             await stream_chunk(send, backlog.encode())
-        while not gone.done():
+        while not gone.done() and not streams.closing:
             if cluster.store.get(("", "pods"), key[0], key[1]) is None:
                 break
             with contextlib.suppress(TimeoutError):
-                line = await asyncio.wait_for(queue.get(), 1.0)
+                line = await asyncio.wait_for(queue.get(), 0.2)
                 await stream_chunk(send, (line + "\n").encode())
         await end_stream(send)
     finally:
@@ -184,7 +186,7 @@ async def _follow(cluster: Cluster, key: tuple[str, str, str], backlog: str, rec
 # -- writes ----------------------------------------------------------------------------------
 
 
-def _write_options(request: Request, user: UserInfo) -> WriteOptions:
+def _write_options(request: Request, target: Route) -> WriteOptions:
     dry_run = request.query.get("dryRun", "")
     if dry_run not in ("", "All"):
         raise BadRequest(f'unsupported dryRun value "{dry_run}": the only supported value is All')
@@ -193,12 +195,14 @@ def _write_options(request: Request, user: UserInfo) -> WriteOptions:
         manager = request.headers.get("user-agent", "unknown").split("/")[0] or "unknown"
     return WriteOptions(dry_run=dry_run == "All", field_manager=manager,
                         field_validation=request.query.get("fieldValidation", "Warn"),
-                        force=request.flag("force"))
+                        force=request.flag("force"),
+                        subresource=target.subresource if target.subresource in ("status",
+                                                                                 "scale") else "")
 
 
 async def _write(cluster: Cluster, rt: ResourceType, target: Route, request: Request,
                  user: UserInfo, send: Send) -> None:
-    opts = _write_options(request, user)
+    opts = _write_options(request, target)
     namespace = target.namespace if rt.namespaced else ""
     objects = cluster.objects
     status, result = 200, None

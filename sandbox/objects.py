@@ -41,6 +41,8 @@ class WriteOptions:
     field_manager: str = ""
     field_validation: str = "Warn"
     force: bool = False
+    subresource: str = ""  # "status" or "scale": ownership is recorded per subresource
+    system: bool = False  # the sandbox's own control plane (binding, controllers) is writing
     warnings: list[str] = field(default_factory=list)
 
 
@@ -75,8 +77,7 @@ class Objects:
         operation: str | None = "Update",
     ) -> Obj:
         obj = self._accept_body(rt, body, namespace=namespace)
-        fieldcheck_warnings = fieldcheck.enforce(rt, obj, opts.field_validation)
-        opts.warnings.extend(fieldcheck_warnings)
+        obj = self._checked_fields(rt, obj, opts)
         meta = obj["metadata"]
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = meta["generateName"] + "".join(
@@ -120,7 +121,7 @@ class Objects:
         sent_rv = obj["metadata"].get("resourceVersion")
         if sent_rv and sent_rv != old["metadata"]["resourceVersion"]:
             raise self._conflict(rt, name)
-        opts.warnings.extend(fieldcheck.enforce(rt, obj, opts.field_validation))
+        obj = self._checked_fields(rt, obj, opts)
         return self._commit(rt, self._merge_old(rt, obj, old, subresource), old, opts)
 
     def patch(
@@ -147,17 +148,18 @@ class Objects:
         if sent_rv and sent_rv != old["metadata"]["resourceVersion"]:
             raise self._conflict(rt, name)
         patched = self._accept_body(rt, patched, namespace=namespace)
-        opts.warnings.extend(fieldcheck.enforce(rt, patched, opts.field_validation))
+        patched = self._checked_fields(rt, patched, opts)
         return self._commit(rt, self._merge_old(rt, patched, old, subresource), old, opts), False
 
     def replace_status(self, rt: ResourceType, obj: Obj, status: Any) -> Obj:
         """Controllers' shortcut: write a new status on the current object."""
         new = {**obj, "status": status}
-        return self._commit(rt, new, obj, WriteOptions(field_manager="sandbox-controller"))
+        return self._commit(rt, new, obj,
+                            WriteOptions(field_manager="sandbox-controller", system=True))
 
     def write(self, rt: ResourceType, new: Obj, old: Obj | None, *, manager: str) -> Obj:
         """Controllers' write of a complete object they built from `old` (None = create)."""
-        return self._commit(rt, new, old, WriteOptions(field_manager=manager))
+        return self._commit(rt, new, old, WriteOptions(field_manager=manager, system=True))
 
     # -- internals -----------------------------------------------------------------------------
 
@@ -191,7 +193,7 @@ class Objects:
                 f"the name of the object ({config['metadata'].get('name')}) does not match "
                 f"the name on the URL ({name})"
             )
-        opts.warnings.extend(fieldcheck.enforce(rt, config, opts.field_validation))
+        config = self._checked_fields(rt, config, opts)
         if old is None:
             created = server_side_apply(
                 None, config, manager=opts.field_manager, force=opts.force,
@@ -208,6 +210,12 @@ class Objects:
         )
         return self._commit(rt, self._merge_old(rt, merged, old, ""), old, opts,
                             operation=None), False
+
+    @staticmethod
+    def _checked_fields(rt: ResourceType, obj: Obj, opts: WriteOptions) -> Obj:
+        """Enforce `fieldValidation`, then drop unknown fields as the API server does."""
+        opts.warnings.extend(fieldcheck.enforce(rt, obj, opts.field_validation))
+        return fieldcheck.prune(rt, obj)
 
     def _accept_body(self, rt: ResourceType, body: Any, *, namespace: str) -> Obj:
         """Check a body is an object of this resource; fill apiVersion/kind the way servers do."""
@@ -276,11 +284,12 @@ class Objects:
     ) -> Obj:
         for hook in self.admit:
             obj = hook(self, rt, obj, old)
-        validation.validate(rt, obj, old=old)
+        # The control plane may set what clients may not (a binding sets spec.nodeName).
+        validation.validate(rt, obj, old=None if opts.system else old)
         if operation is not None:
             obj = record_update(
                 old, obj, manager=opts.field_manager or "unknown", operation=operation,
-                now=self.clock.timestamp(), schema=_schema(rt),
+                now=self.clock.timestamp(), schema=_schema(rt), subresource=opts.subresource,
             )
         if old is not None and _same(obj, old):
             return old

@@ -106,6 +106,13 @@ class Sandbox:
 
     def stop(self) -> None:
         if self._server is not None and self._thread is not None:
+            app, server = self.app, self._server
+            if app is not None and app.loop is not None and not app.loop.is_closed():
+                with contextlib.suppress(RuntimeError):  # the loop may be stopping already
+                    app.loop.call_soon_threadsafe(app.close_streams)
+                    # Clients that keep idle TLS connections open would hold shutdown for the
+                    # whole graceful timeout; after a moment, drop whatever is still connected.
+                    app.loop.call_soon_threadsafe(app.loop.call_later, 0.3, _abort, server)
             self._server.should_exit = True
             self._thread.join(timeout=10)
         if self.cluster is not None:
@@ -120,6 +127,13 @@ class Sandbox:
             return fn(cluster)
 
         return asyncio.run_coroutine_threadsafe(run(), self.app.loop).result(timeout=30)
+
+
+def _abort(server: uvicorn.Server) -> None:
+    for protocol in list(server.server_state.connections):
+        transport = getattr(protocol, "transport", None)
+        if transport is not None and not transport.is_closing():
+            transport.abort()
 
 
 def _prepare(options: Options) -> tuple[socket.socket, uvicorn.Server, str]:
@@ -160,15 +174,15 @@ def _prepare(options: Options) -> tuple[socket.socket, uvicorn.Server, str]:
 
 def serve(options: Options, *, on_ready: Callable[[str, Path], None] | None = None) -> None:
     """Run in the foreground until SIGINT/SIGTERM."""
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
     sandbox = Sandbox(options)
     sandbox.start()
     (options.home / "sandbox.pid").write_text(str(os.getpid()))
     (options.home / "url").write_text(sandbox.url)
     if on_ready is not None:
         on_ready(sandbox.url, sandbox.kubeconfig)
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
     try:
         while not stop.wait(0.5):
             if sandbox._thread is not None and not sandbox._thread.is_alive():
@@ -187,7 +201,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--state", type=Path)
     parser.add_argument("--nodes", type=int, default=3)
-    parser.add_argument("--tls", action="store_true")
+    parser.add_argument("--tls", action=argparse.BooleanOptionalAction, default=True,
+                        help="serve HTTPS with a generated CA (default; kubectl sends no token "
+                             "over plain HTTP)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
     serve(Options(home=args.home, port=args.port, state=args.state, nodes=args.nodes,

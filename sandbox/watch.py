@@ -55,11 +55,34 @@ class WatchRequest:
             )
 
 
+class Streams:
+    """The open watch streams of a server, so shutting down can end them instead of waiting."""
+
+    def __init__(self) -> None:
+        self._queues: set[asyncio.Queue[Change | None]] = set()
+        self.closing = False
+
+    def open(self) -> asyncio.Queue[Change | None]:
+        queue: asyncio.Queue[Change | None] = asyncio.Queue()
+        self._queues.add(queue)
+        if self.closing:
+            queue.put_nowait(None)
+        return queue
+
+    def done(self, queue: asyncio.Queue[Change | None]) -> None:
+        self._queues.discard(queue)
+
+    def close_all(self) -> None:
+        self.closing = True
+        for queue in self._queues:
+            queue.put_nowait(None)
+
+
 async def serve(
     store: Store, request: WatchRequest, send: Send, receive: Receive, render: Renderer,
-    *, content_type: str,
+    *, content_type: str, streams: Streams,
 ) -> None:
-    queue: asyncio.Queue[Change | None] = asyncio.Queue()
+    queue = streams.open()
     namespace = request.query.namespace
 
     def on_change(change: Change) -> None:
@@ -83,6 +106,7 @@ async def serve(
         await end_stream(send)
     finally:
         store.unsubscribe(request.rt.key, on_change)
+        streams.done(queue)
 
 
 def _initial_events(store: Store, request: WatchRequest, render: Renderer) -> list[Event]:

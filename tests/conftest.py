@@ -29,3 +29,18 @@ def shared_sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox
 @pytest.fixture
 def kubectl(sandbox: Sandbox, tmp_path: Path) -> Kubectl:
     return Kubectl(sandbox.kubeconfig, tmp_path / "kube-cache")
+
+
+@pytest.fixture
+def shared_kubectl(shared_sandbox: Sandbox, tmp_path: Path) -> Kubectl:
+    """Real kubectl against the module's shared sandbox, with a fresh discovery cache."""
+    return Kubectl(shared_sandbox.kubeconfig, tmp_path / "kube-cache")
+
+
+@pytest.fixture
+def namespace(shared_kubectl: Kubectl, request: pytest.FixtureRequest) -> str:
+    """A namespace of this test's own in the shared sandbox, named after the test."""
+    name = "t-" + "".join(ch if ch.isalnum() else "-" for ch in request.node.name.lower())[:50]
+    name = name.strip("-")
+    shared_kubectl("create", "namespace", name)
+    return name

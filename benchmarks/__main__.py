@@ -1,0 +1,239 @@
+"""`make bench`: the sandbox API server under load, in a process of its own.
+
+Measures, over real HTTPS on loopback with the server in a separate process:
+- creating 10,000 objects (5,000 pods + 5,000 ConfigMaps) from 16 concurrent clients;
+- the same writes with a SQLite state file (every write committed before it is acknowledged);
+- listing 5,000 pods as JSON and as a Table (what `kubectl get pods` asks for);
+- fan-out of watch events to 20 watchers;
+- the server's peak RSS (VmHWM).
+
+Client-side round trips bound the server-side time from above. Prints a Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import yaml
+
+TABLE_ACCEPT = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
+
+
+@dataclass
+class Server:
+    process: subprocess.Popen[str]
+    url: str
+    token: str
+    ca: Path
+
+    def client(self, **kwargs: Any) -> httpx.AsyncClient:
+        return httpx.AsyncClient(base_url=self.url, verify=str(self.ca),
+                                 headers={"Authorization": f"Bearer {self.token}"},
+                                 timeout=60, **kwargs)
+
+    def peak_rss_mb(self) -> float:
+        status = Path(f"/proc/{self.process.pid}/status").read_text()
+        match = re.search(r"VmHWM:\s+(\d+) kB", status)
+        return int(match.group(1)) / 1024 if match else float("nan")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=15)
+
+
+def start_server(home: Path, *, state: Path | None = None) -> Server:
+    args = [sys.executable, "-m", "sandbox.server", "--home", str(home), "--nodes", "3"]
+    if state is not None:
+        args += ["--state", str(state)]
+    process = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    match = re.search(r"ready at (\S+);", line)
+    if not match:
+        raise SystemExit(f"the sandbox did not start: {line!r}")
+    config = yaml.safe_load((home / "kubeconfig").read_text())
+    return Server(process, match.group(1).rstrip(";"), config["users"][0]["user"]["token"],
+                  home / "tls" / "ca.crt")
+
+
+def pod(name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "labels": {"app": "bench", "shard": name[-1]}},
+        "spec": {"containers": [{"name": "app", "image": "nginx:1.27",
+                                 "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
+                                 "ports": [{"containerPort": 80}]}]},
+    }
+
+
+def configmap(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name},
+            "data": {"key": "value", "name": name}}
+
+
+async def create_many(server: Server, namespace: str, bodies: list[tuple[str, dict[str, Any]]],
+                      *, concurrency: int = 16) -> list[float]:
+    """POST every body, `concurrency` at a time; returns each request's latency in seconds."""
+    latencies: list[float] = []
+    queue: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
+    for item in bodies:
+        queue.put_nowait(item)
+
+    async def worker(client: httpx.AsyncClient) -> None:
+        while not queue.empty():
+            plural, body = queue.get_nowait()
+            began = time.perf_counter()
+            response = await client.post(f"/api/v1/namespaces/{namespace}/{plural}", json=body)
+            latencies.append(time.perf_counter() - began)
+            if response.status_code != 201:
+                raise SystemExit(f"create failed: {response.status_code} {response.text[:200]}")
+
+    async with server.client(limits=httpx.Limits(max_connections=concurrency)) as client:
+        await asyncio.gather(*(worker(client) for _ in range(concurrency)))
+    return latencies
+
+
+async def make_namespace(server: Server, name: str) -> None:
+    async with server.client() as client:
+        response = await client.post("/api/v1/namespaces", json={"metadata": {"name": name}})
+        response.raise_for_status()
+
+
+async def bench_writes(server: Server, label: str, results: dict[str, Any]) -> None:
+    await make_namespace(server, "bench")
+    bodies = [("pods", pod(f"pod-{i:05d}")) for i in range(5000)]
+    bodies += [("configmaps", configmap(f"cm-{i:05d}")) for i in range(5000)]
+    began = time.perf_counter()
+    latencies = await create_many(server, "bench", bodies)
+    elapsed = time.perf_counter() - began
+    results[label] = {
+        "objects": len(bodies), "seconds": round(elapsed, 2),
+        "writes_per_second": round(len(bodies) / elapsed),
+        "median_ms": round(statistics.median(latencies) * 1000, 2),
+        "p99_ms": round(statistics.quantiles(latencies, n=100)[98] * 1000, 2),
+    }
+
+
+async def bench_lists(server: Server, results: dict[str, Any], *, rounds: int = 15) -> None:
+    async with server.client() as client:
+        for label, accept in (("list_5000_pods_json", "application/json"),
+                              ("list_5000_pods_table", TABLE_ACCEPT)):
+            times, size = [], 0
+            for _ in range(rounds):
+                began = time.perf_counter()
+                response = await client.get("/api/v1/namespaces/bench/pods",
+                                            headers={"Accept": accept})
+                times.append(time.perf_counter() - began)
+                size = len(response.content)
+            body = json.loads(response.content)
+            count = len(body.get("items", body.get("rows", [])))
+            assert count == 5000, f"{label}: got {count} items"
+            results[label] = {"median_ms": round(statistics.median(times) * 1000, 1),
+                              "min_ms": round(min(times) * 1000, 1), "bytes": size}
+
+
+async def bench_watch_fanout(server: Server, results: dict[str, Any], *, watchers: int = 20,
+                             events: int = 500) -> None:
+    await make_namespace(server, "bench-watch")
+    received: list[dict[str, float]] = [{} for _ in range(watchers)]
+    ready = asyncio.Event()
+    connected = 0
+
+    async def watch(index: int, client: httpx.AsyncClient) -> None:
+        nonlocal connected
+        path = "/api/v1/namespaces/bench-watch/configmaps?watch=true&timeoutSeconds=120"
+        async with client.stream("GET", path) as response:
+            connected += 1
+            if connected == watchers:
+                ready.set()
+            async for line in response.aiter_lines():
+                if not line:
+                    continue
+                name = json.loads(line)["object"]["metadata"]["name"]
+                received[index][name] = time.perf_counter()
+                if len(received[index]) == events:
+                    return
+
+    sent: dict[str, float] = {}
+    async with server.client(limits=httpx.Limits(max_connections=watchers + 4)) as client:
+        tasks = [asyncio.create_task(watch(i, client)) for i in range(watchers)]
+        await asyncio.wait_for(ready.wait(), 30)
+        await asyncio.sleep(0.2)
+        began = time.perf_counter()
+        for i in range(events):
+            name = f"w-{i:04d}"
+            sent[name] = time.perf_counter()
+            response = await client.post("/api/v1/namespaces/bench-watch/configmaps",
+                                         json=configmap(name))
+            response.raise_for_status()
+        await asyncio.wait_for(asyncio.gather(*tasks), 120)
+        elapsed = time.perf_counter() - began
+    delays = [got[name] - sent[name] for got in received for name in got]
+    results["watch_fanout_20"] = {
+        "events_delivered": len(delays),
+        "delivered_per_second": round(len(delays) / elapsed),
+        "median_delivery_ms": round(statistics.median(delays) * 1000, 2),
+        "p99_delivery_ms": round(statistics.quantiles(delays, n=100)[98] * 1000, 2),
+    }
+
+
+async def run(quick: bool) -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="kubecrew-bench-") as tmp:
+        server = start_server(Path(tmp) / "memory")
+        try:
+            print("creating 10,000 objects (in memory) ...", file=sys.stderr, flush=True)
+            await bench_writes(server, "create_10000_in_memory", results)
+            print("listing 5,000 pods ...", file=sys.stderr, flush=True)
+            await bench_lists(server, results, rounds=5 if quick else 15)
+            print("watch fan-out to 20 watchers ...", file=sys.stderr, flush=True)
+            await bench_watch_fanout(server, results, events=100 if quick else 500)
+            results["peak_rss_mb"] = round(server.peak_rss_mb(), 1)
+        finally:
+            server.stop()
+        persistent = start_server(Path(tmp) / "durable", state=Path(tmp) / "state.sqlite")
+        try:
+            print("creating 10,000 objects (SQLite state) ...", file=sys.stderr, flush=True)
+            await bench_writes(persistent, "create_10000_sqlite", results)
+        finally:
+            persistent.stop()
+    return results
+
+
+def render(results: dict[str, Any]) -> str:
+    rows = ["| benchmark | result |", "|---|---|"]
+    for name, value in results.items():
+        text = ", ".join(f"{k} {v}" for k, v in value.items()) if isinstance(value, dict) \
+            else str(value)
+        rows.append(f"| {name} | {text} |")
+    return "\n".join(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="fewer rounds, for a smoke run")
+    parser.add_argument("--json", type=Path, help="also write the results to this file")
+    args = parser.parse_args()
+    results = asyncio.run(run(args.quick))
+    print(render(results))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    print(f"\nmachine: {os.cpu_count()} cores; python {sys.version.split()[0]}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+"""The `kubecrew` command line: the front door to the crew and its practice cluster.
+
+This module only wires sub-apps together (each lives in its own module: `sandbox_commands` for
+`kubecrew sandbox ...`) and keeps the promise every command makes: a failure is one clear line on
+stderr, never a traceback. Commands report the failures they expect themselves; anything else is
+caught here. `KUBECREW_DEBUG=1` lets the traceback through for bug reports.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from importlib import metadata
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from kubecrew import sandbox_commands
+from sandbox.schemas import KUBERNETES_VERSION
+
+
+class _OneLineErrors(typer.Typer):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().__call__(*args, **kwargs)
+        except Exception as exc:
+            if os.environ.get("KUBECREW_DEBUG"):
+                raise
+            Console(stderr=True, highlight=False).print(
+                f"[bold red]error:[/] {escape(str(exc) or type(exc).__name__)} "
+                "[dim](KUBECREW_DEBUG=1 shows the traceback)[/]",
+                soft_wrap=True,
+            )
+            sys.exit(1)
+
+
+app = _OneLineErrors(
+    name="kubecrew",
+    help="An operations crew for Kubernetes, with a practice cluster built in.\n\n"
+    "Start with `kubecrew sandbox up --detach`, then use kubectl with the printed "
+    "KUBECONFIG.",
+    no_args_is_help=True,
+    rich_markup_mode="markdown",
+    pretty_exceptions_enable=False,
+)
+app.add_typer(sandbox_commands.app)
+
+
+def _installed_version() -> str:
+    try:
+        return metadata.version("kubecrew")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+@app.command()
+def version() -> None:
+    """Print the kubecrew version and the Kubernetes version its sandbox serves.
+
+    **Example**
+
+    ```
+    kubecrew version
+    ```
+    """
+    Console(highlight=False).print(
+        f"kubecrew {_installed_version()} (sandbox serves Kubernetes v{KUBERNETES_VERSION})"
+    )
