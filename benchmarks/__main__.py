@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 import yaml
+
+from benchmarks.client import Connection
 
 TABLE_ACCEPT = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
 
@@ -39,10 +40,8 @@ class Server:
     token: str
     ca: Path
 
-    def client(self, **kwargs: Any) -> httpx.AsyncClient:
-        return httpx.AsyncClient(base_url=self.url, verify=str(self.ca),
-                                 headers={"Authorization": f"Bearer {self.token}"},
-                                 timeout=60, **kwargs)
+    async def connect(self) -> Connection:
+        return await Connection.open(self.url, token=self.token, ca=self.ca)
 
     def peak_rss_mb(self) -> float:
         status = Path(f"/proc/{self.process.pid}/status").read_text()
@@ -85,31 +84,37 @@ def configmap(name: str) -> dict[str, Any]:
 
 
 async def create_many(server: Server, namespace: str, bodies: list[tuple[str, dict[str, Any]]],
-                      *, concurrency: int = 16) -> list[float]:
+                      *, concurrency: int = 8) -> list[float]:
     """POST every body, `concurrency` at a time; returns each request's latency in seconds."""
     latencies: list[float] = []
-    queue: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
-    for item in bodies:
-        queue.put_nowait(item)
+    queue: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue()
+    for plural, body in bodies:
+        queue.put_nowait((f"/api/v1/namespaces/{namespace}/{plural}", json.dumps(body).encode()))
 
-    async def worker(client: httpx.AsyncClient) -> None:
-        while not queue.empty():
-            plural, body = queue.get_nowait()
-            began = time.perf_counter()
-            response = await client.post(f"/api/v1/namespaces/{namespace}/{plural}", json=body)
-            latencies.append(time.perf_counter() - began)
-            if response.status_code != 201:
-                raise SystemExit(f"create failed: {response.status_code} {response.text[:200]}")
+    async def worker() -> None:
+        connection = await server.connect()
+        try:
+            while not queue.empty():
+                path, payload = queue.get_nowait()
+                began = time.perf_counter()
+                response = await connection.request("POST", path, payload)
+                latencies.append(time.perf_counter() - began)
+                if response.status != 201:
+                    raise SystemExit(f"create failed: {response.status} {response.body[:200]!r}")
+        finally:
+            connection.close()
 
-    async with server.client(limits=httpx.Limits(max_connections=concurrency)) as client:
-        await asyncio.gather(*(worker(client) for _ in range(concurrency)))
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
     return latencies
 
 
 async def make_namespace(server: Server, name: str) -> None:
-    async with server.client() as client:
-        response = await client.post("/api/v1/namespaces", json={"metadata": {"name": name}})
-        response.raise_for_status()
+    connection = await server.connect()
+    response = await connection.request("POST", "/api/v1/namespaces",
+                                        json.dumps({"metadata": {"name": name}}).encode())
+    connection.close()
+    if response.status != 201:
+        raise SystemExit(f"namespace {name}: {response.status} {response.body[:200]!r}")
 
 
 async def bench_writes(server: Server, label: str, results: dict[str, Any]) -> None:
@@ -128,21 +133,23 @@ async def bench_writes(server: Server, label: str, results: dict[str, Any]) -> N
 
 
 async def bench_lists(server: Server, results: dict[str, Any], *, rounds: int = 15) -> None:
-    async with server.client() as client:
-        for label, accept in (("list_5000_pods_json", "application/json"),
-                              ("list_5000_pods_table", TABLE_ACCEPT)):
-            times, size = [], 0
-            for _ in range(rounds):
-                began = time.perf_counter()
-                response = await client.get("/api/v1/namespaces/bench/pods",
-                                            headers={"Accept": accept})
-                times.append(time.perf_counter() - began)
-                size = len(response.content)
-            body = json.loads(response.content)
-            count = len(body.get("items", body.get("rows", [])))
-            assert count == 5000, f"{label}: got {count} items"
-            results[label] = {"median_ms": round(statistics.median(times) * 1000, 1),
-                              "min_ms": round(min(times) * 1000, 1), "bytes": size}
+    connection = await server.connect()
+    for label, accept in (("list_5000_pods_json", "application/json"),
+                          ("list_5000_pods_table", TABLE_ACCEPT)):
+        times, size = [], 0
+        for _ in range(rounds):
+            began = time.perf_counter()
+            response = await connection.request("GET", "/api/v1/namespaces/bench/pods",
+                                                accept=accept)
+            times.append(time.perf_counter() - began)
+            size = len(response.body)
+        body = json.loads(response.body)
+        count = len(body.get("items", body.get("rows", [])))
+        if count != 5000:
+            raise SystemExit(f"{label}: got {count} items, expected 5000")
+        results[label] = {"median_ms": round(statistics.median(times) * 1000, 1),
+                          "min_ms": round(min(times) * 1000, 1), "bytes": size}
+    connection.close()
 
 
 async def bench_watch_fanout(server: Server, results: dict[str, Any], *, watchers: int = 20,
@@ -152,35 +159,37 @@ async def bench_watch_fanout(server: Server, results: dict[str, Any], *, watcher
     ready = asyncio.Event()
     connected = 0
 
-    async def watch(index: int, client: httpx.AsyncClient) -> None:
+    async def watch(index: int) -> None:
         nonlocal connected
+        connection = await server.connect()
         path = "/api/v1/namespaces/bench-watch/configmaps?watch=true&timeoutSeconds=120"
-        async with client.stream("GET", path) as response:
-            connected += 1
-            if connected == watchers:
-                ready.set()
-            async for line in response.aiter_lines():
-                if not line:
-                    continue
-                name = json.loads(line)["object"]["metadata"]["name"]
-                received[index][name] = time.perf_counter()
-                if len(received[index]) == events:
-                    return
+        stream = connection.lines(path)
+        connected += 1
+        if connected == watchers:
+            ready.set()
+        async for line in stream:
+            name = json.loads(line)["object"]["metadata"]["name"]
+            received[index][name] = time.perf_counter()
+            if len(received[index]) == events:
+                break
+        connection.close()
 
     sent: dict[str, float] = {}
-    async with server.client(limits=httpx.Limits(max_connections=watchers + 4)) as client:
-        tasks = [asyncio.create_task(watch(i, client)) for i in range(watchers)]
-        await asyncio.wait_for(ready.wait(), 30)
-        await asyncio.sleep(0.2)
-        began = time.perf_counter()
-        for i in range(events):
-            name = f"w-{i:04d}"
-            sent[name] = time.perf_counter()
-            response = await client.post("/api/v1/namespaces/bench-watch/configmaps",
-                                         json=configmap(name))
-            response.raise_for_status()
-        await asyncio.wait_for(asyncio.gather(*tasks), 120)
-        elapsed = time.perf_counter() - began
+    tasks = [asyncio.create_task(watch(i)) for i in range(watchers)]
+    await asyncio.wait_for(ready.wait(), 30)
+    await asyncio.sleep(0.5)  # every watch request has reached the server
+    writer = await server.connect()
+    began = time.perf_counter()
+    for i in range(events):
+        name = f"w-{i:04d}"
+        sent[name] = time.perf_counter()
+        response = await writer.request("POST", "/api/v1/namespaces/bench-watch/configmaps",
+                                        json.dumps(configmap(name)).encode())
+        if response.status != 201:
+            raise SystemExit(f"create failed: {response.status}")
+    await asyncio.wait_for(asyncio.gather(*tasks), 120)
+    elapsed = time.perf_counter() - began
+    writer.close()
     delays = [got[name] - sent[name] for got in received for name in got]
     results["watch_fanout_20"] = {
         "events_delivered": len(delays),

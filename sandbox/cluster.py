@@ -20,7 +20,26 @@ from sandbox.objects import Objects
 from sandbox.openapi import OpenAPI
 from sandbox.rbac import Authorizer
 from sandbox.registry import Registry
-from sandbox.store import Change, Store
+from sandbox.store import Change, Obj, Store
+
+RBAC_KEYS = tuple(("rbac.authorization.k8s.io", plural) for plural in
+                  ("roles", "rolebindings", "clusterroles", "clusterrolebindings"))
+
+
+class RbacObjects:
+    """The store as the authorizer reads it: with a version that moves only on RBAC changes,
+    so the authorizer's compiled policy survives the writes of everything else."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    @property
+    def version(self) -> int:
+        return sum(self._store.key_version(key) for key in RBAC_KEYS)
+
+    def objects(self, group: str, plural: str, namespace: str | None = None) -> list[Obj]:
+        return self._store.objects(group, plural, namespace)
+
 
 ADMIN = UserInfo(username="kubecrew-admin", groups=("system:masters", "system:authenticated"))
 
@@ -47,7 +66,7 @@ class Cluster:
         self.authn = Authenticator(
             static_tokens={admin_token: ADMIN}, signing_key=signing_key, reader=self.store
         )
-        self.authz = Authorizer(self.store)
+        self.authz = Authorizer(RbacObjects(self.store))
         self.logs = PodLogs(self.clock)
         self.metrics = MetricsBook(self.clock)
         self.store.observe(self._on_change)

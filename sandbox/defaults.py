@@ -8,9 +8,10 @@ server's decoding step; status is only initialised on create.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from typing import Any
+
+from sandbox.jsoncopy import deep_copy
 
 Obj = dict[str, Any]
 
@@ -19,7 +20,7 @@ def apply(kind: str, obj: Obj, *, creating: bool) -> Obj:
     fill = _BY_KIND.get(kind)
     if fill is None:
         return obj
-    out = copy.deepcopy(obj)
+    out = deep_copy(obj)
     fill(out, creating)
     return out
 

@@ -54,6 +54,7 @@ class Store:
         self._history: deque[Change] = deque(maxlen=history)
         self._subscribers: dict[Key, set[Subscriber]] = {}
         self._observers: list[Subscriber] = []  # every change of every key (indexes, GC)
+        self._key_versions: dict[Key, int] = {}  # the last resourceVersion written per key
         self.rv = 0
         self._db: sqlite3.Connection | None = None
         if path is not None:
@@ -61,10 +62,6 @@ class Store:
 
     # -- reads ---------------------------------------------------------------------------------
 
-    @property
-    def version(self) -> int:
-        """A cheap change counter: readers (the RBAC cache) compare it to know when to reload."""
-        return self.rv
 
     def get(self, key: Key, namespace: str, name: str) -> Obj | None:
         return self._objects.get(key, {}).get(namespace, {}).get(name)
@@ -143,8 +140,13 @@ class Store:
         """Call `observer` for every change, synchronously, before key subscribers."""
         self._observers.append(observer)
 
+    def key_version(self, key: Key) -> int:
+        """The resourceVersion of the last change to `key` (0 if none since start)."""
+        return self._key_versions.get(key, 0)
+
     def _publish(self, change: Change) -> None:
         self._history.append(change)
+        self._key_versions[change.key] = change.rv
         for observer in self._observers:
             observer(change)
         for subscriber in list(self._subscribers.get(change.key, ())):

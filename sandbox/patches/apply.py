@@ -20,12 +20,12 @@ is a create or an update, and assigns uid, resourceVersion and the like.
 
 from __future__ import annotations
 
-import copy
 import json
 from dataclasses import replace
 from typing import Any
 
 from sandbox.errors import BadRequest, Cause, Conflict
+from sandbox.jsoncopy import deep_copy
 from sandbox.patches.managed import (
     KEY_DEFAULTS,
     MISSING,
@@ -68,7 +68,7 @@ def server_side_apply(
     previous = next((entry for entry in entries if entry.identity == own.identity), None)
     others = [entry for entry in entries if entry.identity != own.identity]
     claimed = applied_fields(applied, schema)
-    merged = _merge(copy.deepcopy(base), applied, schema)
+    merged = _merge(deep_copy(base), applied, schema)
     if previous is not None:
         keep = claimed.union(*(entry.fields for entry in others))
         _prune(merged, previous.fields - claimed, keep)
@@ -128,7 +128,7 @@ def _merge(live: Any, config: Any, schema: SchemaNode | None) -> Any:
         return result
     if kind == "list":
         return _merge_items(live if isinstance(live, list) else [], config, schema)
-    return copy.deepcopy(config)
+    return deep_copy(config)
 
 
 def _merge_items(live: list[Any], config: list[Any], schema: SchemaNode | None) -> list[Any]:

@@ -15,7 +15,6 @@ This module knows nothing of schemas, kinds, storage or HTTP.
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any
 
@@ -23,6 +22,7 @@ import jsonpatch
 import jsonpointer
 
 from sandbox.errors import BadRequest, Cause, Invalid
+from sandbox.jsoncopy import deep_copy
 from sandbox.patches.merge import json_equal, json_type
 
 OPERATIONS = ("add", "remove", "replace", "move", "copy", "test")
@@ -34,8 +34,8 @@ _MISSING = object()
 def apply_json_patch(target: dict[str, Any], operations: Any) -> dict[str, Any]:
     """Apply a JSON patch document to an object; neither argument is modified."""
     # Copied so the result never shares a `value` with the request body.
-    checked = copy.deepcopy(_validated(operations))
-    document: Any = copy.deepcopy(target)
+    checked = deep_copy(_validated(operations))
+    document: Any = deep_copy(target)
     for index, operation in enumerate(checked):
         document = _apply_one(document, operation, index)
     if not isinstance(document, dict):

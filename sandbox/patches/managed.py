@@ -25,13 +25,13 @@ Nothing here knows HTTP, storage, or how an apply merges values.
 
 from __future__ import annotations
 
-import copy
 import enum
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from sandbox.jsoncopy import deep_copy
 from sandbox.patches.merge import json_equal
 from sandbox.schemas import SchemaNode
 
@@ -371,7 +371,7 @@ def read_managers(obj: dict[str, Any] | None) -> list[ManagerEntry]:
 
 def with_managers(obj: dict[str, Any], entries: Iterable[ManagerEntry]) -> dict[str, Any]:
     """A copy of `obj` carrying `entries` (empty ones dropped) in Kubernetes' order."""
-    result = copy.deepcopy(obj)
+    result = deep_copy(obj)
     kept = sorted(
         (entry for entry in entries if entry.fields),
         key=lambda e: (e.operation, e.time or "", e.manager, e.api_version, e.subresource),
@@ -385,7 +385,7 @@ def with_managers(obj: dict[str, Any], entries: Iterable[ManagerEntry]) -> dict[
 
 
 def without_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
-    result = copy.deepcopy(obj)
+    result = deep_copy(obj)
     metadata = result.get("metadata")
     if isinstance(metadata, dict):
         metadata.pop("managedFields", None)

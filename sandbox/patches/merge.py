@@ -12,10 +12,10 @@ This module knows nothing of schemas, Kubernetes kinds, storage or HTTP.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from sandbox.errors import BadRequest
+from sandbox.jsoncopy import deep_copy
 
 
 def json_type(value: Any) -> str:
@@ -61,7 +61,7 @@ def apply_merge_patch(target: dict[str, Any], patch: Any) -> dict[str, Any]:
             f"a merge patch must be a JSON object, not {json_type(patch)}: "
             'send {"field": value} to set a field and {"field": null} to remove it'
         )
-    result = copy.deepcopy(target)
+    result = deep_copy(target)
     _merge_into(result, patch)
     return result
 
@@ -78,4 +78,4 @@ def _merge_into(target: dict[str, Any], patch: dict[str, Any]) -> None:
             _merge_into(child, value)
             target[key] = child
         else:
-            target[key] = copy.deepcopy(value)
+            target[key] = deep_copy(value)

@@ -28,11 +28,11 @@ This module knows schemas only through `SchemaNode`; it knows nothing of storage
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any
 
 from sandbox.errors import BadRequest
+from sandbox.jsoncopy import deep_copy
 from sandbox.patches.merge import apply_merge_patch, json_equal, json_type
 from sandbox.schemas import SchemaNode
 
@@ -50,7 +50,7 @@ def apply_strategic_merge_patch(
         return apply_merge_patch(target, patch)
     if not isinstance(patch, dict):
         raise BadRequest(f"a strategic merge patch must be a JSON object, not {json_type(patch)}")
-    return _merge_map(copy.deepcopy(target), copy.deepcopy(patch), schema)
+    return _merge_map(deep_copy(target), deep_copy(patch), schema)
 
 
 # Everything below works on private deep copies and may modify its arguments in place.
