@@ -64,27 +64,48 @@ def start_server(home: Path, *, state: Path | None = None) -> Server:
     if not match:
         raise SystemExit(f"the sandbox did not start: {line!r}")
     config = yaml.safe_load((home / "kubeconfig").read_text())
-    return Server(process, match.group(1).rstrip(";"), config["users"][0]["user"]["token"],
-                  home / "tls" / "ca.crt")
+    return Server(
+        process,
+        match.group(1).rstrip(";"),
+        config["users"][0]["user"]["token"],
+        home / "tls" / "ca.crt",
+    )
 
 
 def pod(name: str) -> dict[str, Any]:
     return {
-        "apiVersion": "v1", "kind": "Pod",
+        "apiVersion": "v1",
+        "kind": "Pod",
         "metadata": {"name": name, "labels": {"app": "bench", "shard": name[-1]}},
-        "spec": {"containers": [{"name": "app", "image": "nginx:1.27",
-                                 "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
-                                 "ports": [{"containerPort": 80}]}]},
+        "spec": {
+            "containers": [
+                {
+                    "name": "app",
+                    "image": "nginx:1.27",
+                    "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
+                    "ports": [{"containerPort": 80}],
+                }
+            ]
+        },
     }
 
 
 def configmap(name: str) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name},
-            "data": {"key": "value", "name": name}}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name},
+        "data": {"key": "value", "name": name},
+    }
 
 
-async def create_many(server: Server, namespace: str, bodies: list[tuple[str, dict[str, Any]]],
-                      *, concurrency: int = 8) -> list[float]:
+async def create_many(
+    server: Server,
+    namespace: str,
+    bodies: list[tuple[str, dict[str, Any]]],
+    *,
+    concurrency: int = 8,
+) -> list[float]:
     """POST every body, `concurrency` at a time; returns each request's latency in seconds."""
     latencies: list[float] = []
     queue: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue()
@@ -110,8 +131,9 @@ async def create_many(server: Server, namespace: str, bodies: list[tuple[str, di
 
 async def make_namespace(server: Server, name: str) -> None:
     connection = await server.connect()
-    response = await connection.request("POST", "/api/v1/namespaces",
-                                        json.dumps({"metadata": {"name": name}}).encode())
+    response = await connection.request(
+        "POST", "/api/v1/namespaces", json.dumps({"metadata": {"name": name}}).encode()
+    )
     connection.close()
     if response.status != 201:
         raise SystemExit(f"namespace {name}: {response.status} {response.body[:200]!r}")
@@ -125,7 +147,8 @@ async def bench_writes(server: Server, label: str, results: dict[str, Any]) -> N
     latencies = await create_many(server, "bench", bodies)
     elapsed = time.perf_counter() - began
     results[label] = {
-        "objects": len(bodies), "seconds": round(elapsed, 2),
+        "objects": len(bodies),
+        "seconds": round(elapsed, 2),
         "writes_per_second": round(len(bodies) / elapsed),
         "median_ms": round(statistics.median(latencies) * 1000, 2),
         "p99_ms": round(statistics.quantiles(latencies, n=100)[98] * 1000, 2),
@@ -134,26 +157,33 @@ async def bench_writes(server: Server, label: str, results: dict[str, Any]) -> N
 
 async def bench_lists(server: Server, results: dict[str, Any], *, rounds: int = 15) -> None:
     connection = await server.connect()
-    for label, accept in (("list_5000_pods_json", "application/json"),
-                          ("list_5000_pods_table", TABLE_ACCEPT)):
+    for label, accept in (
+        ("list_5000_pods_json", "application/json"),
+        ("list_5000_pods_table", TABLE_ACCEPT),
+    ):
         times, size = [], 0
         for _ in range(rounds):
             began = time.perf_counter()
-            response = await connection.request("GET", "/api/v1/namespaces/bench/pods",
-                                                accept=accept)
+            response = await connection.request(
+                "GET", "/api/v1/namespaces/bench/pods", accept=accept
+            )
             times.append(time.perf_counter() - began)
             size = len(response.body)
         body = json.loads(response.body)
         count = len(body.get("items", body.get("rows", [])))
         if count != 5000:
             raise SystemExit(f"{label}: got {count} items, expected 5000")
-        results[label] = {"median_ms": round(statistics.median(times) * 1000, 1),
-                          "min_ms": round(min(times) * 1000, 1), "bytes": size}
+        results[label] = {
+            "median_ms": round(statistics.median(times) * 1000, 1),
+            "min_ms": round(min(times) * 1000, 1),
+            "bytes": size,
+        }
     connection.close()
 
 
-async def bench_watch_fanout(server: Server, results: dict[str, Any], *, watchers: int = 20,
-                             events: int = 500) -> None:
+async def bench_watch_fanout(
+    server: Server, results: dict[str, Any], *, watchers: int = 20, events: int = 500
+) -> None:
     await make_namespace(server, "bench-watch")
     received: list[dict[str, float]] = [{} for _ in range(watchers)]
     ready = asyncio.Event()
@@ -183,8 +213,11 @@ async def bench_watch_fanout(server: Server, results: dict[str, Any], *, watcher
     for i in range(events):
         name = f"w-{i:04d}"
         sent[name] = time.perf_counter()
-        response = await writer.request("POST", "/api/v1/namespaces/bench-watch/configmaps",
-                                        json.dumps(configmap(name)).encode())
+        response = await writer.request(
+            "POST",
+            "/api/v1/namespaces/bench-watch/configmaps",
+            json.dumps(configmap(name)).encode(),
+        )
         if response.status != 201:
             raise SystemExit(f"create failed: {response.status}")
     await asyncio.wait_for(asyncio.gather(*tasks), 120)
@@ -225,15 +258,19 @@ async def run(quick: bool) -> dict[str, Any]:
 def render(results: dict[str, Any]) -> str:
     rows = ["| benchmark | result |", "|---|---|"]
     for name, value in results.items():
-        text = ", ".join(f"{k} {v}" for k, v in value.items()) if isinstance(value, dict) \
+        text = (
+            ", ".join(f"{k} {v}" for k, v in value.items())
+            if isinstance(value, dict)
             else str(value)
+        )
         rows.append(f"| {name} | {text} |")
     return "\n".join(rows)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="fewer rounds, for a smoke run")
     parser.add_argument("--json", type=Path, help="also write the results to this file")
     args = parser.parse_args()

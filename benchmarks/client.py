@@ -22,8 +22,9 @@ class Response:
 
 
 class Connection:
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str,
-                 token: str) -> None:
+    def __init__(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str, token: str
+    ) -> None:
         self._reader, self._writer = reader, writer
         self._host, self._token = host, token
 
@@ -31,15 +32,19 @@ class Connection:
     async def open(cls, url: str, *, token: str, ca: Path) -> Connection:
         parts = urlsplit(url)
         context = ssl.create_default_context(cafile=str(ca)) if parts.scheme == "https" else None
-        reader, writer = await asyncio.open_connection(parts.hostname, parts.port, ssl=context,
-                                                       limit=64 * 1024 * 1024)
+        reader, writer = await asyncio.open_connection(
+            parts.hostname, parts.port, ssl=context, limit=64 * 1024 * 1024
+        )
         return cls(reader, writer, parts.netloc, token)
 
-    async def request(self, method: str, path: str, body: bytes = b"", *,
-                      accept: str = "application/json") -> Response:
-        head = (f"{method} {path} HTTP/1.1\r\nHost: {self._host}\r\n"
-                f"Authorization: Bearer {self._token}\r\nAccept: {accept}\r\n"
-                f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n")
+    async def request(
+        self, method: str, path: str, body: bytes = b"", *, accept: str = "application/json"
+    ) -> Response:
+        head = (
+            f"{method} {path} HTTP/1.1\r\nHost: {self._host}\r\n"
+            f"Authorization: Bearer {self._token}\r\nAccept: {accept}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+        )
         self._writer.write(head.encode() + body)
         return await self._read_response()
 
@@ -69,8 +74,10 @@ class Connection:
 
     async def lines(self, path: str):  # type: ignore[no-untyped-def]
         """Stream a chunked response line by line (for watches)."""
-        head = (f"GET {path} HTTP/1.1\r\nHost: {self._host}\r\n"
-                f"Authorization: Bearer {self._token}\r\nAccept: application/json\r\n\r\n")
+        head = (
+            f"GET {path} HTTP/1.1\r\nHost: {self._host}\r\n"
+            f"Authorization: Bearer {self._token}\r\nAccept: application/json\r\n\r\n"
+        )
         self._writer.write(head.encode())
         await self._reader.readline()
         while (await self._reader.readline()) not in (b"\r\n", b""):

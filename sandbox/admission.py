@@ -28,8 +28,7 @@ CRD_KEY = ("apiextensions.k8s.io", "customresourcedefinitions")
 
 
 def install(objects: Objects) -> None:
-    objects.admit.extend([namespace_exists, apply_defaults, allocate_service_addresses,
-                          crd_status])
+    objects.admit.extend([namespace_exists, apply_defaults, allocate_service_addresses, crd_status])
     objects.on_commit.append(lambda rt, new, old: register_crd(objects, rt, new))
     for crd in objects.store.list(CRD_KEY):  # a restarted sandbox serves its CRDs again
         register_crd(objects, objects.registry.for_group(*CRD_KEY), crd)  # type: ignore[arg-type]
@@ -47,7 +46,9 @@ def namespace_exists(objects: Objects, rt: ResourceType, obj: Obj, old: Obj | No
         raise Forbidden(
             f'{rt.qualified} "{name}" is forbidden: unable to create new content in namespace '
             f"{namespace} because it is being terminated",
-            name=name, group=rt.group, kind=rt.plural,
+            name=name,
+            group=rt.group,
+            kind=rt.plural,
         )
     return obj
 
@@ -142,18 +143,25 @@ def register_crd(objects: Objects, rt: ResourceType, crd: Obj) -> None:
         if not version.get("served", True):
             continue
         schema = copy.deepcopy((version.get("schema") or {}).get("openAPIV3Schema"))
-        subresources = tuple(s for s in ("status", "scale") if s in (version.get("subresources")
-                                                                      or {}))
-        objects.registry.add(ResourceType(
-            group=group, version=version["name"], plural=plural, kind=names.get("kind", ""),
-            namespaced=spec.get("scope") == "Namespaced",
-            singular=names.get("singular", ""),
-            short_names=tuple(names.get("shortNames") or ()),
-            categories=tuple(names.get("categories") or ()),
-            subresources=subresources,
-            printer_columns=tuple(version.get("additionalPrinterColumns") or ()),
-            schema=schema, custom=True,
-        ))
+        subresources = tuple(
+            s for s in ("status", "scale") if s in (version.get("subresources") or {})
+        )
+        objects.registry.add(
+            ResourceType(
+                group=group,
+                version=version["name"],
+                plural=plural,
+                kind=names.get("kind", ""),
+                namespaced=spec.get("scope") == "Namespaced",
+                singular=names.get("singular", ""),
+                short_names=tuple(names.get("shortNames") or ()),
+                categories=tuple(names.get("categories") or ()),
+                subresources=subresources,
+                printer_columns=tuple(version.get("additionalPrinterColumns") or ()),
+                schema=schema,
+                custom=True,
+            )
+        )
 
 
 def unregister_crd(objects: Objects, crd: Obj) -> list[tuple[str, str]]:

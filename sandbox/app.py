@@ -16,7 +16,8 @@ from sandbox import handlers
 from sandbox.cluster import Cluster
 from sandbox.discovery import AGGREGATED_CONTENT_TYPE, wants_aggregated
 from sandbox.errors import ApiError, InternalError, NotFound
-from sandbox.http import Receive, Request, Scope, Send, dumps, parse_bool, respond
+from sandbox.http import Message, Receive, Request, Scope, Send, dumps, parse_bool, respond
+from sandbox.impersonation import impersonate
 from sandbox.rbac import Attributes, forbidden
 from sandbox.routing import NOT_FOUND_MESSAGE, Route, route
 from sandbox.watch import Streams
@@ -25,10 +26,18 @@ log = logging.getLogger("sandbox")
 
 SWEEP_INTERVAL = 0.2
 VERSION = {
-    "major": "1", "minor": "37", "emulationMajor": "1", "emulationMinor": "37",
-    "minCompatibilityMajor": "1", "minCompatibilityMinor": "36",
-    "gitVersion": "v1.37.0", "gitCommit": "kubecrew-sandbox", "gitTreeState": "clean",
-    "buildDate": "2026-12-01T00:00:00Z", "goVersion": "go1.25", "compiler": "gc",
+    "major": "1",
+    "minor": "37",
+    "emulationMajor": "1",
+    "emulationMinor": "37",
+    "minCompatibilityMajor": "1",
+    "minCompatibilityMinor": "36",
+    "gitVersion": "v1.37.0",
+    "gitCommit": "kubecrew-sandbox",
+    "gitTreeState": "clean",
+    "buildDate": "2026-12-01T00:00:00Z",
+    "goVersion": "go1.25",
+    "compiler": "gc",
     "platform": "linux/amd64",
 }
 
@@ -81,7 +90,7 @@ class App:
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         started = False
 
-        async def tracking_send(message: dict[str, Any]) -> None:
+        async def tracking_send(message: Message) -> None:
             nonlocal started
             started = True
             await send(message)
@@ -97,28 +106,38 @@ class App:
             if not started:
                 error = InternalError(
                     "an internal error occurred in the kubecrew sandbox; the server log has "
-                    "the details")
+                    "the details"
+                )
                 await respond(send, 500, dumps(error.status()))
 
     async def _serve(self, request: Request, receive: Receive, send: Send) -> None:
         cluster = self.cluster
-        user = cluster.authn.authenticate(request.headers.get("authorization"),
-                                          now=cluster.clock.now())
+        user = cluster.authn.authenticate(
+            request.headers.get("authorization"), now=cluster.clock.now()
+        )
+        user = impersonate(user, request.headers, cluster.authz)
         watch = parse_bool(request.query.get("watch"), name="watch")
         target = route(request.method, request.path, registry=cluster.registry, watch=watch)
         self._authorize(user, target, request)
         if target.endpoint == "resource":
-            await handlers.resource(cluster, target, request, user, receive, send,
-                                    streams=self.streams)
+            await handlers.resource(
+                cluster, target, request, user, receive, send, streams=self.streams
+            )
         else:
             await self._non_resource(target, request, send)
 
     def _authorize(self, user: Any, target: Route, request: Request) -> None:
         if target.endpoint == "resource":
             assert target.rt is not None
-            attrs = Attributes(user=user, verb=target.verb, namespace=target.namespace,
-                               api_group=target.rt.group, resource=target.rt.plural,
-                               subresource=target.subresource, name=target.name)
+            attrs = Attributes(
+                user=user,
+                verb=target.verb,
+                namespace=target.namespace,
+                api_group=target.rt.group,
+                resource=target.rt.plural,
+                subresource=target.subresource,
+                name=target.name,
+            )
         else:
             attrs = Attributes(user=user, verb="get", path=request.path)
         decision = self.cluster.authz.authorize(attrs)

@@ -22,8 +22,10 @@ from sandbox.rbac import Authorizer
 from sandbox.registry import Registry
 from sandbox.store import Change, Obj, Store
 
-RBAC_KEYS = tuple(("rbac.authorization.k8s.io", plural) for plural in
-                  ("roles", "rolebindings", "clusterroles", "clusterrolebindings"))
+RBAC_KEYS = tuple(
+    ("rbac.authorization.k8s.io", plural)
+    for plural in ("roles", "rolebindings", "clusterroles", "clusterrolebindings")
+)
 
 
 class RbacObjects:
@@ -79,8 +81,9 @@ class Cluster:
             for key in admission.unregister_crd(self.objects, change.object):
                 for obj in self.store.list(key):
                     meta = obj["metadata"]
-                    self.store.remove(key, meta.get("namespace", ""), meta["name"],
-                                      self.store.stamp(obj))
+                    self.store.remove(
+                        key, meta.get("namespace", ""), meta["name"], self.store.stamp(obj)
+                    )
         elif change.key == ("", "pods"):
             self.logs.forget(change.namespace, change.name)
             self.metrics.forget_pod(change.namespace, change.name)

@@ -65,11 +65,18 @@ def _template(obj: Obj) -> None:
 def _pod(obj: Obj, creating: bool) -> None:
     spec = obj.setdefault("spec", {})
     _pod_spec(spec)
-    spec.setdefault("tolerations", [
-        {"key": f"node.kubernetes.io/{taint}", "operator": "Exists", "effect": "NoExecute",
-         "tolerationSeconds": 300}
-        for taint in ("not-ready", "unreachable")
-    ])
+    spec.setdefault(
+        "tolerations",
+        [
+            {
+                "key": f"node.kubernetes.io/{taint}",
+                "operator": "Exists",
+                "effect": "NoExecute",
+                "tolerationSeconds": 300,
+            }
+            for taint in ("not-ready", "unreachable")
+        ],
+    )
     spec.setdefault("priority", 0)
     if creating:
         obj["status"] = {"phase": "Pending", "qosClass": qos_class(spec)}

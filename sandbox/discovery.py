@@ -38,8 +38,11 @@ class Discovery:
         generation = self.registry.generation
         hit = self._cache.get(which)
         if hit is None or hit[0] != generation:
-            doc = (_group_list(self.registry) if which == "groups"
-                   else _aggregated(self.registry, core=(which == "core")))
+            doc = (
+                _group_list(self.registry)
+                if which == "groups"
+                else _aggregated(self.registry, core=(which == "core"))
+            )
             hit = self._cache[which] = (generation, doc)
         return hit[1]
 
@@ -119,18 +122,21 @@ def _aggregated(registry: Registry, *, core: bool) -> dict[str, Any]:
     for name, versions in registry.group_versions().items():
         if bool(name) == core:
             continue
-        items.append({
-            "metadata": {"name": name} if name else {},
-            "versions": [
-                {
-                    "version": v,
-                    "resources": [_aggregated_resource(rt)
-                                  for rt in registry.in_group_version(name, v)],
-                    "freshness": "Current",
-                }
-                for v in versions
-            ],
-        })
+        items.append(
+            {
+                "metadata": {"name": name} if name else {},
+                "versions": [
+                    {
+                        "version": v,
+                        "resources": [
+                            _aggregated_resource(rt) for rt in registry.in_group_version(name, v)
+                        ],
+                        "freshness": "Current",
+                    }
+                    for v in versions
+                ],
+            }
+        )
     return {
         "kind": "APIGroupDiscoveryList",
         "apiVersion": "apidiscovery.k8s.io/v2",
@@ -154,15 +160,17 @@ def _aggregated_resource(rt: ResourceType) -> dict[str, Any]:
     subs = []
     for sub in rt.subresources:
         kind, group, version, verbs = _SUBRESOURCES[sub]
-        subs.append({
-            "subresource": sub,
-            "responseKind": {
-                "group": rt.group if group is None else group,
-                "version": version or rt.version,
-                "kind": kind or rt.kind,
-            },
-            "verbs": list(verbs),
-        })
+        subs.append(
+            {
+                "subresource": sub,
+                "responseKind": {
+                    "group": rt.group if group is None else group,
+                    "version": version or rt.version,
+                    "kind": kind or rt.kind,
+                },
+                "verbs": list(verbs),
+            }
+        )
     if subs:
         resource["subresources"] = subs
     return resource

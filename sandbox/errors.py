@@ -176,9 +176,11 @@ def invalid(kind: str, group: str, name: str, causes: list[Cause]) -> Invalid:
     what = f"{kind}.{group}" if group else kind
     summary = "; ".join(f"{c.field}: {c.message}" if c.field else c.message for c in causes)
     if len(causes) > 1:
-        summary = "[" + ", ".join(
-            f"{c.field}: {c.message}" if c.field else c.message for c in causes
-        ) + "]"
+        summary = (
+            "["
+            + ", ".join(f"{c.field}: {c.message}" if c.field else c.message for c in causes)
+            + "]"
+        )
     return Invalid(
         f'{what} "{name}" is invalid: {summary}', name=name, group=group, kind=kind, causes=causes
     )

@@ -184,8 +184,9 @@ def _pruned(shape: _Shape, value: Any) -> Any:
                     out[key] = new_child
         return value if out is None else out
     if isinstance(value, list) and shape.items is not None:
-        items = [_pruned(shape.items, item) if isinstance(item, dict | list) else item
-                 for item in value]
+        items = [
+            _pruned(shape.items, item) if isinstance(item, dict | list) else item for item in value
+        ]
         return value if all(a is b for a, b in zip(items, value, strict=True)) else items
     return value
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 from sandbox import listing, reviews, subresources, watch
@@ -39,19 +40,34 @@ from sandbox.store import Obj
 from sandbox.tables import render_table
 
 TABLE_CONTENT_TYPE = "application/json;as=Table;v=v1;g=meta.k8s.io"
-_DECODERS = {PROTOBUF: decode_protobuf}
+_DECODERS: dict[str, Callable[[bytes], Any]] = {PROTOBUF: decode_protobuf}
 
 
-async def resource(cluster: Cluster, target: Route, request: Request, user: UserInfo,
-                   receive: Receive, send: Send, *, streams: watch.Streams) -> None:
+async def resource(
+    cluster: Cluster,
+    target: Route,
+    request: Request,
+    user: UserInfo,
+    receive: Receive,
+    send: Send,
+    *,
+    streams: watch.Streams,
+) -> None:
     rt = target.rt
     assert rt is not None
     if rt.group == "metrics.k8s.io":
         await _metrics(cluster, rt, target, send)
     elif rt.group in VIRTUAL_GROUPS:
         body = decode_object(request, _DECODERS)
-        answer = reviews.answer(rt, body, user=user, namespace=target.namespace,
-                                authz=cluster.authz, authn=cluster.authn, now=cluster.clock.now())
+        answer = reviews.answer(
+            rt,
+            body,
+            user=user,
+            namespace=target.namespace,
+            authz=cluster.authz,
+            authn=cluster.authn,
+            now=cluster.clock.now(),
+        )
         await respond(send, 201, dumps(answer))
     elif target.verb in ("get", "list", "watch"):
         await _read(cluster, rt, target, request, receive, send, streams)
@@ -64,15 +80,23 @@ async def resource(cluster: Cluster, target: Route, request: Request, user: User
 # -- reads -----------------------------------------------------------------------------------
 
 
-async def _read(cluster: Cluster, rt: ResourceType, target: Route, request: Request,
-                receive: Receive, send: Send, streams: watch.Streams) -> None:
+async def _read(
+    cluster: Cluster,
+    rt: ResourceType,
+    target: Route,
+    request: Request,
+    receive: Receive,
+    send: Send,
+    streams: watch.Streams,
+) -> None:
     namespace = target.namespace if rt.namespaced else ""
     if target.verb == "watch":
         await _watch(cluster, rt, target, request, receive, send, streams)
         return
     if target.verb == "list":
-        query = listing.ListQuery.parse(rt, request.query,
-                                        namespace=namespace or None if rt.namespaced else None)
+        query = listing.ListQuery.parse(
+            rt, request.query, namespace=namespace or None if rt.namespaced else None
+        )
         items, meta = listing.select(cluster.store, rt, query)
         if request.wants_table:
             await _table(cluster, rt, request, send, items, meta)
@@ -85,31 +109,60 @@ async def _read(cluster: Cluster, rt: ResourceType, target: Route, request: Requ
     elif target.subresource == "scale":
         await respond(send, 200, dumps(subresources.scale_of(obj)))
     elif request.wants_table:
-        await _table(cluster, rt, request, send, [obj], {"resourceVersion": obj["metadata"].get(
-            "resourceVersion", "")})
+        await _table(
+            cluster,
+            rt,
+            request,
+            send,
+            [obj],
+            {"resourceVersion": obj["metadata"].get("resourceVersion", "")},
+        )
     else:
         await respond(send, 200, dumps(obj))
 
 
-async def _table(cluster: Cluster, rt: ResourceType, request: Request, send: Send,
-                 items: list[Obj], meta: dict[str, Any]) -> None:
-    table = render_table(rt, items, include_object=request.query.get("includeObject", "Metadata"),
-                         now=cluster.clock.now(), list_meta=meta)
+async def _table(
+    cluster: Cluster,
+    rt: ResourceType,
+    request: Request,
+    send: Send,
+    items: list[Obj],
+    meta: dict[str, Any],
+) -> None:
+    table = render_table(
+        rt,
+        items,
+        include_object=request.query.get("includeObject", "Metadata"),
+        now=cluster.clock.now(),
+        list_meta=meta,
+    )
     await respond(send, 200, dumps(table), content_type=TABLE_CONTENT_TYPE)
 
 
-async def _watch(cluster: Cluster, rt: ResourceType, target: Route, request: Request,
-                 receive: Receive, send: Send, streams: watch.Streams) -> None:
+async def _watch(
+    cluster: Cluster,
+    rt: ResourceType,
+    target: Route,
+    request: Request,
+    receive: Receive,
+    send: Send,
+    streams: watch.Streams,
+) -> None:
     namespace = target.namespace if rt.namespaced and target.namespace else None
     query = listing.ListQuery.parse(rt, request.query, namespace=namespace)
     if target.name:  # GET .../pods/x?watch=1 is a watch on that one object
         from sandbox.selectors import FieldSelector
 
-        query = listing.ListQuery(namespace=namespace, labels=query.labels,
-                                  fields=FieldSelector.parse(f"metadata.name={target.name}"))
+        query = listing.ListQuery(
+            namespace=namespace,
+            labels=query.labels,
+            fields=FieldSelector.parse(f"metadata.name={target.name}"),
+        )
     timeout = request.int_param("timeoutSeconds")
     spec = watch.WatchRequest(
-        rt=rt, query=query, resource_version=request.query.get("resourceVersion", ""),
+        rt=rt,
+        query=query,
+        resource_version=request.query.get("resourceVersion", ""),
         send_initial_events=request.flag("sendInitialEvents"),
         bookmarks=request.flag("allowWatchBookmarks"),
         timeout=float(timeout) if timeout and timeout > 0 else watch.DEFAULT_TIMEOUT,
@@ -123,24 +176,34 @@ async def _watch(cluster: Cluster, rt: ResourceType, target: Route, request: Req
 
         content_type = TABLE_CONTENT_TYPE
     else:
+
         def render(obj: Obj) -> Any:
             return obj
 
         content_type = "application/json"
-    await watch.serve(cluster.store, spec, send, receive, render, content_type=content_type,
-                      streams=streams)
+    await watch.serve(
+        cluster.store, spec, send, receive, render, content_type=content_type, streams=streams
+    )
 
 
-async def _logs(cluster: Cluster, pod: Obj, request: Request, receive: Receive,
-                send: Send, streams: watch.Streams) -> None:
+async def _logs(
+    cluster: Cluster,
+    pod: Obj,
+    request: Request,
+    receive: Receive,
+    send: Send,
+    streams: watch.Streams,
+) -> None:
     meta, spec = pod["metadata"], pod.get("spec") or {}
     names = [c["name"] for c in spec.get("containers") or []]
     all_names = names + [c["name"] for c in spec.get("initContainers") or []]
     container = request.query.get("container") or ""
     if not container:
         if len(names) != 1:
-            raise BadRequest(f"a container name must be specified for pod {meta['name']}, "
-                             f"choose one of: [{' '.join(names)}]")
+            raise BadRequest(
+                f"a container name must be specified for pod {meta['name']}, "
+                f"choose one of: [{' '.join(names)}]"
+            )
         container = names[0]
     if container not in all_names:
         raise BadRequest(f"container {container} is not valid for pod {meta['name']}")
@@ -149,13 +212,17 @@ async def _logs(cluster: Cluster, pod: Obj, request: Request, receive: Receive,
         await respond(send, 204, b"", content_type="text/plain")
         return
     query = LogQuery(
-        previous=request.flag("previous"), tail_lines=request.int_param("tailLines"),
+        previous=request.flag("previous"),
+        tail_lines=request.int_param("tailLines"),
         since_seconds=request.int_param("sinceSeconds"),
-        limit_bytes=request.int_param("limitBytes"), timestamps=request.flag("timestamps"))
+        limit_bytes=request.int_param("limitBytes"),
+        timestamps=request.flag("timestamps"),
+    )
     key = (meta["namespace"], meta["name"], container)
     if query.previous and not cluster.logs.has_previous(*key):
-        raise BadRequest(f'previous terminated container "{container}" in pod "{meta["name"]}" '
-                         "not found")
+        raise BadRequest(
+            f'previous terminated container "{container}" in pod "{meta["name"]}" not found'
+        )
     text = cluster.logs.read(key, query)
     if not request.flag("follow"):
         await respond(send, 200, text.encode(), content_type="text/plain")
@@ -163,10 +230,20 @@ async def _logs(cluster: Cluster, pod: Obj, request: Request, receive: Receive,
     await _follow(cluster, key, text, receive, send, streams)
 
 
-async def _follow(cluster: Cluster, key: tuple[str, str, str], backlog: str, receive: Receive,
-                  send: Send, streams: watch.Streams) -> None:
+async def _follow(
+    cluster: Cluster,
+    key: tuple[str, str, str],
+    backlog: str,
+    receive: Receive,
+    send: Send,
+    streams: watch.Streams,
+) -> None:
     queue = cluster.logs.follow(key)
-    gone = asyncio.create_task(receive())
+
+    async def disconnected() -> None:
+        await receive()
+
+    gone = asyncio.create_task(disconnected())
     try:
         await start_stream(send, "text/plain")
         if backlog:
@@ -193,15 +270,18 @@ def _write_options(request: Request, target: Route) -> WriteOptions:
     manager = request.query.get("fieldManager", "")
     if not manager and request.content_type != "application/apply-patch+yaml":
         manager = request.headers.get("user-agent", "unknown").split("/")[0] or "unknown"
-    return WriteOptions(dry_run=dry_run == "All", field_manager=manager,
-                        field_validation=request.query.get("fieldValidation", "Warn"),
-                        force=request.flag("force"),
-                        subresource=target.subresource if target.subresource in ("status",
-                                                                                 "scale") else "")
+    return WriteOptions(
+        dry_run=dry_run == "All",
+        field_manager=manager,
+        field_validation=request.query.get("fieldValidation", "Warn"),
+        force=request.flag("force"),
+        subresource=target.subresource if target.subresource in ("status", "scale") else "",
+    )
 
 
-async def _write(cluster: Cluster, rt: ResourceType, target: Route, request: Request,
-                 user: UserInfo, send: Send) -> None:
+async def _write(
+    cluster: Cluster, rt: ResourceType, target: Route, request: Request, user: UserInfo, send: Send
+) -> None:
     opts = _write_options(request, target)
     namespace = target.namespace if rt.namespaced else ""
     objects = cluster.objects
@@ -212,18 +292,27 @@ async def _write(cluster: Cluster, rt: ResourceType, target: Route, request: Req
     elif target.verb == "create":
         if target.name:
             raise MethodNotAllowed("POST is not allowed on a named object; use PUT or PATCH")
-        result = objects.create(rt, decode_object(request, _DECODERS), namespace=namespace,
-                                opts=opts)
+        result = objects.create(
+            rt, decode_object(request, _DECODERS), namespace=namespace, opts=opts
+        )
         status = 201
     elif target.subresource == "scale":
         obj = objects.get(rt, namespace, target.name)
-        body = (decode_object(request, _DECODERS) if target.verb == "update"
-                else _patched_scale(request, obj))
+        body = (
+            decode_object(request, _DECODERS)
+            if target.verb == "update"
+            else _patched_scale(request, obj)
+        )
         result = subresources.write_scale(objects, rt, obj, body, opts)
     elif target.verb == "update":
-        result = objects.update(rt, decode_object(request, _DECODERS), namespace=namespace,
-                                name=target.name, opts=opts,
-                                subresource=_subresource(target))
+        result = objects.update(
+            rt,
+            decode_object(request, _DECODERS),
+            namespace=namespace,
+            name=target.name,
+            opts=opts,
+            subresource=_subresource(target),
+        )
     else:
         patch_type = PATCH_TYPES.get(request.content_type)
         if patch_type is None or patch_type == "unsupported":
@@ -231,10 +320,17 @@ async def _write(cluster: Cluster, rt: ResourceType, target: Route, request: Req
 
             raise UnsupportedMediaType(
                 f"the patch content type {request.content_type!r} is not supported; use one of "
-                f"{', '.join(k for k, v in PATCH_TYPES.items() if v != 'unsupported')}")
-        result, created = objects.patch(rt, namespace=namespace, name=target.name,
-                                        patch_type=patch_type, patch=request.json_body(),
-                                        opts=opts, subresource=_subresource(target))
+                f"{', '.join(k for k, v in PATCH_TYPES.items() if v != 'unsupported')}"
+            )
+        result, created = objects.patch(
+            rt,
+            namespace=namespace,
+            name=target.name,
+            patch_type=patch_type,
+            patch=request.json_body(),
+            opts=opts,
+            subresource=_subresource(target),
+        )
         status = 201 if created else 200
     await respond(send, status, dumps(result), warnings=opts.warnings)
 
@@ -268,8 +364,9 @@ def _create_subresource(cluster: Cluster, rt: ResourceType, target: Route, body:
 # -- deletes ---------------------------------------------------------------------------------
 
 
-async def _delete(cluster: Cluster, rt: ResourceType, target: Route, request: Request,
-                  send: Send) -> None:
+async def _delete(
+    cluster: Cluster, rt: ResourceType, target: Route, request: Request, send: Send
+) -> None:
     dry_run = request.query.get("dryRun", "")
     if dry_run not in ("", "All"):
         raise BadRequest(f'unsupported dryRun value "{dry_run}": the only supported value is All')
@@ -281,8 +378,12 @@ async def _delete(cluster: Cluster, rt: ResourceType, target: Route, request: Re
         return
     query = listing.ListQuery.parse(rt, request.query, namespace=namespace or None)
     items, meta = listing.select(cluster.store, rt, query)
-    deleted = [cluster.lifecycle.delete(rt, o["metadata"].get("namespace", ""),
-                                        o["metadata"]["name"], options) for o in items]
+    deleted = [
+        cluster.lifecycle.delete(
+            rt, o["metadata"].get("namespace", ""), o["metadata"]["name"], options
+        )
+        for o in items
+    ]
     await respond(send, 200, dumps(listing.envelope(rt, deleted, meta)))
 
 

@@ -137,8 +137,8 @@ def decode_object(request: Request, decoders: dict[str, Callable[[bytes], Any]])
     if content_type in (JSON, "application/yaml", "*/*", ""):
         return request.json_body()
     raise UnsupportedMediaType(
-        f'the body of the request was in an unknown format - accepted media types include: '
-        f'{", ".join([JSON, "application/yaml", *decoders])}'
+        f"the body of the request was in an unknown format - accepted media types include: "
+        f"{', '.join([JSON, 'application/yaml', *decoders])}"
     )
 
 

@@ -15,8 +15,15 @@ import yaml
 CLUSTER_NAME = "kubecrew-sandbox"
 
 
-def render(*, server: str, token: str, user: str = "kubecrew-admin", namespace: str = "default",
-           ca_pem: bytes | None = None, context: str = CLUSTER_NAME) -> str:
+def render(
+    *,
+    server: str,
+    token: str,
+    user: str = "kubecrew-admin",
+    namespace: str = "default",
+    ca_pem: bytes | None = None,
+    context: str = CLUSTER_NAME,
+) -> str:
     cluster: dict[str, object] = {"server": server}
     if ca_pem is not None:
         cluster["certificate-authority-data"] = base64.b64encode(ca_pem).decode()
@@ -25,8 +32,12 @@ def render(*, server: str, token: str, user: str = "kubecrew-admin", namespace: 
         "kind": "Config",
         "clusters": [{"name": CLUSTER_NAME, "cluster": cluster}],
         "users": [{"name": user, "user": {"token": token}}],
-        "contexts": [{"name": context, "context": {"cluster": CLUSTER_NAME, "user": user,
-                                                   "namespace": namespace}}],
+        "contexts": [
+            {
+                "name": context,
+                "context": {"cluster": CLUSTER_NAME, "user": user, "namespace": namespace},
+            }
+        ],
         "current-context": context,
         "preferences": {},
     }

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from sandbox.clock import format_time, parse_time
 from sandbox.errors import BadRequest, Conflict
-from sandbox.objects import Objects, WriteOptions
+from sandbox.objects import Objects
 from sandbox.registry import ResourceType
 from sandbox.store import Change, Key, Obj
 
@@ -63,10 +63,13 @@ class DeleteOptions:
             grace_int = int(grace) if grace not in (None, "") else None
         except (TypeError, ValueError):
             raise BadRequest(f'invalid gracePeriodSeconds "{grace}"') from None
-        return cls(grace_period=grace_int, propagation=policy,
-                   precondition_uid=preconditions.get("uid"),
-                   precondition_rv=preconditions.get("resourceVersion"),
-                   dry_run=dry_run or "All" in (body.get("dryRun") or ()))
+        return cls(
+            grace_period=grace_int,
+            propagation=cast(Propagation, policy),
+            precondition_uid=preconditions.get("uid"),
+            precondition_rv=preconditions.get("resourceVersion"),
+            dry_run=dry_run or "All" in (body.get("dryRun") or ()),
+        )
 
 
 class Lifecycle:
@@ -75,7 +78,7 @@ class Lifecycle:
         self.store = objects.store
         self._dependents: dict[str, set[Ref]] = defaultdict(set)  # owner uid -> dependents
         self._waiting: set[Ref] = set()  # objects with a deletionTimestamp
-        for key in self.store.keys():
+        for key in self.store.resource_keys():
             for obj in self.store.list(key):
                 self._index(key, obj, present=True)
         self.store.observe(self._on_change)
@@ -167,13 +170,17 @@ class Lifecycle:
         stamp = obj["metadata"].get("deletionTimestamp")
         return stamp is None or parse_time(stamp).timestamp() <= now_ts
 
-    def _mark(self, rt: ResourceType, obj: Obj, *, finalizers: list[str], grace: int,
-              dry_run: bool) -> Obj:
+    def _mark(
+        self, rt: ResourceType, obj: Obj, *, finalizers: list[str], grace: int, dry_run: bool
+    ) -> Obj:
         now = self.objects.clock.now().timestamp()
         from datetime import UTC, datetime
 
-        meta = {**obj["metadata"], "deletionTimestamp": format_time(
-            datetime.fromtimestamp(now + grace, UTC)), "deletionGracePeriodSeconds": grace}
+        meta = {
+            **obj["metadata"],
+            "deletionTimestamp": format_time(datetime.fromtimestamp(now + grace, UTC)),
+            "deletionGracePeriodSeconds": grace,
+        }
         if finalizers:
             meta["finalizers"] = finalizers
         marked = {**obj, "metadata": meta}
@@ -192,8 +199,9 @@ class Lifecycle:
         stamped = self.store.stamp({**obj, "metadata": meta})
         return self.store.put(rt.key, stamped)
 
-    def _remove(self, rt: ResourceType, obj: Obj, propagation: Propagation, *,
-                dry_run: bool) -> Obj:
+    def _remove(
+        self, rt: ResourceType, obj: Obj, propagation: Propagation, *, dry_run: bool
+    ) -> Obj:
         if dry_run:
             return obj
         meta = obj["metadata"]
@@ -229,12 +237,20 @@ class Lifecycle:
         if options.precondition_uid and options.precondition_uid != meta["uid"]:
             raise Conflict(
                 f"Precondition failed: UID in precondition: {options.precondition_uid}, UID in "
-                f"object meta: {meta['uid']}", name=meta["name"], group=rt.group, kind=rt.plural)
+                f"object meta: {meta['uid']}",
+                name=meta["name"],
+                group=rt.group,
+                kind=rt.plural,
+            )
         if options.precondition_rv and options.precondition_rv != meta["resourceVersion"]:
             raise Conflict(
                 f"Precondition failed: ResourceVersion in precondition: "
                 f"{options.precondition_rv}, ResourceVersion in object meta: "
-                f"{meta['resourceVersion']}", name=meta["name"], group=rt.group, kind=rt.plural)
+                f"{meta['resourceVersion']}",
+                name=meta["name"],
+                group=rt.group,
+                kind=rt.plural,
+            )
 
     def _on_change(self, change: Change) -> None:
         if change.old is not None:

@@ -30,8 +30,13 @@ class MetricsBook:
         self._pods: dict[tuple[str, str], tuple[dict[str, Usage], dict[str, str], str]] = {}
         self._nodes: dict[str, tuple[Usage, str]] = {}
 
-    def record_pod(self, namespace: str, name: str, containers: dict[str, Usage],
-                   labels: dict[str, str] | None = None) -> None:
+    def record_pod(
+        self,
+        namespace: str,
+        name: str,
+        containers: dict[str, Usage],
+        labels: dict[str, str] | None = None,
+    ) -> None:
         self._pods[(namespace, name)] = (containers, labels or {}, self.clock.timestamp())
 
     def record_node(self, name: str, usage: Usage) -> None:
@@ -62,17 +67,26 @@ class MetricsBook:
     def _pod(self, namespace: str, name: str) -> dict[str, Any]:
         containers, labels, stamp = self._pods[(namespace, name)]
         return {
-            "kind": "PodMetrics", "apiVersion": API_VERSION,
-            "metadata": {"name": name, "namespace": namespace, "creationTimestamp": stamp,
-                         "labels": labels},
-            "timestamp": stamp, "window": "30s",
+            "kind": "PodMetrics",
+            "apiVersion": API_VERSION,
+            "metadata": {
+                "name": name,
+                "namespace": namespace,
+                "creationTimestamp": stamp,
+                "labels": labels,
+            },
+            "timestamp": stamp,
+            "window": "30s",
             "containers": [{"name": c, "usage": u.to_dict()} for c, u in containers.items()],
         }
 
     def _node(self, name: str) -> dict[str, Any]:
         usage, stamp = self._nodes[name]
         return {
-            "kind": "NodeMetrics", "apiVersion": API_VERSION,
+            "kind": "NodeMetrics",
+            "apiVersion": API_VERSION,
             "metadata": {"name": name, "creationTimestamp": stamp},
-            "timestamp": stamp, "window": "30s", "usage": usage.to_dict(),
+            "timestamp": stamp,
+            "window": "30s",
+            "usage": usage.to_dict(),
         }

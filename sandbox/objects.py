@@ -73,7 +73,12 @@ class Objects:
     # -- writes --------------------------------------------------------------------------------
 
     def create(
-        self, rt: ResourceType, body: Any, *, namespace: str, opts: WriteOptions,
+        self,
+        rt: ResourceType,
+        body: Any,
+        *,
+        namespace: str,
+        opts: WriteOptions,
         operation: str | None = "Update",
     ) -> Obj:
         obj = self._accept_body(rt, body, namespace=namespace)
@@ -142,9 +147,11 @@ class Objects:
         if old is None:
             raise not_found(rt.plural, rt.group, name)
         patched = self._patched(rt, old, patch_type, patch)
-        sent_rv = (patch.get("metadata") or {}).get("resourceVersion") if isinstance(
-            patch, dict
-        ) else None
+        sent_rv = (
+            (patch.get("metadata") or {}).get("resourceVersion")
+            if isinstance(patch, dict)
+            else None
+        )
         if sent_rv and sent_rv != old["metadata"]["resourceVersion"]:
             raise self._conflict(rt, name)
         patched = self._accept_body(rt, patched, namespace=namespace)
@@ -154,8 +161,9 @@ class Objects:
     def replace_status(self, rt: ResourceType, obj: Obj, status: Any) -> Obj:
         """Controllers' shortcut: write a new status on the current object."""
         new = {**obj, "status": status}
-        return self._commit(rt, new, obj,
-                            WriteOptions(field_manager="sandbox-controller", system=True))
+        return self._commit(
+            rt, new, obj, WriteOptions(field_manager="sandbox-controller", system=True)
+        )
 
     def write(self, rt: ResourceType, new: Obj, old: Obj | None, *, manager: str) -> Obj:
         """Controllers' write of a complete object they built from `old` (None = create)."""
@@ -178,7 +186,13 @@ class Objects:
         raise UnsupportedMediaType(f"patch type {patch_type!r} is not supported")
 
     def _apply(
-        self, rt: ResourceType, *, namespace: str, name: str, config: Any, old: Obj | None,
+        self,
+        rt: ResourceType,
+        *,
+        namespace: str,
+        name: str,
+        config: Any,
+        old: Obj | None,
         opts: WriteOptions,
     ) -> tuple[Obj, bool]:
         if not isinstance(config, dict):
@@ -196,8 +210,12 @@ class Objects:
         config = self._checked_fields(rt, config, opts)
         if old is None:
             created = server_side_apply(
-                None, config, manager=opts.field_manager, force=opts.force,
-                schema=_schema(rt), now=self.clock.timestamp(),
+                None,
+                config,
+                manager=opts.field_manager,
+                force=opts.force,
+                schema=_schema(rt),
+                now=self.clock.timestamp(),
             )
             created["metadata"].pop("resourceVersion", None)
             created = self.create(
@@ -205,11 +223,16 @@ class Objects:
             )
             return created, True
         merged = server_side_apply(
-            old, config, manager=opts.field_manager, force=opts.force, schema=_schema(rt),
+            old,
+            config,
+            manager=opts.field_manager,
+            force=opts.force,
+            schema=_schema(rt),
             now=self.clock.timestamp(),
         )
-        return self._commit(rt, self._merge_old(rt, merged, old, ""), old, opts,
-                            operation=None), False
+        return self._commit(
+            rt, self._merge_old(rt, merged, old, ""), old, opts, operation=None
+        ), False
 
     @staticmethod
     def _checked_fields(rt: ResourceType, obj: Obj, opts: WriteOptions) -> Obj:
@@ -255,8 +278,14 @@ class Objects:
         """Carry over what a client cannot change through this endpoint."""
         meta = dict(new["metadata"])
         old_meta = old["metadata"]
-        for kept in ("uid", "creationTimestamp", "deletionTimestamp",
-                     "deletionGracePeriodSeconds", "generation", "resourceVersion"):
+        for kept in (
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+            "resourceVersion",
+        ):
             if kept in old_meta:
                 meta[kept] = old_meta[kept]
             else:
@@ -279,8 +308,13 @@ class Objects:
         return merged
 
     def _commit(
-        self, rt: ResourceType, obj: Obj, old: Obj | None, opts: WriteOptions,
-        *, operation: str | None = "Update",
+        self,
+        rt: ResourceType,
+        obj: Obj,
+        old: Obj | None,
+        opts: WriteOptions,
+        *,
+        operation: str | None = "Update",
     ) -> Obj:
         for hook in self.admit:
             obj = hook(self, rt, obj, old)
@@ -288,8 +322,13 @@ class Objects:
         validation.validate(rt, obj, old=None if opts.system else old)
         if operation is not None:
             obj = record_update(
-                old, obj, manager=opts.field_manager or "unknown", operation=operation,
-                now=self.clock.timestamp(), schema=_schema(rt), subresource=opts.subresource,
+                old,
+                obj,
+                manager=opts.field_manager or "unknown",
+                operation=operation,
+                now=self.clock.timestamp(),
+                schema=_schema(rt),
+                subresource=opts.subresource,
             )
         if old is not None and _same(obj, old):
             return old
@@ -306,7 +345,9 @@ class Objects:
         return Conflict(
             f'Operation cannot be fulfilled on {rt.qualified} "{name}": the object has been '
             "modified; please apply your changes to the latest version and try again",
-            name=name, group=rt.group, kind=rt.plural,
+            name=name,
+            group=rt.group,
+            kind=rt.plural,
         )
 
 
@@ -314,8 +355,18 @@ class Objects:
 _STATUS_ON_CREATE = frozenset({"Node"})
 
 # Kinds whose objects carry metadata.generation even when created without a spec.
-_GENERATION_KINDS = frozenset({"Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job",
-                               "CronJob", "Pod", "CustomResourceDefinition"})
+_GENERATION_KINDS = frozenset(
+    {
+        "Deployment",
+        "ReplicaSet",
+        "StatefulSet",
+        "DaemonSet",
+        "Job",
+        "CronJob",
+        "Pod",
+        "CustomResourceDefinition",
+    }
+)
 
 
 def _gvk(rt: ResourceType) -> tuple[str, str, str]:
@@ -335,13 +386,18 @@ def _spec_of(obj: Obj) -> dict[str, Any]:
 def _same(new: Obj, old: Obj) -> bool:
     if _spec_of(new) != _spec_of(old) or new.get("status") != old.get("status"):
         return False
-    strip = lambda meta: {k: v for k, v in meta.items() if k not in _VOLATILE_META}  # noqa: E731
-    return bool(strip(new["metadata"]) == strip(old["metadata"]))
+    return _stable_meta(new["metadata"]) == _stable_meta(old["metadata"])
+
+
+def _stable_meta(meta: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in meta.items() if k not in _VOLATILE_META}
 
 
 def _keep_fields(opts: WriteOptions) -> WriteOptions:
     """Options for the create half of an apply: managedFields are already computed."""
     return WriteOptions(
-        dry_run=opts.dry_run, field_manager=opts.field_manager, field_validation="Ignore",
+        dry_run=opts.dry_run,
+        field_manager=opts.field_manager,
+        field_validation="Ignore",
         warnings=opts.warnings,
     )

@@ -100,42 +100,75 @@ _NO_COLLECTION = tuple(v for v in CRUD_VERBS if v != "deletecollection")
 
 BUILTINS: tuple[ResourceType, ...] = (
     # core/v1
-    _rt("v1", "namespaces", "Namespace", namespaced=False, short=("ns",),
-        verbs=_NO_COLLECTION, sub=("status", "finalize")),
-    _rt("v1", "pods", "Pod", short=("po",), all_=True,
-        sub=("status", "log", "eviction", "binding")),
-    _rt("v1", "services", "Service", short=("svc",), all_=True, verbs=_NO_COLLECTION,
-        sub=("status",)),
+    _rt(
+        "v1",
+        "namespaces",
+        "Namespace",
+        namespaced=False,
+        short=("ns",),
+        verbs=_NO_COLLECTION,
+        sub=("status", "finalize"),
+    ),
+    _rt(
+        "v1", "pods", "Pod", short=("po",), all_=True, sub=("status", "log", "eviction", "binding")
+    ),
+    _rt(
+        "v1",
+        "services",
+        "Service",
+        short=("svc",),
+        all_=True,
+        verbs=_NO_COLLECTION,
+        sub=("status",),
+    ),
     _rt("v1", "endpoints", "Endpoints", short=("ep",)),
     _rt("v1", "configmaps", "ConfigMap", short=("cm",)),
     _rt("v1", "secrets", "Secret"),
     _rt("v1", "serviceaccounts", "ServiceAccount", short=("sa",), sub=("token",)),
     _rt("v1", "nodes", "Node", namespaced=False, short=("no",), sub=("status",)),
     _rt("v1", "events", "Event", short=("ev",)),
-    _rt("v1", "persistentvolumes", "PersistentVolume", namespaced=False, short=("pv",),
-        sub=("status",)),
-    _rt("v1", "persistentvolumeclaims", "PersistentVolumeClaim", short=("pvc",),
-        sub=("status",)),
+    _rt(
+        "v1",
+        "persistentvolumes",
+        "PersistentVolume",
+        namespaced=False,
+        short=("pv",),
+        sub=("status",),
+    ),
+    _rt("v1", "persistentvolumeclaims", "PersistentVolumeClaim", short=("pvc",), sub=("status",)),
     _rt("v1", "resourcequotas", "ResourceQuota", short=("quota",), sub=("status",)),
     _rt("v1", "limitranges", "LimitRange", short=("limits",)),
     # apps/v1
-    _rt("apps/v1", "deployments", "Deployment", short=("deploy",), all_=True,
-        sub=("status", "scale")),
-    _rt("apps/v1", "replicasets", "ReplicaSet", short=("rs",), all_=True,
-        sub=("status", "scale")),
-    _rt("apps/v1", "statefulsets", "StatefulSet", short=("sts",), all_=True,
-        sub=("status", "scale")),
+    _rt(
+        "apps/v1",
+        "deployments",
+        "Deployment",
+        short=("deploy",),
+        all_=True,
+        sub=("status", "scale"),
+    ),
+    _rt("apps/v1", "replicasets", "ReplicaSet", short=("rs",), all_=True, sub=("status", "scale")),
+    _rt(
+        "apps/v1", "statefulsets", "StatefulSet", short=("sts",), all_=True, sub=("status", "scale")
+    ),
     _rt("apps/v1", "daemonsets", "DaemonSet", short=("ds",), all_=True, sub=("status",)),
     _rt("apps/v1", "controllerrevisions", "ControllerRevision"),
     # batch/v1
     _rt("batch/v1", "jobs", "Job", all_=True, sub=("status",)),
     _rt("batch/v1", "cronjobs", "CronJob", short=("cj",), all_=True, sub=("status",)),
     # autoscaling/v2
-    _rt("autoscaling/v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler",
-        short=("hpa",), all_=True, sub=("status",)),
+    _rt(
+        "autoscaling/v2",
+        "horizontalpodautoscalers",
+        "HorizontalPodAutoscaler",
+        short=("hpa",),
+        all_=True,
+        sub=("status",),
+    ),
     # policy/v1
-    _rt("policy/v1", "poddisruptionbudgets", "PodDisruptionBudget", short=("pdb",),
-        sub=("status",)),
+    _rt(
+        "policy/v1", "poddisruptionbudgets", "PodDisruptionBudget", short=("pdb",), sub=("status",)
+    ),
     # networking.k8s.io/v1
     _rt("networking.k8s.io/v1", "networkpolicies", "NetworkPolicy", short=("netpol",)),
     _rt("networking.k8s.io/v1", "ingresses", "Ingress", short=("ing",), sub=("status",)),
@@ -144,13 +177,18 @@ BUILTINS: tuple[ResourceType, ...] = (
     _rt("rbac.authorization.k8s.io/v1", "roles", "Role"),
     _rt("rbac.authorization.k8s.io/v1", "rolebindings", "RoleBinding"),
     _rt("rbac.authorization.k8s.io/v1", "clusterroles", "ClusterRole", namespaced=False),
-    _rt("rbac.authorization.k8s.io/v1", "clusterrolebindings", "ClusterRoleBinding",
-        namespaced=False),
+    _rt(
+        "rbac.authorization.k8s.io/v1",
+        "clusterrolebindings",
+        "ClusterRoleBinding",
+        namespaced=False,
+    ),
     # storage.k8s.io/v1
     _rt("storage.k8s.io/v1", "storageclasses", "StorageClass", namespaced=False, short=("sc",)),
     # scheduling.k8s.io/v1
-    _rt("scheduling.k8s.io/v1", "priorityclasses", "PriorityClass", namespaced=False,
-        short=("pc",)),
+    _rt(
+        "scheduling.k8s.io/v1", "priorityclasses", "PriorityClass", namespaced=False, short=("pc",)
+    ),
     # coordination.k8s.io/v1
     _rt("coordination.k8s.io/v1", "leases", "Lease"),
     # discovery.k8s.io/v1
@@ -158,21 +196,56 @@ BUILTINS: tuple[ResourceType, ...] = (
     # events.k8s.io/v1
     _rt("events.k8s.io/v1", "events", "Event", short=("ev",)),
     # authentication.k8s.io/v1 and authorization.k8s.io/v1: create-only reviews
-    _rt("authentication.k8s.io/v1", "tokenreviews", "TokenReview", namespaced=False,
-        verbs=CREATE_ONLY),
-    _rt("authentication.k8s.io/v1", "selfsubjectreviews", "SelfSubjectReview",
-        namespaced=False, verbs=CREATE_ONLY),
-    _rt("authorization.k8s.io/v1", "selfsubjectaccessreviews", "SelfSubjectAccessReview",
-        namespaced=False, verbs=CREATE_ONLY),
-    _rt("authorization.k8s.io/v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview",
-        namespaced=False, verbs=CREATE_ONLY),
-    _rt("authorization.k8s.io/v1", "subjectaccessreviews", "SubjectAccessReview",
-        namespaced=False, verbs=CREATE_ONLY),
-    _rt("authorization.k8s.io/v1", "localsubjectaccessreviews", "LocalSubjectAccessReview",
-        verbs=CREATE_ONLY),
+    _rt(
+        "authentication.k8s.io/v1",
+        "tokenreviews",
+        "TokenReview",
+        namespaced=False,
+        verbs=CREATE_ONLY,
+    ),
+    _rt(
+        "authentication.k8s.io/v1",
+        "selfsubjectreviews",
+        "SelfSubjectReview",
+        namespaced=False,
+        verbs=CREATE_ONLY,
+    ),
+    _rt(
+        "authorization.k8s.io/v1",
+        "selfsubjectaccessreviews",
+        "SelfSubjectAccessReview",
+        namespaced=False,
+        verbs=CREATE_ONLY,
+    ),
+    _rt(
+        "authorization.k8s.io/v1",
+        "selfsubjectrulesreviews",
+        "SelfSubjectRulesReview",
+        namespaced=False,
+        verbs=CREATE_ONLY,
+    ),
+    _rt(
+        "authorization.k8s.io/v1",
+        "subjectaccessreviews",
+        "SubjectAccessReview",
+        namespaced=False,
+        verbs=CREATE_ONLY,
+    ),
+    _rt(
+        "authorization.k8s.io/v1",
+        "localsubjectaccessreviews",
+        "LocalSubjectAccessReview",
+        verbs=CREATE_ONLY,
+    ),
     # apiextensions.k8s.io/v1
-    _rt("apiextensions.k8s.io/v1", "customresourcedefinitions", "CustomResourceDefinition",
-        namespaced=False, short=("crd", "crds"), sub=("status",)),
+    _rt(
+        "apiextensions.k8s.io/v1",
+        "customresourcedefinitions",
+        "CustomResourceDefinition",
+        namespaced=False,
+        short=("crd", "crds"),
+        sub=("status",),
+    ),
     # metrics.k8s.io/v1beta1: read-only, filled by the simulator
     _rt("metrics.k8s.io/v1beta1", "pods", "PodMetrics", verbs=READ_VERBS),
     _rt("metrics.k8s.io/v1beta1", "nodes", "NodeMetrics", namespaced=False, verbs=READ_VERBS),
@@ -183,9 +256,21 @@ VIRTUAL_GROUPS = frozenset({"authentication.k8s.io", "authorization.k8s.io"})
 
 # The order `kubectl api-versions` and discovery present groups in (real servers use priority).
 GROUP_ORDER = (
-    "", "apps", "events.k8s.io", "authentication.k8s.io", "authorization.k8s.io", "autoscaling",
-    "batch", "networking.k8s.io", "policy", "rbac.authorization.k8s.io", "storage.k8s.io",
-    "apiextensions.k8s.io", "scheduling.k8s.io", "coordination.k8s.io", "discovery.k8s.io",
+    "",
+    "apps",
+    "events.k8s.io",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
+    "autoscaling",
+    "batch",
+    "networking.k8s.io",
+    "policy",
+    "rbac.authorization.k8s.io",
+    "storage.k8s.io",
+    "apiextensions.k8s.io",
+    "scheduling.k8s.io",
+    "coordination.k8s.io",
+    "discovery.k8s.io",
     "metrics.k8s.io",
 )
 

@@ -14,8 +14,16 @@ from sandbox.errors import MethodNotAllowed, NotFound
 from sandbox.registry import Registry, ResourceType
 
 Endpoint = Literal[
-    "version", "health", "api", "apis", "group", "resources", "openapi-root", "openapi",
-    "openapi-v2", "resource",
+    "version",
+    "health",
+    "api",
+    "apis",
+    "group",
+    "resources",
+    "openapi-root",
+    "openapi",
+    "openapi-v2",
+    "resource",
 ]
 
 NOT_FOUND_MESSAGE = "the server could not find the requested resource"
@@ -55,8 +63,7 @@ def route(method: str, path: str, *, registry: Registry, watch: bool) -> Route:
             return Route("apis", verb="get")
         if len(parts) == 2:
             return Route("group", group=parts[1], verb="get")
-        return _resource_path(method, parts[1], parts[2], parts[3:], registry=registry,
-                              watch=watch)
+        return _resource_path(method, parts[1], parts[2], parts[3:], registry=registry, watch=watch)
     raise NotFound(NOT_FOUND_MESSAGE)
 
 
@@ -95,8 +102,16 @@ def _resource_path(
             f"the server does not allow this method on the requested resource "
             f"({verb} {rt.plural}{'/' + subresource if subresource else ''})"
         )
-    return Route("resource", group=group, version=version, rt=rt, namespace=namespace,
-                 name=name, subresource=subresource, verb=verb)
+    return Route(
+        "resource",
+        group=group,
+        version=version,
+        rt=rt,
+        namespace=namespace,
+        name=name,
+        subresource=subresource,
+        verb=verb,
+    )
 
 
 _SUBRESOURCE_VERBS: dict[str, tuple[str, ...]] = {

@@ -49,8 +49,10 @@ class Credentials:
             data = json.loads(path.read_text())
             return cls(data["admin_token"], bytes.fromhex(data["signing_key"]))
         made = cls(new_token(), secrets.token_bytes(32))
-        kubeconfig.write(path, json.dumps(
-            {"admin_token": made.admin_token, "signing_key": made.signing_key.hex()}))
+        kubeconfig.write(
+            path,
+            json.dumps({"admin_token": made.admin_token, "signing_key": made.signing_key.hex()}),
+        )
         return made
 
 
@@ -85,8 +87,12 @@ class Sandbox:
         self.start()
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.stop()
 
     def start(self) -> None:
@@ -95,8 +101,9 @@ class Sandbox:
         assert isinstance(server.config.app, App)
         self.app = server.config.app
         self.cluster = self.app.cluster
-        self._thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]},
-                                        name="sandbox-api", daemon=True)
+        self._thread = threading.Thread(
+            target=server.run, kwargs={"sockets": [sock]}, name="sandbox-api", daemon=True
+        )
         self._thread.start()
         deadline = time.monotonic() + 30
         while not server.started:
@@ -149,26 +156,41 @@ def _prepare(options: Options) -> tuple[socket.socket, uvicorn.Server, str]:
         sock.close()
         raise SystemExit(
             f"cannot listen on {options.host}:{options.port}: {exc.strerror}; "
-            "choose another port with --port (0 picks a free one)") from None
+            "choose another port with --port (0 picks a free one)"
+        ) from None
     port = sock.getsockname()[1]
     address = f"{options.host}:{port}"
     ssl_files: dict[str, str] = {}
     ca_pem = None
     if options.use_tls:
         material = tls.generate((options.host, "localhost"))
-        ca_path, cert_path, key_path = tls.write(material, home / "tls")
+        _ca_path, cert_path, key_path = tls.write(material, home / "tls")
         ssl_files = {"ssl_certfile": str(cert_path), "ssl_keyfile": str(key_path)}
         ca_pem = material.ca_pem
     scheme = "https" if options.use_tls else "http"
-    cluster = Cluster(admin_token=credentials.admin_token, signing_key=credentials.signing_key,
-                      state=options.state, nodes=options.nodes, history=options.history)
+    cluster = Cluster(
+        admin_token=credentials.admin_token,
+        signing_key=credentials.signing_key,
+        state=options.state,
+        nodes=options.nodes,
+        history=options.history,
+    )
     app = App(cluster, server_address=address)
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", http="httptools",
-                            loop="uvloop", access_log=False, timeout_graceful_shutdown=2,
-                            **ssl_files)  # type: ignore[arg-type]
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        lifespan="on",
+        http="httptools",
+        loop="uvloop",
+        access_log=False,
+        timeout_graceful_shutdown=2,
+        **ssl_files,
+    )  # type: ignore[arg-type]
     url = f"{scheme}://{address}"
-    kubeconfig.write(home / "kubeconfig",
-                     kubeconfig.render(server=url, token=credentials.admin_token, ca_pem=ca_pem))
+    kubeconfig.write(
+        home / "kubeconfig",
+        kubeconfig.render(server=url, token=credentials.admin_token, ca_pem=ca_pem),
+    )
     return sock, uvicorn.Server(config), url
 
 
@@ -195,21 +217,27 @@ def serve(options: Options, *, on_ready: Callable[[str, Path], None] | None = No
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m sandbox.server",
-                                     description="Run a kubecrew sandbox API server.")
+    parser = argparse.ArgumentParser(
+        prog="python -m sandbox.server", description="Run a kubecrew sandbox API server."
+    )
     parser.add_argument("--home", type=Path, required=True)
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--state", type=Path)
     parser.add_argument("--nodes", type=int, default=3)
-    parser.add_argument("--tls", action=argparse.BooleanOptionalAction, default=True,
-                        help="serve HTTPS with a generated CA (default; kubectl sends no token "
-                             "over plain HTTP)")
+    parser.add_argument(
+        "--tls",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="serve HTTPS with a generated CA (default; kubectl sends no token over plain HTTP)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
-    serve(Options(home=args.home, port=args.port, state=args.state, nodes=args.nodes,
-                  use_tls=args.tls),
-          on_ready=lambda url, path: print(f"sandbox ready at {url}; KUBECONFIG={path}",
-                                           flush=True))
+    serve(
+        Options(
+            home=args.home, port=args.port, state=args.state, nodes=args.nodes, use_tls=args.tls
+        ),
+        on_ready=lambda url, path: print(f"sandbox ready at {url}; KUBECONFIG={path}", flush=True),
+    )
 
 
 if __name__ == "__main__":

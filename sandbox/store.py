@@ -16,6 +16,7 @@ event loop), so there is no locking.
 
 from __future__ import annotations
 
+import builtins
 import sqlite3
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -62,7 +63,6 @@ class Store:
 
     # -- reads ---------------------------------------------------------------------------------
 
-
     def get(self, key: Key, namespace: str, name: str) -> Obj | None:
         return self._objects.get(key, {}).get(namespace, {}).get(name)
 
@@ -74,13 +74,13 @@ class Store:
             return [bucket[n] for n in sorted(bucket)]
         return [spaces[ns][n] for ns in sorted(spaces) for n in sorted(spaces[ns])]
 
-    def objects(self, group: str, plural: str, namespace: str | None = None) -> list[Obj]:
+    def objects(self, group: str, plural: str, namespace: str | None = None) -> builtins.list[Obj]:
         return self.list((group, plural), namespace)
 
     def count(self, key: Key) -> int:
         return sum(len(b) for b in self._objects.get(key, {}).values())
 
-    def keys(self) -> Iterator[Key]:
+    def resource_keys(self) -> Iterator[Key]:
         return iter(list(self._objects))
 
     # -- writes --------------------------------------------------------------------------------
@@ -121,7 +121,7 @@ class Store:
 
     # -- watch ---------------------------------------------------------------------------------
 
-    def changes_since(self, rv: int, key: Key) -> list[Change]:
+    def changes_since(self, rv: int, key: Key) -> builtins.list[Change]:
         """Changes to `key` after `rv`; Gone when `rv` is older than the kept history."""
         if rv >= self.rv:
             return []

@@ -25,8 +25,13 @@ from sandbox.registry import ResourceType
 from sandbox.selectors import LabelSelector
 from sandbox.store import Obj
 
-SUCCESS_201 = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
-               "code": 201}
+SUCCESS_201 = {
+    "kind": "Status",
+    "apiVersion": "v1",
+    "metadata": {},
+    "status": "Success",
+    "code": 201,
+}
 _PDB_KEY = ("policy", "poddisruptionbudgets")
 
 
@@ -43,33 +48,51 @@ def scale_of(obj: Obj) -> dict[str, Any]:
     return {
         "kind": "Scale",
         "apiVersion": "autoscaling/v1",
-        "metadata": {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion",
-                                           "creationTimestamp") if k in meta},
+        "metadata": {
+            k: meta[k]
+            for k in ("name", "namespace", "uid", "resourceVersion", "creationTimestamp")
+            if k in meta
+        },
         "spec": {"replicas": spec.get("replicas", 0)},
         "status": scale_status,
     }
 
 
-def write_scale(objects: Objects, rt: ResourceType, obj: Obj, scale: Any,
-                opts: WriteOptions) -> dict[str, Any]:
+def write_scale(
+    objects: Objects, rt: ResourceType, obj: Obj, scale: Any, opts: WriteOptions
+) -> dict[str, Any]:
     if not isinstance(scale, dict):
         raise BadRequest("the body must be an autoscaling/v1 Scale object")
     replicas = (scale.get("spec") or {}).get("replicas", 0)
     if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
         from sandbox.errors import invalid
 
-        raise invalid("Scale", "autoscaling", obj["metadata"]["name"], [
-            Cause("spec.replicas", f"Invalid value: {replicas!r}: must be greater than or "
-                                   "equal to 0")])
+        raise invalid(
+            "Scale",
+            "autoscaling",
+            obj["metadata"]["name"],
+            [
+                Cause(
+                    "spec.replicas",
+                    f"Invalid value: {replicas!r}: must be greater than or equal to 0",
+                )
+            ],
+        )
     sent_rv = (scale.get("metadata") or {}).get("resourceVersion")
     if sent_rv and sent_rv != obj["metadata"]["resourceVersion"]:
         raise Conflict(
             f'Operation cannot be fulfilled on {rt.qualified} "{obj["metadata"]["name"]}": the '
             "object has been modified; please apply your changes to the latest version and try "
-            "again")
+            "again"
+        )
     body = {**obj, "spec": {**(obj.get("spec") or {}), "replicas": replicas}}
-    new = objects.update(rt, body, namespace=obj["metadata"].get("namespace", ""),
-                         name=obj["metadata"]["name"], opts=opts)
+    new = objects.update(
+        rt,
+        body,
+        namespace=obj["metadata"].get("namespace", ""),
+        name=obj["metadata"]["name"],
+        opts=opts,
+    )
     return scale_of(new)
 
 
@@ -90,7 +113,8 @@ def evict(lifecycle: Lifecycle, pods: ResourceType, pod: Obj, eviction: Any) -> 
     if len(budgets) > 1:
         raise InternalError(
             "This pod has more than one PodDisruptionBudget, which the eviction subresource "
-            "does not support.")
+            "does not support."
+        )
     if budgets:
         _check_budget(lifecycle, budgets[0], pod)
     _delete(lifecycle, pods, pod, options)
@@ -105,7 +129,8 @@ def _delete(lifecycle: Lifecycle, pods: ResourceType, pod: Obj, options: DeleteO
 def _matching_budgets(lifecycle: Lifecycle, pod: Obj) -> list[Obj]:
     labels = pod["metadata"].get("labels") or {}
     return [
-        pdb for pdb in lifecycle.store.list(_PDB_KEY, pod["metadata"]["namespace"])
+        pdb
+        for pdb in lifecycle.store.list(_PDB_KEY, pod["metadata"]["namespace"])
         if LabelSelector.from_object((pdb.get("spec") or {}).get("selector")).matches(labels)
     ]
 
@@ -115,7 +140,8 @@ def budget_numbers(lifecycle: Lifecycle, pdb: Obj) -> tuple[int, int, int]:
     spec = pdb.get("spec") or {}
     selector = LabelSelector.from_object(spec.get("selector"))
     selected = [
-        p for p in lifecycle.store.list(("", "pods"), pdb["metadata"]["namespace"])
+        p
+        for p in lifecycle.store.list(("", "pods"), pdb["metadata"]["namespace"])
         if selector.matches(p["metadata"].get("labels") or {})
         and not p["metadata"].get("deletionTimestamp")
     ]
@@ -137,9 +163,16 @@ def _check_budget(lifecycle: Lifecycle, pdb: Obj, pod: Obj) -> None:
         name = pdb["metadata"]["name"]
         raise TooManyRequests(
             "Cannot evict pod as it would violate the pod's disruption budget.",
-            causes=[Cause("", f"The disruption budget {name} needs {desired} healthy pods and "
-                              f"has {healthy} currently", reason="DisruptionBudget")],
-            retry_after=10)
+            causes=[
+                Cause(
+                    "",
+                    f"The disruption budget {name} needs {desired} healthy pods and "
+                    f"has {healthy} currently",
+                    reason="DisruptionBudget",
+                )
+            ],
+            retry_after=10,
+        )
 
 
 def _ready(pod: Obj) -> bool:
@@ -164,12 +197,16 @@ def bind(objects: Objects, pods: ResourceType, pod: Obj, binding: Any) -> dict[s
     meta = pod["metadata"]
     current = (pod.get("spec") or {}).get("nodeName")
     if current:
-        raise Conflict(f'pod {meta["name"]} is already assigned to node "{current}"',
-                       name=meta["name"], kind="pods")
+        raise Conflict(
+            f'pod {meta["name"]} is already assigned to node "{current}"',
+            name=meta["name"],
+            kind="pods",
+        )
     status = dict(pod.get("status") or {})
     conditions = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
-    conditions.append({"type": "PodScheduled", "status": "True",
-                       "lastTransitionTime": objects.clock.timestamp()})
+    conditions.append(
+        {"type": "PodScheduled", "status": "True", "lastTransitionTime": objects.clock.timestamp()}
+    )
     status["conditions"] = conditions
     bound = {**pod, "spec": {**pod["spec"], "nodeName": target["name"]}, "status": status}
     objects.write(pods, bound, pod, manager="sandbox-binding")
@@ -184,17 +221,28 @@ def token_for(authn: Authenticator, objects: Objects, sa: Obj, request: Any) -> 
     audiences = list(spec.get("audiences") or ["https://kubernetes.default.svc.cluster.local"])
     seconds = int(spec.get("expirationSeconds") or 3600)
     meta = sa["metadata"]
-    token, expiry = authn.issue_token(namespace=meta["namespace"], name=meta["name"],
-                                      uid=meta["uid"], audiences=audiences,
-                                      expiration_seconds=seconds, now=objects.clock.now())
+    token, expiry = authn.issue_token(
+        namespace=meta["namespace"],
+        name=meta["name"],
+        uid=meta["uid"],
+        audiences=audiences,
+        expiration_seconds=seconds,
+        now=objects.clock.now(),
+    )
     from sandbox.clock import format_time
 
     return {
         "kind": "TokenRequest",
         "apiVersion": "authentication.k8s.io/v1",
-        "metadata": {"name": meta["name"], "namespace": meta["namespace"],
-                     "creationTimestamp": None},
-        "spec": {"audiences": audiences, "expirationSeconds": seconds,
-                 "boundObjectRef": spec.get("boundObjectRef")},
+        "metadata": {
+            "name": meta["name"],
+            "namespace": meta["namespace"],
+            "creationTimestamp": None,
+        },
+        "spec": {
+            "audiences": audiences,
+            "expirationSeconds": seconds,
+            "boundObjectRef": spec.get("boundObjectRef"),
+        },
         "status": {"token": token, "expirationTimestamp": format_time(expiry)},
     }

@@ -79,8 +79,14 @@ class Streams:
 
 
 async def serve(
-    store: Store, request: WatchRequest, send: Send, receive: Receive, render: Renderer,
-    *, content_type: str, streams: Streams,
+    store: Store,
+    request: WatchRequest,
+    send: Send,
+    receive: Receive,
+    render: Renderer,
+    *,
+    content_type: str,
+    streams: Streams,
 ) -> None:
     queue = streams.open()
     namespace = request.query.namespace
@@ -121,9 +127,14 @@ def _initial_events(store: Store, request: WatchRequest, render: Renderer) -> li
     try:
         since = int(request.resource_version)
     except ValueError:
-        return [("ERROR", Invalid(
-            f'invalid resourceVersion "{request.resource_version}": must be an integer'
-        ).status())]
+        return [
+            (
+                "ERROR",
+                Invalid(
+                    f'invalid resourceVersion "{request.resource_version}": must be an integer'
+                ).status(),
+            )
+        ]
     try:
         changes = store.changes_since(since, rt.key)
     except ApiError as exc:
@@ -132,7 +143,10 @@ def _initial_events(store: Store, request: WatchRequest, render: Renderer) -> li
 
 
 async def _pump(
-    store: Store, request: WatchRequest, queue: asyncio.Queue[Change | None], send: Send,
+    store: Store,
+    request: WatchRequest,
+    queue: asyncio.Queue[Change | None],
+    send: Send,
     render: Renderer,
 ) -> None:
     deadline = time.monotonic() + request.timeout

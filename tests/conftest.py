@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -40,7 +41,8 @@ def shared_kubectl(shared_sandbox: Sandbox, tmp_path: Path) -> Kubectl:
 @pytest.fixture
 def namespace(shared_kubectl: Kubectl, request: pytest.FixtureRequest) -> str:
     """A namespace of this test's own in the shared sandbox, named after the test."""
-    name = "t-" + "".join(ch if ch.isalnum() else "-" for ch in request.node.name.lower())[:50]
-    name = name.strip("-")
+    readable = "".join(ch if ch.isalnum() else "-" for ch in request.node.name.lower())[:40]
+    digest = hashlib.sha1(request.node.nodeid.encode()).hexdigest()[:8]
+    name = f"t-{readable.strip('-')}-{digest}"
     shared_kubectl("create", "namespace", name)
     return name

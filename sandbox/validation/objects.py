@@ -20,6 +20,7 @@ from sandbox.validation import (
     cluster,
     config,
     crds,
+    custom,
     immutable,
     meta,
     pods,
@@ -112,6 +113,8 @@ def problems(
     rule = None if rt.custom else RULES.get(key)
     if rule is not None:
         found += rule(obj)
+    if rt.custom and rt.schema:
+        found += custom.schema_problems(rt.schema, obj)
     if old is not None:
         found += immutable.metadata(obj, old)
         # A subresource write (status, binding, scale) changes only what its handler allows,

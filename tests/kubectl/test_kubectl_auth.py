@@ -176,11 +176,6 @@ def _jti(token: str) -> str:
     return str(claims["jti"])
 
 
-@pytest.mark.xfail(
-    reason="sandbox bug: the SelfSubjectReview answer (sandbox/reviews.py _user_info) drops the "
-    "user's extra, so whoami lacks 'Extra: authentication.kubernetes.io/credential-id'",
-    strict=True,
-)
 def test_auth_whoami_shows_the_token_credential_id(reader: Reader) -> None:
     shown = whoami(reader.kubectl)
     assert shown["Extra: authentication.kubernetes.io/credential-id"] == (
@@ -278,13 +273,7 @@ def test_token_stops_working_when_its_service_account_is_deleted(
 
 # -- impersonation (--as): not supported by the sandbox yet ----------------------------------
 
-IMPERSONATION_IGNORED = (
-    "sandbox gap: impersonation is not supported; Impersonate-User/-Group headers are ignored "
-    "and the request runs as the caller (the admin keeps full rights under --as)"
-)
 
-
-@pytest.mark.xfail(reason=IMPERSONATION_IGNORED, strict=True)
 def test_admin_impersonating_the_service_account_gets_its_rights(
     shared_kubectl: Kubectl, reader: Reader
 ) -> None:
@@ -292,7 +281,6 @@ def test_admin_impersonating_the_service_account_gets_its_rights(
     assert f'User "{reader.username}" cannot list resource "secrets"' in done.stderr
 
 
-@pytest.mark.xfail(reason=IMPERSONATION_IGNORED, strict=True)
 def test_admin_impersonating_a_user_is_that_user_in_whoami(shared_kubectl: Kubectl) -> None:
     assert whoami(shared_kubectl, "--as=alice", "--as-group=devs") == {
         "Username": "alice",
@@ -300,7 +288,6 @@ def test_admin_impersonating_a_user_is_that_user_in_whoami(shared_kubectl: Kubec
     }
 
 
-@pytest.mark.xfail(reason=IMPERSONATION_IGNORED, strict=True)
 def test_service_account_may_not_impersonate(reader: Reader) -> None:
     done = reader.kubectl.fails("--as=alice", "get", "pods")
     assert done.stderr.strip() == (

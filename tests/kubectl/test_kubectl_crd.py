@@ -23,11 +23,6 @@ pytestmark = pytest.mark.kubectl
 WIDGETS_CRD = MANIFESTS / "a" / "widgets-crd.yaml"
 GADGETS_CRD = MANIFESTS / "a" / "gadgets-crd.yaml"
 CRD_REF = "customresourcedefinition.apiextensions.k8s.io/widgets.stable.example.com"
-SCHEMA_NOT_ENFORCED = pytest.mark.xfail(
-    reason="sandbox bug: custom resources are not validated against the CRD's openAPIV3Schema "
-    "(type, enum, minimum); kubectl apply creates the invalid object instead of a 422",
-    strict=True,
-)
 MADE = (datetime.now(UTC) - timedelta(days=10)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -244,21 +239,18 @@ def test_cluster_scoped_crd_serves_objects_without_namespace(kubectl: Kubectl) -
             'The Widget "w1" is invalid: spec.size: Invalid value: 0: spec.size in body should '
             "be greater than or equal to 1",
             id="below-minimum",
-            marks=SCHEMA_NOT_ENFORCED,
         ),
         pytest.param(
             {"color": "pink"},
             'The Widget "w1" is invalid: spec.color: Unsupported value: "pink": supported '
             'values: "red", "green", "blue"',
             id="not-in-enum",
-            marks=SCHEMA_NOT_ENFORCED,
         ),
         pytest.param(
             {"size": "big"},
             'The Widget "w1" is invalid: spec.size: Invalid value: "string": spec.size in body '
             'must be of type integer: "string"',
             id="wrong-type",
-            marks=SCHEMA_NOT_ENFORCED,
         ),
     ],
 )

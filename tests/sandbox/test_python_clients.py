@@ -40,8 +40,11 @@ def _deployment(name: str, replicas: int = 1, image: str = "nginx:1.27") -> dict
             "selector": {"matchLabels": {"app": name}},
             "template": {
                 "metadata": {"labels": {"app": name}},
-                "spec": {"containers": [{"name": "web", "image": image,
-                                         "ports": [{"containerPort": 80}]}]},
+                "spec": {
+                    "containers": [
+                        {"name": "web", "image": image, "ports": [{"containerPort": 80}]}
+                    ]
+                },
             },
         },
     }
@@ -49,8 +52,9 @@ def _deployment(name: str, replicas: int = 1, image: str = "nginx:1.27") -> dict
 
 def test_configmap_crud_round_trip(api: client.ApiClient, ns: str) -> None:
     core = client.CoreV1Api(api)
-    created = core.create_namespaced_config_map(ns, {"metadata": {"name": "cm1"},
-                                                     "data": {"k": "v"}})
+    created = core.create_namespaced_config_map(
+        ns, {"metadata": {"name": "cm1"}, "data": {"k": "v"}}
+    )
     assert created.metadata.uid and created.metadata.resource_version
     created.data["k"] = "v2"
     replaced = core.replace_namespaced_config_map("cm1", ns, created)
@@ -80,8 +84,10 @@ def test_create_twice_is_already_exists(api: client.ApiClient, ns: str) -> None:
         core.create_namespaced_config_map(ns, {"metadata": {"name": "dup"}})
     assert exists.value.status == 409
     status = json.loads(exists.value.body)
-    assert (status["reason"], status["message"]) == ("AlreadyExists",
-                                                     'configmaps "dup" already exists')
+    assert (status["reason"], status["message"]) == (
+        "AlreadyExists",
+        'configmaps "dup" already exists',
+    )
 
 
 @pytest.mark.parametrize(
@@ -97,11 +103,16 @@ def test_create_twice_is_already_exists(api: client.ApiClient, ns: str) -> None:
     ],
     ids=["equals", "not-equals", "in", "notin", "exists", "not-exists", "and"],
 )
-def test_list_with_label_selectors(api: client.ApiClient, ns: str, selector: str,
-                                   expected: list[str]) -> None:
+def test_list_with_label_selectors(
+    api: client.ApiClient, ns: str, selector: str, expected: list[str]
+) -> None:
     core = client.CoreV1Api(api)
-    labels = {"a": {"tier": "web", "zone": "east"}, "b": {"tier": "web"}, "c": {"tier": "db"},
-              "d": {}}
+    labels = {
+        "a": {"tier": "web", "zone": "east"},
+        "b": {"tier": "web"},
+        "c": {"tier": "db"},
+        "d": {},
+    }
     for name, lbls in labels.items():
         core.create_namespaced_config_map(ns, {"metadata": {"name": name, "labels": lbls}})
     found = core.list_namespaced_config_map(ns, label_selector=selector)
@@ -144,8 +155,9 @@ def test_watch_streams_changes_and_resumes(api: client.ApiClient, ns: str) -> No
     core.delete_namespaced_config_map("w", ns)
     events = [
         (e["type"], e["object"].metadata.name, (e["object"].data or {}).get("n"))
-        for e in watch.Watch().stream(core.list_namespaced_config_map, ns,
-                                      resource_version=start, timeout_seconds=1)
+        for e in watch.Watch().stream(
+            core.list_namespaced_config_map, ns, resource_version=start, timeout_seconds=1
+        )
     ]
     assert events == [("ADDED", "w", "1"), ("MODIFIED", "w", "2"), ("DELETED", "w", "2")]
 
@@ -167,15 +179,18 @@ def test_watch_sees_live_changes(api: client.ApiClient, ns: str) -> None:
 
 
 def test_watch_from_expired_resource_version_is_gone(tmp_path: Path) -> None:
-    with Sandbox(Options(home=tmp_path, history=5)) as small, \
-            kubernetes.config.new_client_from_config(str(small.kubeconfig)) as api_client:
+    with (
+        Sandbox(Options(home=tmp_path, history=5)) as small,
+        kubernetes.config.new_client_from_config(str(small.kubeconfig)) as api_client,
+    ):
         core = client.CoreV1Api(api_client)
         old = core.list_namespaced_config_map("default").metadata.resource_version
         for i in range(10):
             core.create_namespaced_config_map("default", {"metadata": {"name": f"c{i}"}})
         with pytest.raises(ApiException) as gone:
-            for _ in watch.Watch().stream(core.list_namespaced_config_map, "default",
-                                          resource_version=old, timeout_seconds=2):
+            for _ in watch.Watch().stream(
+                core.list_namespaced_config_map, "default", resource_version=old, timeout_seconds=2
+            ):
                 pass
         assert gone.value.status == 410
 
@@ -183,18 +198,44 @@ def test_watch_from_expired_resource_version_is_gone(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("patch", "content_type"),
     [
-        ({"spec": {"template": {"spec": {"containers": [{"name": "web", "image": "nginx:2"}]}}}},
-         None),
-        ([{"op": "replace", "path": "/spec/template/spec/containers/0/image",
-           "value": "nginx:2"}], None),
-        ({"spec": {"template": {"spec": {"containers": [
-            {"name": "web", "image": "nginx:2", "ports": [{"containerPort": 80}]}]}}}},
-         "application/merge-patch+json"),
+        (
+            {"spec": {"template": {"spec": {"containers": [{"name": "web", "image": "nginx:2"}]}}}},
+            None,
+        ),
+        (
+            [
+                {
+                    "op": "replace",
+                    "path": "/spec/template/spec/containers/0/image",
+                    "value": "nginx:2",
+                }
+            ],
+            None,
+        ),
+        (
+            {
+                "spec": {
+                    "template": {
+                        "spec": {
+                            "containers": [
+                                {
+                                    "name": "web",
+                                    "image": "nginx:2",
+                                    "ports": [{"containerPort": 80}],
+                                }
+                            ]
+                        }
+                    }
+                }
+            },
+            "application/merge-patch+json",
+        ),
     ],
     ids=["strategic-merge", "json-patch", "merge-patch"],
 )
-def test_patch_types_change_the_image(api: client.ApiClient, ns: str, patch: object,
-                                      content_type: str | None) -> None:
+def test_patch_types_change_the_image(
+    api: client.ApiClient, ns: str, patch: object, content_type: str | None
+) -> None:
     apps = client.AppsV1Api(api)
     apps.create_namespaced_deployment(ns, _deployment("web"))
     kwargs = {"_content_type": content_type} if content_type else {}
@@ -209,11 +250,18 @@ def test_strategic_merge_keeps_other_containers(api: client.ApiClient, ns: str) 
     apps = client.AppsV1Api(api)
     body = _deployment("two")
     body["spec"]["template"]["spec"]["containers"].append(  # type: ignore[index]
-        {"name": "sidecar", "image": "busybox"})
+        {"name": "sidecar", "image": "busybox"}
+    )
     apps.create_namespaced_deployment(ns, body)
     patched = apps.patch_namespaced_deployment(
-        "two", ns, {"spec": {"template": {"spec": {"containers": [
-            {"name": "sidecar", "image": "busybox:2"}]}}}})
+        "two",
+        ns,
+        {
+            "spec": {
+                "template": {"spec": {"containers": [{"name": "sidecar", "image": "busybox:2"}]}}
+            }
+        },
+    )
     images = {c.name: c.image for c in patched.spec.template.spec.containers}
     assert images == {"web": "nginx:1.27", "sidecar": "busybox:2"}
 
@@ -252,7 +300,8 @@ def test_errors_are_kubernetes_status_objects(api: client.ApiClient, ns: str) ->
 def test_asyncio_client_crud_and_watch(shared_sandbox: Sandbox) -> None:
     async def scenario() -> list[tuple[str, str]]:
         api_client = await kubernetes_asyncio.config.new_client_from_config(
-            str(shared_sandbox.kubeconfig))
+            str(shared_sandbox.kubeconfig)
+        )
         async with api_client:
             core = kubernetes_asyncio.client.CoreV1Api(api_client)
             await core.create_namespace({"metadata": {"name": "py-asyncio"}})
@@ -261,8 +310,12 @@ def test_asyncio_client_crud_and_watch(shared_sandbox: Sandbox) -> None:
             await core.delete_namespaced_config_map("a", "py-asyncio")
             seen = []
             stream = kubernetes_asyncio.watch.Watch()
-            async for event in stream.stream(core.list_namespaced_config_map, "py-asyncio",
-                                             resource_version=start, timeout_seconds=1):
+            async for event in stream.stream(
+                core.list_namespaced_config_map,
+                "py-asyncio",
+                resource_version=start,
+                timeout_seconds=1,
+            ):
                 seen.append((event["type"], event["object"].metadata.name))
             return seen
 

@@ -27,16 +27,29 @@ class Kubectl:
     kubeconfig: Path
     cache_dir: Path
 
-    def run(self, *args: str, input: str | None = None, check: bool = True,
-            timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        env = {**os.environ, "KUBECONFIG": str(self.kubeconfig), "KUBECACHEDIR": str(self.cache_dir),
-               "HOME": str(self.cache_dir.parent)}
-        done = subprocess.run([KUBECTL, *args], input=input, capture_output=True, text=True,
-                              env=env, timeout=timeout, check=False)
+    def run(
+        self, *args: str, input: str | None = None, check: bool = True, timeout: float = 60
+    ) -> subprocess.CompletedProcess[str]:
+        env = {
+            **os.environ,
+            "KUBECONFIG": str(self.kubeconfig),
+            "KUBECACHEDIR": str(self.cache_dir),
+            "HOME": str(self.cache_dir.parent),
+        }
+        done = subprocess.run(
+            [KUBECTL, *args],
+            input=input,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=timeout,
+            check=False,
+        )
         if check and done.returncode != 0:
             raise KubectlError(
                 f"kubectl {' '.join(args)} exited {done.returncode}\n"
-                f"stdout: {done.stdout}\nstderr: {done.stderr}")
+                f"stdout: {done.stdout}\nstderr: {done.stderr}"
+            )
         return done
 
     def __call__(self, *args: str, input: str | None = None) -> str:
@@ -48,6 +61,7 @@ class Kubectl:
     def fails(self, *args: str, input: str | None = None) -> subprocess.CompletedProcess[str]:
         done = self.run(*args, input=input, check=False)
         if done.returncode == 0:
-            raise KubectlError(f"kubectl {' '.join(args)} succeeded but should have failed:\n"
-                               f"{done.stdout}")
+            raise KubectlError(
+                f"kubectl {' '.join(args)} succeeded but should have failed:\n{done.stdout}"
+            )
         return done
