@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, Literal, cast
 
 from sandbox.clock import format_time, parse_time
@@ -90,9 +91,7 @@ class Lifecycle:
         self._check_preconditions(rt, obj, options)
         meta = obj["metadata"]
         if meta.get("deletionTimestamp"):
-            if options.grace_period == 0 and rt.key == _PODS and not meta.get("finalizers"):
-                return self._remove(rt, obj, "Background", dry_run=options.dry_run)
-            return obj
+            return self._delete_again(rt, obj, options)
         finalizers = list(meta.get("finalizers") or [])
         if options.propagation == "Foreground" and FOREGROUND not in finalizers:
             finalizers.append(FOREGROUND)
@@ -103,10 +102,22 @@ class Lifecycle:
             return self._mark(rt, obj, finalizers=finalizers, grace=grace, dry_run=options.dry_run)
         return self._remove(rt, obj, options.propagation, dry_run=options.dry_run)
 
-    def delete_dependents_then(self, rt: ResourceType, obj: Obj) -> None:
-        """Foreground: delete the dependents now; the owner goes when they are gone."""
-        for ref in list(self._dependents.get(obj["metadata"]["uid"], ())):
-            self._delete_ref(ref, "Foreground")
+    def _delete_again(self, rt: ResourceType, obj: Obj, options: DeleteOptions) -> Obj:
+        """A DELETE of an object already terminating may only shorten a pod's grace period."""
+        meta = obj["metadata"]
+        grace = options.grace_period
+        current = meta.get("deletionGracePeriodSeconds")
+        if rt.key != _PODS or grace is None or (current is not None and grace >= current):
+            return obj
+        if grace == 0 and not meta.get("finalizers"):
+            return self._remove(rt, obj, "Background", dry_run=options.dry_run)
+        return self._mark(
+            rt,
+            obj,
+            finalizers=list(meta.get("finalizers") or []),
+            grace=grace,
+            dry_run=options.dry_run,
+        )
 
     # -- the sweeper ---------------------------------------------------------------------------
 
@@ -173,12 +184,12 @@ class Lifecycle:
     def _mark(
         self, rt: ResourceType, obj: Obj, *, finalizers: list[str], grace: int, dry_run: bool
     ) -> Obj:
-        now = self.objects.clock.now().timestamp()
-        from datetime import UTC, datetime
-
+        deadline = self.objects.clock.now() + timedelta(seconds=grace)
+        if deadline.microsecond:  # timestamps keep whole seconds: never end a grace period early
+            deadline += timedelta(microseconds=1_000_000 - deadline.microsecond)
         meta = {
             **obj["metadata"],
-            "deletionTimestamp": format_time(datetime.fromtimestamp(now + grace, UTC)),
+            "deletionTimestamp": format_time(deadline),
             "deletionGracePeriodSeconds": grace,
         }
         if finalizers:

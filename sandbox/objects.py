@@ -116,12 +116,7 @@ class Objects:
         opts: WriteOptions,
         subresource: str = "",
     ) -> Obj:
-        obj = self._accept_body(rt, body, namespace=namespace)
-        if obj["metadata"].get("name") != name:
-            raise BadRequest(
-                f"the name of the object ({obj['metadata'].get('name')}) does not match the "
-                f"name on the URL ({name})"
-            )
+        obj = self._accept_body(rt, body, namespace=namespace, name=name)
         old = self.get(rt, namespace, name)
         sent_rv = obj["metadata"].get("resourceVersion")
         if sent_rv and sent_rv != old["metadata"]["resourceVersion"]:
@@ -201,12 +196,7 @@ class Objects:
             raise BadRequest(
                 "PATCH requests with the apply content type require the fieldManager parameter"
             )
-        config = self._accept_body(rt, config, namespace=namespace)
-        if config["metadata"].get("name") != name:
-            raise BadRequest(
-                f"the name of the object ({config['metadata'].get('name')}) does not match "
-                f"the name on the URL ({name})"
-            )
+        config = self._accept_body(rt, config, namespace=namespace, name=name)
         config = self._checked_fields(rt, config, opts)
         if old is None:
             created = server_side_apply(
@@ -240,7 +230,9 @@ class Objects:
         opts.warnings.extend(fieldcheck.enforce(rt, obj, opts.field_validation))
         return fieldcheck.prune(rt, obj)
 
-    def _accept_body(self, rt: ResourceType, body: Any, *, namespace: str) -> Obj:
+    def _accept_body(
+        self, rt: ResourceType, body: Any, *, namespace: str, name: str | None = None
+    ) -> Obj:
         """Check a body is an object of this resource; fill apiVersion/kind the way servers do."""
         if not isinstance(body, dict):
             raise BadRequest(f"the body of the request must be a {rt.kind} object")
@@ -272,6 +264,11 @@ class Objects:
         else:
             meta.pop("namespace", None)
         obj["metadata"] = meta
+        if name is not None and meta.get("name") != name:
+            raise BadRequest(
+                f"the name of the object ({meta.get('name')}) does not match the name on the "
+                f"URL ({name})"
+            )
         return obj
 
     def _merge_old(self, rt: ResourceType, new: Obj, old: Obj, subresource: str) -> Obj:

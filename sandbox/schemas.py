@@ -12,7 +12,7 @@ hides the difference so walkers can descend by property or item without caring w
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
@@ -60,31 +60,40 @@ def resolve(node: dict[str, Any]) -> dict[str, Any]:
         return node
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class SchemaNode:
-    """A position in a schema tree: descend with `.prop(name)`, `.items()`, `.values()`."""
+    """A position in a schema tree: descend with `.prop(name)`, `.items()`, `.values()`.
+
+    Children are built once and kept, so walks over the shared built-in trees (every write
+    walks one for managedFields) resolve each `$ref` only the first time.
+    """
 
     raw: dict[str, Any]
+    _children: dict[str, SchemaNode | None] = field(default_factory=dict, repr=False)
 
-    @property
+    @functools.cached_property
     def schema(self) -> dict[str, Any]:
         return resolve(self.raw)
 
     def prop(self, name: str) -> SchemaNode | None:
-        props = self.schema.get("properties") or {}
-        child = props.get(name)
-        if child is None:
-            return self.values()
-        return SchemaNode(child)
+        key = "p:" + name
+        if key not in self._children:
+            child = (self.schema.get("properties") or {}).get(name)
+            self._children[key] = self.values() if child is None else SchemaNode(child)
+        return self._children[key]
 
     def items(self) -> SchemaNode | None:
-        child = self.schema.get("items")
-        return SchemaNode(child) if isinstance(child, dict) else None
+        return self._child("items")
 
     def values(self) -> SchemaNode | None:
         """The schema of a map's values (`additionalProperties`), if this node is a map."""
-        child = self.schema.get("additionalProperties")
-        return SchemaNode(child) if isinstance(child, dict) else None
+        return self._child("additionalProperties")
+
+    def _child(self, keyword: str) -> SchemaNode | None:
+        if keyword not in self._children:
+            child = self.schema.get(keyword)
+            self._children[keyword] = SchemaNode(child) if isinstance(child, dict) else None
+        return self._children[keyword]
 
     def ext(self, name: str) -> Any:
         """An `x-kubernetes-*` extension, looked up on the property node before resolving."""
@@ -115,6 +124,7 @@ class SchemaNode:
         return bool(self.ext("x-kubernetes-preserve-unknown-fields"))
 
 
+@functools.cache
 def for_kind(group: str, version: str, kind: str) -> SchemaNode | None:
     """The root schema of a built-in kind, or None for kinds the definitions do not know."""
     name = definition_name(group, version, kind)

@@ -160,12 +160,12 @@ def _prepare(options: Options) -> tuple[socket.socket, uvicorn.Server, str]:
         ) from None
     port = sock.getsockname()[1]
     address = f"{options.host}:{port}"
-    ssl_files: dict[str, str] = {}
+    cert_file = key_file = None
     ca_pem = None
     if options.use_tls:
         material = tls.generate((options.host, "localhost"))
         _ca_path, cert_path, key_path = tls.write(material, home / "tls")
-        ssl_files = {"ssl_certfile": str(cert_path), "ssl_keyfile": str(key_path)}
+        cert_file, key_file = str(cert_path), str(key_path)
         ca_pem = material.ca_pem
     scheme = "https" if options.use_tls else "http"
     cluster = Cluster(
@@ -184,8 +184,9 @@ def _prepare(options: Options) -> tuple[socket.socket, uvicorn.Server, str]:
         loop="uvloop",
         access_log=False,
         timeout_graceful_shutdown=2,
-        **ssl_files,
-    )  # type: ignore[arg-type]
+        ssl_certfile=cert_file,
+        ssl_keyfile=key_file,
+    )
     url = f"{scheme}://{address}"
     kubeconfig.write(
         home / "kubeconfig",

@@ -31,7 +31,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sandbox.jsoncopy import deep_copy
 from sandbox.patches.merge import json_equal
 from sandbox.schemas import SchemaNode
 
@@ -370,13 +369,17 @@ def read_managers(obj: dict[str, Any] | None) -> list[ManagerEntry]:
 
 
 def with_managers(obj: dict[str, Any], entries: Iterable[ManagerEntry]) -> dict[str, Any]:
-    """A copy of `obj` carrying `entries` (empty ones dropped) in Kubernetes' order."""
-    result = deep_copy(obj)
+    """A copy of `obj` carrying `entries` (empty ones dropped) in Kubernetes' order.
+
+    Only the top level and metadata are copied: nothing else is changed, and API objects are
+    never mutated in place, so the rest is safely shared.
+    """
     kept = sorted(
         (entry for entry in entries if entry.fields),
         key=lambda e: (e.operation, e.time or "", e.manager, e.api_version, e.subresource),
     )
-    metadata = result.setdefault("metadata", {})
+    metadata = dict(obj.get("metadata") or {})
+    result = {**obj, "metadata": metadata}
     if kept:
         metadata["managedFields"] = [entry.to_dict() for entry in kept]
     else:
@@ -385,11 +388,11 @@ def with_managers(obj: dict[str, Any], entries: Iterable[ManagerEntry]) -> dict[
 
 
 def without_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
-    result = deep_copy(obj)
-    metadata = result.get("metadata")
-    if isinstance(metadata, dict):
-        metadata.pop("managedFields", None)
-    return result
+    """A shallow view of `obj` without managedFields (for comparisons; nothing is mutated)."""
+    metadata = obj.get("metadata")
+    if not isinstance(metadata, dict) or "managedFields" not in metadata:
+        return obj
+    return {**obj, "metadata": {k: v for k, v in metadata.items() if k != "managedFields"}}
 
 
 def record_update(

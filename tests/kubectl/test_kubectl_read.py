@@ -4,7 +4,6 @@ describe with events, `kubectl events` and explain, as a user of a real cluster 
 from __future__ import annotations
 
 import json
-import os
 import queue
 import subprocess
 import threading
@@ -391,14 +390,12 @@ class Watcher:
     """A `kubectl get -w` process whose output lines arrive on a queue, read with deadlines."""
 
     def __init__(self, kubectl: Kubectl, *args: str) -> None:
-        env = {
-            **os.environ,
-            "KUBECONFIG": str(kubectl.kubeconfig),
-            "KUBECACHEDIR": str(kubectl.cache_dir),
-            "HOME": str(kubectl.cache_dir.parent),
-        }
         self.process = subprocess.Popen(
-            [KUBECTL, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+            [KUBECTL, *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=kubectl.env(),
         )
         self.lines: queue.Queue[str] = queue.Queue()
         self.seen: list[str] = []
