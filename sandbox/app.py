@@ -12,7 +12,7 @@ import contextlib
 import logging
 from typing import Any
 
-from sandbox import handlers
+from sandbox import verbs
 from sandbox.cluster import Cluster
 from sandbox.discovery import AGGREGATED_CONTENT_TYPE, wants_aggregated
 from sandbox.errors import ApiError, InternalError, NotFound
@@ -120,9 +120,8 @@ class App:
         target = route(request.method, request.path, registry=cluster.registry, watch=watch)
         self._authorize(user, target, request)
         if target.endpoint == "resource":
-            await handlers.resource(
-                cluster, target, request, user, receive, send, streams=self.streams
-            )
+            exchange = verbs.Exchange(cluster, target, request, user, receive, send, self.streams)
+            await verbs.serve(exchange)
         else:
             await self._non_resource(target, request, send)
 
@@ -169,8 +168,16 @@ class App:
             body = cluster.openapi.root()
         elif target.endpoint == "openapi":
             body = cluster.openapi.document(target.path)
-        else:  # openapi-v2: kubectl >= 1.29 needs only v3
-            body = None
+        else:  # openapi-v2: kubectl validates with it what v3 cannot vouch for (a `kind: List`)
+            rendering = cluster.openapi_v2.render(accept)
+            await respond(
+                send,
+                200,
+                rendering.body,
+                content_type=rendering.content_type,
+                extra_headers={"ETag": rendering.etag},
+            )
+            return
         if body is None:
             raise NotFound(NOT_FOUND_MESSAGE)
         await respond(send, 200, dumps(body), content_type=content_type)

@@ -18,6 +18,7 @@ from sandbox.logs import PodLogs
 from sandbox.metrics import MetricsBook
 from sandbox.objects import Objects
 from sandbox.openapi import OpenAPI
+from sandbox.openapi_v2 import OpenAPIV2
 from sandbox.rbac import Authorizer
 from sandbox.registry import Registry
 from sandbox.store import Change, Obj, Store
@@ -65,6 +66,7 @@ class Cluster:
         self.lifecycle = Lifecycle(self.objects)
         self.discovery = Discovery(self.registry)
         self.openapi = OpenAPI(self.registry)
+        self.openapi_v2 = OpenAPIV2(self.openapi)
         self.authn = Authenticator(
             static_tokens={admin_token: ADMIN}, signing_key=signing_key, reader=self.store
         )

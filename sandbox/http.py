@@ -1,6 +1,6 @@
 """The thin HTTP layer under the API: ASGI request parsing, content negotiation and responses.
 
-Kept apart from the API semantics so handlers deal in dicts and errors, never in ASGI messages.
+Kept apart from the API semantics so the verbs deal in dicts and errors, never in ASGI messages.
 Bodies are bounded (`MAX_BODY`, as kube-apiserver bounds them) and every decoding failure becomes a
 `BadRequest`/`UnsupportedMediaType`, never a traceback.
 """
@@ -153,12 +153,14 @@ async def respond(
     *,
     content_type: str = JSON,
     warnings: list[str] | None = None,
+    extra_headers: dict[str, str] | None = None,
 ) -> None:
     headers = [
         (b"content-type", content_type.encode()),
         (b"content-length", str(len(body)).encode()),
         (b"cache-control", b"no-cache, private"),
     ]
+    headers += [(k.lower().encode(), v.encode()) for k, v in (extra_headers or {}).items()]
     for warning in warnings or ():
         escaped = warning.replace("\\", "\\\\").replace('"', '\\"')
         headers.append((b"warning", f'299 - "{escaped}"'.encode()))

@@ -134,11 +134,6 @@ def test_apply_kustomization_prefixes_labels_and_generates_configmap(
     assert settings["metadata"]["labels"] == {"team": "shop"}
 
 
-@pytest.mark.xfail(
-    reason="sandbox bug: kubectl validates a kind: List client-side with OpenAPI "
-    "v2, and /openapi/v2 answers 404",
-    strict=True,
-)
 def test_apply_accepts_a_list_of_objects(shared_kubectl: Kubectl, namespace: str) -> None:
     docs = list(yaml.safe_load_all((MANIFESTS / "b" / "bundle" / "configmap.yaml").read_text()))
     listed = {"apiVersion": "v1", "kind": "List", "items": docs}

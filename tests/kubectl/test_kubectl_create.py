@@ -463,12 +463,6 @@ def test_create_client_dry_run_prints_yaml_and_stores_nothing(
     assert created == "deployment.apps/web created\n"
 
 
-@pytest.mark.xfail(
-    reason="sandbox bug: a `kind: List` manifest fails with 'error validating data: the server "
-    "could not find the requested resource': kubectl validates v1 List on the client against "
-    "/openapi/v2 (protobuf), which the sandbox answers 404",
-    strict=True,
-)
 def test_create_from_a_list_manifest_creates_each_item(
     shared_kubectl: Kubectl, namespace: str
 ) -> None:

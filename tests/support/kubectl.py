@@ -27,21 +27,24 @@ class Kubectl:
     kubeconfig: Path
     cache_dir: Path
 
-    def run(
-        self, *args: str, input: str | None = None, check: bool = True, timeout: float = 60
-    ) -> subprocess.CompletedProcess[str]:
-        env = {
+    def env(self) -> dict[str, str]:
+        """The environment kubectl runs in: this sandbox, a private cache and home."""
+        return {
             **os.environ,
             "KUBECONFIG": str(self.kubeconfig),
             "KUBECACHEDIR": str(self.cache_dir),
             "HOME": str(self.cache_dir.parent),
         }
+
+    def run(
+        self, *args: str, input: str | None = None, check: bool = True, timeout: float = 60
+    ) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(
             [KUBECTL, *args],
             input=input,
             capture_output=True,
             text=True,
-            env=env,
+            env=self.env(),
             timeout=timeout,
             check=False,
         )
