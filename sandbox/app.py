@@ -82,6 +82,7 @@ class App:
             await asyncio.sleep(SWEEP_INTERVAL)
             try:
                 self.cluster.lifecycle.sweep()
+                self.cluster.store.commit()
             except Exception:  # the sweeper must survive one bad object
                 log.exception("lifecycle sweep failed")
 

@@ -75,6 +75,7 @@ class Cluster:
         self.metrics = MetricsBook(self.clock)
         self.store.observe(self._on_change)
         bootstrap.seed(self.objects, nodes=nodes)
+        self.store.commit()
 
     def _on_change(self, change: Change) -> None:
         if change.type != "DELETED":

@@ -131,15 +131,20 @@ class Sandbox:
         cluster = self.cluster
 
         async def run() -> T:
-            return fn(cluster)
+            try:
+                return fn(cluster)
+            finally:
+                cluster.store.commit()
 
         return asyncio.run_coroutine_threadsafe(run(), self.app.loop).result(timeout=30)
 
 
 def _abort(server: uvicorn.Server) -> None:
+    # Abort even transports already closing: a TLS close waits for the peer's close_notify,
+    # which an idle pooled client never sends.
     for protocol in list(server.server_state.connections):
         transport = getattr(protocol, "transport", None)
-        if transport is not None and not transport.is_closing():
+        if transport is not None:
             transport.abort()
 
 

@@ -9,13 +9,15 @@ visible.
 Objects handed out are shared, never copies: callers must treat them as immutable and build a new
 dict to change anything. That keeps lists of thousands of objects cheap.
 
-Durability: with a path, every write is committed to SQLite (WAL) before it is acknowledged, so a
-crash of the process loses no acknowledged write. Everything runs on one thread (the server's
+Durability: with a path, every write goes to SQLite (WAL) and is committed before it is
+acknowledged (`group_commit` lets concurrent requests share one commit), so a crash of the
+process loses no acknowledged write. Everything runs on one thread (the server's
 event loop), so there is no locking.
 """
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import sqlite3
 from collections import deque
@@ -58,6 +60,7 @@ class Store:
         self._key_versions: dict[Key, int] = {}  # the last resourceVersion written per key
         self.rv = 0
         self._db: sqlite3.Connection | None = None
+        self._dirty = False
         if path is not None:
             self._open(path)
 
@@ -175,20 +178,35 @@ class Store:
     def _persist(self, key: Key, namespace: str, name: str, obj: Obj | None) -> None:
         if self._db is None:
             return
-        with self._db:  # one transaction: the object and the counter move together
-            if obj is None:
-                self._db.execute(
-                    "DELETE FROM objects WHERE grp=? AND plural=? AND ns=? AND name=?",
-                    (*key, namespace, name),
-                )
-            else:
-                self._db.execute(
-                    "INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?, ?)",
-                    (*key, namespace, name, orjson.dumps(obj)),
-                )
-            self._db.execute("INSERT OR REPLACE INTO meta VALUES ('rv', ?)", (self.rv,))
+        # The statements join the open transaction; `commit` ends it. The object and the
+        # counter always move together.
+        if obj is None:
+            self._db.execute(
+                "DELETE FROM objects WHERE grp=? AND plural=? AND ns=? AND name=?",
+                (*key, namespace, name),
+            )
+        else:
+            self._db.execute(
+                "INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?, ?)",
+                (*key, namespace, name, orjson.dumps(obj)),
+            )
+        self._db.execute("INSERT OR REPLACE INTO meta VALUES ('rv', ?)", (self.rv,))
+        self._dirty = True
+
+    def commit(self) -> None:
+        """Make every write so far durable. Call before acknowledging a write to anyone."""
+        if self._db is not None and self._dirty:
+            self._db.commit()
+            self._dirty = False
+
+    async def group_commit(self) -> None:
+        """Let the writes of other ready requests join, then commit them all at once."""
+        if self._db is not None:
+            await asyncio.sleep(0)
+            self.commit()
 
     def close(self) -> None:
         if self._db is not None:
+            self.commit()
             self._db.close()
             self._db = None

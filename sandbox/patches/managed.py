@@ -235,6 +235,9 @@ def compare(old: Any, new: Any, schema: SchemaNode | None) -> Comparison:
 
 
 def _compare(old: Any, new: Any, schema: SchemaNode | None, path: Path, out: Comparison) -> None:
+    if old is MISSING and new is not MISSING:
+        _added(new, schema, path, out.added)  # every create takes this path: keep it lean
+        return
     kinds = {granular_kind(side, schema) for side in (old, new) if side is not MISSING}
     empty = all(side is MISSING or side in ({}, []) for side in (old, new))
     if len(kinds) != 1 or None in kinds or empty:
@@ -274,6 +277,23 @@ def _compare(old: Any, new: Any, schema: SchemaNode | None, path: Path, out: Com
                 child,
                 out,
             )
+
+
+def _added(new: Any, schema: SchemaNode | None, path: Path, added: set[Path]) -> None:
+    """`_compare(MISSING, new, ...)`: every field of `new` is added."""
+    kind = granular_kind(new, schema)
+    if kind is None or new in ({}, []):
+        added.add(path)
+        return
+    if len(path) > 1:
+        added.add(path)
+    if kind == "map":
+        for key, child in new.items():
+            _added(child, child_schema(schema, key), (*path, f"f:{key}"), added)
+    else:
+        items = item_schema(schema)
+        for element, item in keyed_items(new, schema).items():
+            _added(item, items, (*path, element), added)
 
 
 def _as_map(value: Any) -> dict[str, Any]:

@@ -55,6 +55,7 @@ async def write(ex: Exchange) -> None:
             subresource=_subresource(ex),
         )
         status = 201 if created else 200
+    await ex.cluster.store.group_commit()
     await respond(ex.send, status, dumps(result), warnings=opts.warnings)
 
 
@@ -120,6 +121,7 @@ async def delete(ex: Exchange) -> None:
     options = DeleteOptions.parse(request.json_body(), request.query, dry_run=_dry_run(ex))
     if ex.target.verb == "delete":
         result = lifecycle.delete(rt, ex.namespace, ex.target.name, options)
+        await ex.cluster.store.group_commit()
         await respond(ex.send, 200, dumps(result))
         return
     query = listing.ListQuery.parse(rt, request.query, namespace=ex.namespace or None)
@@ -128,4 +130,5 @@ async def delete(ex: Exchange) -> None:
         lifecycle.delete(rt, o["metadata"].get("namespace", ""), o["metadata"]["name"], options)
         for o in items
     ]
+    await ex.cluster.store.group_commit()
     await respond(ex.send, 200, dumps(listing.envelope(rt, deleted, meta)))
