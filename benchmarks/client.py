@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -72,7 +73,7 @@ class Connection:
                 return Response(status, b"".join(chunks))
             chunks.append(chunk[:-2])
 
-    async def lines(self, path: str):  # type: ignore[no-untyped-def]
+    async def lines(self, path: str) -> AsyncIterator[bytes]:
         """Stream a chunked response line by line (for watches)."""
         head = (
             f"GET {path} HTTP/1.1\r\nHost: {self._host}\r\n"

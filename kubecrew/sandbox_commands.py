@@ -1,34 +1,32 @@
 """`kubecrew sandbox up | down | status`: run the practice cluster from a home directory.
 
-A sandbox home (default `$KUBECREW_HOME/sandbox`, else `~/.kubecrew/sandbox`) is the whole
-contract between these commands and a running sandbox: the server writes `sandbox.pid`, `url` and
-`kubeconfig` there, `down` signals that pid, and `status` asks the cluster over HTTP with the
-kubeconfig's token, as any client would. This module starts `sandbox.server` (in this process, or
-detached as `python -m sandbox.server`) but never reaches into a running cluster's objects, and it
-never prints a token.
+A sandbox home (`sandbox_home.Home`) is the whole contract between these commands and a running
+sandbox: the server writes `sandbox.pid`, `url` and `kubeconfig` there, `down` signals that pid,
+and `status` asks the cluster over HTTP with the kubeconfig's token (`sandbox_probe`), as any
+client would. This module starts `sandbox.server` (in this process, or detached as
+`python -m sandbox.server`) and says what happened; it never reaches into a running cluster's
+objects, and it never prints a token.
 """
 
 from __future__ import annotations
 
-import base64
 import contextlib
-import json
 import os
 import signal
-import ssl
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, NoReturn
 
 import typer
-import yaml
 from rich.console import Console
 from rich.markup import escape
+
+from kubecrew.sandbox_home import Home, wait_gone
+from kubecrew.sandbox_probe import ApiClient, SandboxUnreachable, read_counts
+from kubecrew.terminal import print_failure
 
 READY_TIMEOUT = 30.0
 STOP_TIMEOUT = 10.0
@@ -52,148 +50,15 @@ HomeOption = Annotated[
 ]
 
 
-class SandboxUnreachable(Exception):
-    """The sandbox API did not answer as expected (refused, timed out, or an error status)."""
-
-
 def fail(message: str) -> NoReturn:
     """End the command with one line on stderr and exit status 1."""
-    Console(stderr=True, highlight=False).print(
-        f"[bold red]error:[/] {escape(message)}", soft_wrap=True
-    )
+    print_failure(message)
     raise typer.Exit(1)
 
 
 def _line(text: str) -> None:
     # Paths and URLs must stay copy-pasteable, so never let Rich wrap them.
     Console(highlight=False).print(text, soft_wrap=True)
-
-
-# --- the home directory -----------------------------------------------------------------------
-
-
-def default_home() -> Path:
-    base = os.environ.get("KUBECREW_HOME")
-    root = Path(base).expanduser() if base else Path.home() / ".kubecrew"
-    return root / "sandbox"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie still answers signal 0 but will never serve again: its parent just has not reaped it.
-    with contextlib.suppress(OSError):
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return stat.rsplit(")", 1)[-1].split()[0] != "Z"
-    return True
-
-
-@dataclass(frozen=True)
-class Home:
-    path: Path
-
-    @classmethod
-    def resolve(cls, given: Path | None) -> Home:
-        return cls((given or default_home()).expanduser().resolve())
-
-    @property
-    def kubeconfig(self) -> Path:
-        return self.path / "kubeconfig"
-
-    @property
-    def log(self) -> Path:
-        return self.path / "sandbox.log"
-
-    @property
-    def url(self) -> str | None:
-        with contextlib.suppress(OSError):
-            return (self.path / "url").read_text().strip() or None
-        return None
-
-    def recorded_pid(self) -> int | None:
-        with contextlib.suppress(OSError, ValueError):
-            return int((self.path / "sandbox.pid").read_text().strip())
-        return None
-
-    def running_pid(self) -> int | None:
-        pid = self.recorded_pid()
-        return pid if pid is not None and _alive(pid) else None
-
-    def forget(self) -> None:
-        """Remove the files a stopped (or killed) server leaves, so nothing mistakes them."""
-        for name in ("sandbox.pid", "url"):
-            with contextlib.suppress(FileNotFoundError):
-                (self.path / name).unlink()
-
-    def __str__(self) -> str:
-        return str(self.path)
-
-
-# --- talking to the API like any client ---------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ApiClient:
-    server: str
-    token: str = field(repr=False)
-    ca_pem: bytes | None = None
-
-    @classmethod
-    def from_kubeconfig(cls, path: Path) -> ApiClient:
-        try:
-            config = yaml.safe_load(path.read_text())
-            cluster = config["clusters"][0]["cluster"]
-            token = config["users"][0]["user"]["token"]
-        except (OSError, yaml.YAMLError, KeyError, IndexError, TypeError) as exc:
-            raise SandboxUnreachable(f"cannot read the kubeconfig {path}: {exc}") from exc
-        ca = cluster.get("certificate-authority-data")
-        return cls(cluster["server"], token, base64.b64decode(ca) if ca else None)
-
-    def get(self, path: str, *, timeout: float = 5.0) -> bytes:
-        request = urllib.request.Request(
-            self.server + path,
-            headers={"Authorization": f"Bearer {self.token}", "Accept": "application/json"},
-        )
-        context = None
-        if self.ca_pem is not None:
-            context = ssl.create_default_context(cadata=self.ca_pem.decode())
-        try:
-            with urllib.request.urlopen(request, timeout=timeout, context=context) as response:
-                body: bytes = response.read()
-                return body
-        except urllib.error.HTTPError as exc:
-            raise SandboxUnreachable(f"GET {path} answered {exc.code} {exc.reason}") from exc
-        except (urllib.error.URLError, OSError) as exc:
-            raise SandboxUnreachable(f"{self.server} is not answering: {exc}") from exc
-
-    def get_json(self, path: str) -> dict[str, Any]:
-        try:
-            data: dict[str, Any] = json.loads(self.get(path))
-        except json.JSONDecodeError as exc:
-            raise SandboxUnreachable(f"GET {path} did not return JSON") from exc
-        return data
-
-
-@dataclass(frozen=True)
-class ClusterCounts:
-    nodes: int
-    ready_nodes: int
-    namespaces: int
-
-
-def _is_ready(node: dict[str, Any]) -> bool:
-    conditions = node.get("status", {}).get("conditions", [])
-    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
-
-
-def read_counts(client: ApiClient) -> ClusterCounts:
-    nodes = client.get_json("/api/v1/nodes").get("items", [])
-    namespaces = client.get_json("/api/v1/namespaces").get("items", [])
-    return ClusterCounts(len(nodes), sum(map(_is_ready, nodes)), len(namespaces))
 
 
 def _report_ready(home: Home, url: str, *, detail: str) -> None:
@@ -384,15 +249,6 @@ def up(
 # --- down and status -----------------------------------------------------------------------------
 
 
-def _wait_gone(pid: int, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while _alive(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
 def _signal(pid: int, sig: signal.Signals) -> None:
     try:
         os.kill(pid, sig)
@@ -421,11 +277,11 @@ def down(home: HomeOption = None) -> None:
         return
     _signal(pid, signal.SIGTERM)
     with Console(stderr=True).status(f"Stopping the sandbox (pid {pid})…"):
-        stopped = _wait_gone(pid, STOP_TIMEOUT)
+        stopped = wait_gone(pid, timeout=STOP_TIMEOUT)
     how = "stopped"
     if not stopped:
         _signal(pid, signal.SIGKILL)
-        _wait_gone(pid, 2.0)
+        wait_gone(pid, timeout=2.0)
         how = f"killed (it ignored SIGTERM for {STOP_TIMEOUT:.0f} s)"
     where.forget()
     _line(escape(f"Sandbox {how}: pid {pid}, home {where}."))

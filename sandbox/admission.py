@@ -30,8 +30,10 @@ CRD_KEY = ("apiextensions.k8s.io", "customresourcedefinitions")
 def install(objects: Objects) -> None:
     objects.admit.extend([namespace_exists, apply_defaults, allocate_service_addresses, crd_status])
     objects.on_commit.append(lambda rt, new, old: register_crd(objects, rt, new))
+    crds = objects.registry.for_group(*CRD_KEY)
+    assert crds is not None, "the CustomResourceDefinition type is built in"
     for crd in objects.store.list(CRD_KEY):  # a restarted sandbox serves its CRDs again
-        register_crd(objects, objects.registry.for_group(*CRD_KEY), crd)  # type: ignore[arg-type]
+        register_crd(objects, crds, crd)
 
 
 def namespace_exists(objects: Objects, rt: ResourceType, obj: Obj, old: Obj | None) -> Obj:

@@ -24,9 +24,6 @@ class Clock:
     def timestamp(self) -> str:
         return format_time(self.now())
 
-    def micro_timestamp(self) -> str:
-        return self.now().strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
 
 def format_time(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

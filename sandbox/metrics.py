@@ -45,9 +45,6 @@ class MetricsBook:
     def forget_pod(self, namespace: str, name: str) -> None:
         self._pods.pop((namespace, name), None)
 
-    def forget_node(self, name: str) -> None:
-        self._nodes.pop(name, None)
-
     def pods(self, namespace: str | None) -> list[dict[str, Any]]:
         return [
             self._pod(ns, name)

@@ -19,7 +19,7 @@ from typing import Any
 
 from sandbox import fieldcheck, schemas, validation
 from sandbox.clock import Clock
-from sandbox.errors import BadRequest, Conflict, UnsupportedMediaType, not_found
+from sandbox.errors import BadRequest, Conflict, UnsupportedMediaType, already_exists, not_found
 from sandbox.patches import (
     apply_json_patch,
     apply_merge_patch,
@@ -90,8 +90,6 @@ class Objects:
             )
         name = meta.get("name", "")
         if name and self.find(rt, namespace, name) is not None:
-            from sandbox.errors import already_exists
-
             raise already_exists(rt.plural, rt.group, name)
         now = self.clock.timestamp()
         meta["uid"] = str(uuid.uuid4())
@@ -152,13 +150,6 @@ class Objects:
         patched = self._accept_body(rt, patched, namespace=namespace)
         patched = self._checked_fields(rt, patched, opts)
         return self._commit(rt, self._merge_old(rt, patched, old, subresource), old, opts), False
-
-    def replace_status(self, rt: ResourceType, obj: Obj, status: Any) -> Obj:
-        """Controllers' shortcut: write a new status on the current object."""
-        new = {**obj, "status": status}
-        return self._commit(
-            rt, new, obj, WriteOptions(field_manager="sandbox-controller", system=True)
-        )
 
     def write(self, rt: ResourceType, new: Obj, old: Obj | None, *, manager: str) -> Obj:
         """Controllers' write of a complete object they built from `old` (None = create)."""

@@ -12,12 +12,14 @@ import math
 from typing import Any
 
 from sandbox.auth import Authenticator
+from sandbox.clock import format_time
 from sandbox.errors import (
     BadRequest,
     Cause,
     Conflict,
     InternalError,
     TooManyRequests,
+    invalid,
 )
 from sandbox.lifecycle import DeleteOptions, Lifecycle
 from sandbox.objects import Objects, WriteOptions
@@ -65,8 +67,6 @@ def write_scale(
         raise BadRequest("the body must be an autoscaling/v1 Scale object")
     replicas = (scale.get("spec") or {}).get("replicas", 0)
     if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
-        from sandbox.errors import invalid
-
         raise invalid(
             "Scale",
             "autoscaling",
@@ -229,8 +229,6 @@ def token_for(authn: Authenticator, objects: Objects, sa: Obj, request: Any) -> 
         expiration_seconds=seconds,
         now=objects.clock.now(),
     )
-    from sandbox.clock import format_time
-
     return {
         "kind": "TokenRequest",
         "apiVersion": "authentication.k8s.io/v1",

@@ -1,0 +1,86 @@
+"""A small reader of a running sandbox's API, holding nothing but its kubeconfig.
+
+`kubecrew sandbox up` waits on `/readyz` and `status` counts nodes and namespaces; both ask over
+HTTP(S) with the kubeconfig's first cluster and bearer token, as any client would, so what they
+see is what kubectl with that kubeconfig sees. Every failure (unreadable kubeconfig, refused
+connection, error status, non-JSON body) is one `SandboxUnreachable`, chained to its cause.
+It knows nothing of sandbox homes or processes, only reads, and keeps the token out of its repr
+so it cannot leak into a message.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import ssl
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+class SandboxUnreachable(Exception):
+    """The sandbox API did not answer as expected (refused, timed out, or an error status)."""
+
+
+@dataclass(frozen=True)
+class ApiClient:
+    server: str
+    token: str = field(repr=False)
+    ca_pem: bytes | None = None
+
+    @classmethod
+    def from_kubeconfig(cls, path: Path) -> ApiClient:
+        try:
+            config = yaml.safe_load(path.read_text())
+            cluster = config["clusters"][0]["cluster"]
+            token = config["users"][0]["user"]["token"]
+        except (OSError, yaml.YAMLError, KeyError, IndexError, TypeError) as exc:
+            raise SandboxUnreachable(f"cannot read the kubeconfig {path}: {exc}") from exc
+        ca = cluster.get("certificate-authority-data")
+        return cls(cluster["server"], token, base64.b64decode(ca) if ca else None)
+
+    def get(self, path: str, *, timeout: float = 5.0) -> bytes:
+        request = urllib.request.Request(
+            self.server + path,
+            headers={"Authorization": f"Bearer {self.token}", "Accept": "application/json"},
+        )
+        context = None
+        if self.ca_pem is not None:
+            context = ssl.create_default_context(cadata=self.ca_pem.decode())
+        try:
+            with urllib.request.urlopen(request, timeout=timeout, context=context) as response:
+                body: bytes = response.read()
+                return body
+        except urllib.error.HTTPError as exc:
+            raise SandboxUnreachable(f"GET {path} answered {exc.code} {exc.reason}") from exc
+        except (urllib.error.URLError, OSError) as exc:
+            raise SandboxUnreachable(f"{self.server} is not answering: {exc}") from exc
+
+    def get_json(self, path: str) -> dict[str, Any]:
+        try:
+            data: dict[str, Any] = json.loads(self.get(path))
+        except json.JSONDecodeError as exc:
+            raise SandboxUnreachable(f"GET {path} did not return JSON") from exc
+        return data
+
+
+@dataclass(frozen=True)
+class ClusterCounts:
+    nodes: int
+    ready_nodes: int
+    namespaces: int
+
+
+def _is_ready(node: dict[str, Any]) -> bool:
+    conditions = node.get("status", {}).get("conditions", [])
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
+def read_counts(client: ApiClient) -> ClusterCounts:
+    nodes = client.get_json("/api/v1/nodes").get("items", [])
+    namespaces = client.get_json("/api/v1/namespaces").get("items", [])
+    return ClusterCounts(len(nodes), sum(map(_is_ready, nodes)), len(namespaces))
