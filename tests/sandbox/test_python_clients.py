@@ -320,3 +320,23 @@ def test_asyncio_client_crud_and_watch(shared_sandbox: Sandbox) -> None:
             return seen
 
     assert asyncio.run(scenario()) == [("ADDED", "a"), ("DELETED", "a")]
+
+
+def test_dry_run_all_changes_nothing_on_any_write_verb(api: client.ApiClient, ns: str) -> None:
+    core = client.CoreV1Api(api)
+    core.create_namespaced_config_map(ns, {"metadata": {"name": "kept"}, "data": {"a": "1"}})
+    before = core.read_namespaced_config_map("kept", ns).metadata.resource_version
+
+    made = core.create_namespaced_config_map(ns, {"metadata": {"name": "ghost"}}, dry_run="All")
+    patched = core.patch_namespaced_config_map("kept", ns, {"data": {"a": "2"}}, dry_run="All")
+    current = core.read_namespaced_config_map("kept", ns)
+    current.data["a"] = "3"
+    replaced = core.replace_namespaced_config_map("kept", ns, current, dry_run="All")
+    core.delete_namespaced_config_map("kept", ns, dry_run="All")
+
+    assert made.metadata.name == "ghost" and patched.data == {"a": "2"}
+    assert replaced.data == {"a": "3"}
+    after = core.read_namespaced_config_map("kept", ns)
+    assert (after.data, after.metadata.resource_version) == ({"a": "1"}, before)
+    names = [i.metadata.name for i in core.list_namespaced_config_map(ns).items]
+    assert "ghost" not in names
