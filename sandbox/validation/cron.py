@@ -42,7 +42,7 @@ _STEP = _Bounds(1, 1)  # steps are plain numbers, never month or day names
 
 
 class ScheduleError(ValueError):
-    pass
+    """A schedule that does not parse; the message says which field and why."""
 
 
 def check(schedule: str) -> None:

