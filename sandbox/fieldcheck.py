@@ -196,14 +196,33 @@ def enforce(rt: ResourceType, obj: dict[str, Any], mode: str) -> list[str]:
 
     An empty mode means the parameter was absent and is treated like Ignore.
     """
+    _check_mode(mode)
+    if mode in ("", "Ignore"):
+        return []
+    return _judge(rt, unknown_fields(rt, obj), mode)
+
+
+def decode(rt: ResourceType, obj: dict[str, Any], mode: str) -> tuple[dict[str, Any], list[str]]:
+    """What the API server keeps of `obj` under `mode`, and the warnings to send: `enforce`
+    then `prune`, walking the object once when nothing in it is unknown (the usual case)."""
+    _check_mode(mode)
+    unknown = unknown_fields(rt, obj)
+    if not unknown:
+        return obj, []
+    warnings = [] if mode in ("", "Ignore") else _judge(rt, unknown, mode)
+    return prune(rt, obj), warnings
+
+
+def _check_mode(mode: str) -> None:
     if mode not in MODES and mode != "":
         raise BadRequest(
             f'fieldValidation must be one of Ignore, Warn or Strict, not "{mode}"; '
             "omit it to skip unknown-field checks"
         )
-    if mode in ("", "Ignore"):
-        return []
-    problems = [f'unknown field "{path}"' for path in unknown_fields(rt, obj)]
+
+
+def _judge(rt: ResourceType, unknown: list[str], mode: str) -> list[str]:
+    problems = [f'unknown field "{path}"' for path in unknown]
     if mode == "Warn" or not problems:
         return problems
     raise BadRequest(

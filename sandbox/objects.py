@@ -216,10 +216,12 @@ class Objects:
         ), False
 
     @staticmethod
+    @staticmethod
     def _checked_fields(rt: ResourceType, obj: Obj, opts: WriteOptions) -> Obj:
         """Enforce `fieldValidation`, then drop unknown fields as the API server does."""
-        opts.warnings.extend(fieldcheck.enforce(rt, obj, opts.field_validation))
-        return fieldcheck.prune(rt, obj)
+        kept, warnings = fieldcheck.decode(rt, obj, opts.field_validation)
+        opts.warnings.extend(warnings)
+        return kept
 
     def _accept_body(
         self, rt: ResourceType, body: Any, *, namespace: str, name: str | None = None
