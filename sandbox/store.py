@@ -58,6 +58,7 @@ class Store:
         self._subscribers: dict[Key, set[Subscriber]] = {}
         self._observers: list[Subscriber] = []  # every change of every key (indexes, GC)
         self._key_versions: dict[Key, int] = {}  # the last resourceVersion written per key
+        self._undelivered: list[Change] = []  # changes watchers see once they are committed
         self.rv = 0
         self._db: sqlite3.Connection | None = None
         self._dirty = False
@@ -152,6 +153,12 @@ class Store:
         self._key_versions[change.key] = change.rv
         for observer in self._observers:
             observer(change)
+        if self._db is None:
+            self._deliver(change)
+        else:  # a watcher must never see a write that a crash could still take back
+            self._undelivered.append(change)
+
+    def _deliver(self, change: Change) -> None:
         for subscriber in list(self._subscribers.get(change.key, ())):
             subscriber(change)
 
@@ -178,8 +185,8 @@ class Store:
     def _persist(self, key: Key, namespace: str, name: str, obj: Obj | None) -> None:
         if self._db is None:
             return
-        # The statements join the open transaction; `commit` ends it. The object and the
-        # counter always move together.
+        # The statements join the open transaction; `commit` writes the counter and ends it,
+        # so objects and the counter always become durable together.
         if obj is None:
             self._db.execute(
                 "DELETE FROM objects WHERE grp=? AND plural=? AND ns=? AND name=?",
@@ -190,14 +197,17 @@ class Store:
                 "INSERT OR REPLACE INTO objects VALUES (?, ?, ?, ?, ?)",
                 (*key, namespace, name, orjson.dumps(obj)),
             )
-        self._db.execute("INSERT OR REPLACE INTO meta VALUES ('rv', ?)", (self.rv,))
         self._dirty = True
 
     def commit(self) -> None:
         """Make every write so far durable. Call before acknowledging a write to anyone."""
         if self._db is not None and self._dirty:
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES ('rv', ?)", (self.rv,))
             self._db.commit()
             self._dirty = False
+        pending, self._undelivered = self._undelivered, []
+        for change in pending:
+            self._deliver(change)
 
     async def group_commit(self) -> None:
         """Let the writes of other ready requests join, then commit them all at once."""

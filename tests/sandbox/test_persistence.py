@@ -11,7 +11,7 @@ from pathlib import Path
 
 import kubernetes
 import pytest
-from kubernetes import client
+from kubernetes import client, watch
 
 
 def start(home: Path, state: Path) -> subprocess.Popen[str]:
@@ -65,8 +65,19 @@ def test_acknowledged_writes_survive_sigkill(server_paths: tuple[Path, Path]) ->
             data = {i.metadata.name: i.data["i"] for i in items if i.metadata.name != "default"}
             assert len(data) == 49
             assert data["c7"] == "patched" and "c8" not in data
+            listed = core.list_namespaced_config_map("durable").metadata.resource_version
             after = core.create_namespaced_config_map("durable", {"metadata": {"name": "new"}})
             assert int(after.metadata.resource_version) > int(last_rv)
+            events = [
+                (e["type"], e["object"].metadata.name)
+                for e in watch.Watch().stream(
+                    core.list_namespaced_config_map,
+                    "durable",
+                    resource_version=listed,
+                    timeout_seconds=1,
+                )
+            ]
+            assert events == [("ADDED", "new")]
     finally:
         assert stop(second) == 0
 
