@@ -81,8 +81,9 @@ class Connection:
         )
         self._writer.write(head.encode())
         await self._reader.readline()
-        while (await self._reader.readline()) not in (b"\r\n", b""):
-            pass
+        header = b"status line read"
+        while header not in (b"\r\n", b""):  # skip the headers: the body is chunked
+            header = await self._reader.readline()
         buffer = b""
         while True:
             size = int((await self._reader.readline()).strip(), 16)

@@ -118,13 +118,15 @@ def test_watch_resumes_and_expired_versions_are_gone(tmp_path: Path) -> None:
         for i in range(10):
             await core.create_namespaced_config_map("default", {"metadata": {"name": f"x{i}"}})
         try:
-            async for _ in watch.Watch().stream(
-                core.list_namespaced_config_map,
-                "default",
-                resource_version=start,
-                timeout_seconds=1,
-            ):
-                pass
+            _ = [
+                event
+                async for event in watch.Watch().stream(
+                    core.list_namespaced_config_map,
+                    "default",
+                    resource_version=start,
+                    timeout_seconds=1,
+                )
+            ]
         except ApiException as gone:
             return seen, gone.status
         return seen, 200

@@ -188,10 +188,14 @@ def test_watch_from_expired_resource_version_is_gone(tmp_path: Path) -> None:
         for i in range(10):
             core.create_namespaced_config_map("default", {"metadata": {"name": f"c{i}"}})
         with pytest.raises(ApiException) as gone:
-            for _ in watch.Watch().stream(
-                core.list_namespaced_config_map, "default", resource_version=old, timeout_seconds=2
-            ):
-                pass
+            list(
+                watch.Watch().stream(
+                    core.list_namespaced_config_map,
+                    "default",
+                    resource_version=old,
+                    timeout_seconds=2,
+                )
+            )
         assert gone.value.status == 410
 
 
