@@ -89,6 +89,12 @@ def _group_list(registry: Registry) -> dict[str, Any]:
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
 
+def _aliases(rt: ResourceType) -> dict[str, list[str]]:
+    """shortNames and categories, present only when the type has them (both forms agree)."""
+    aliases = {"shortNames": list(rt.short_names), "categories": list(rt.categories)}
+    return {key: value for key, value in aliases.items() if value}
+
+
 def _resource_entries(rt: ResourceType) -> list[dict[str, Any]]:
     main: dict[str, Any] = {
         "name": rt.plural,
@@ -96,11 +102,8 @@ def _resource_entries(rt: ResourceType) -> list[dict[str, Any]]:
         "namespaced": rt.namespaced,
         "kind": rt.kind,
         "verbs": list(rt.verbs),
+        **_aliases(rt),
     }
-    if rt.short_names:
-        main["shortNames"] = list(rt.short_names)
-    if rt.categories:
-        main["categories"] = list(rt.categories)
     entries = [main]
     for sub in rt.subresources:
         kind, group, version, verbs = _SUBRESOURCES[sub]
@@ -152,11 +155,8 @@ def _aggregated_resource(rt: ResourceType) -> dict[str, Any]:
         "scope": "Namespaced" if rt.namespaced else "Cluster",
         "singularResource": rt.singular_name,
         "verbs": list(rt.verbs),
+        **_aliases(rt),
     }
-    if rt.short_names:
-        resource["shortNames"] = list(rt.short_names)
-    if rt.categories:
-        resource["categories"] = list(rt.categories)
     subs = []
     for sub in rt.subresources:
         kind, group, version, verbs = _SUBRESOURCES[sub]

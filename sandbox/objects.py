@@ -189,20 +189,6 @@ class Objects:
             )
         config = self._accept_body(rt, config, namespace=namespace, name=name)
         config = self._checked_fields(rt, config, opts)
-        if old is None:
-            created = server_side_apply(
-                None,
-                config,
-                manager=opts.field_manager,
-                force=opts.force,
-                schema=_schema(rt),
-                now=self.clock.timestamp(),
-            )
-            created["metadata"].pop("resourceVersion", None)
-            created = self.create(
-                rt, created, namespace=namespace, opts=_keep_fields(opts), operation=None
-            )
-            return created, True
         merged = server_side_apply(
             old,
             config,
@@ -211,11 +197,16 @@ class Objects:
             schema=_schema(rt),
             now=self.clock.timestamp(),
         )
+        if old is None:
+            merged["metadata"].pop("resourceVersion", None)
+            created = self.create(
+                rt, merged, namespace=namespace, opts=_keep_fields(opts), operation=None
+            )
+            return created, True
         return self._commit(
             rt, self._merge_old(rt, merged, old, ""), old, opts, operation=None
         ), False
 
-    @staticmethod
     @staticmethod
     def _checked_fields(rt: ResourceType, obj: Obj, opts: WriteOptions) -> Obj:
         """Enforce `fieldValidation`, then drop unknown fields as the API server does."""

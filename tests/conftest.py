@@ -1,4 +1,4 @@
-"""Fixtures every test may use: a sandbox API server over real HTTP, and real kubectl against it."""
+"""Fixtures every test may use: a sandbox API server over real HTTPS, and real kubectl against it."""
 
 from __future__ import annotations
 
@@ -10,6 +10,10 @@ import pytest
 
 from sandbox.server import Options, Sandbox
 from tests.support.kubectl import Kubectl
+
+# Shared check functions live in these helper modules; rewrite their asserts as pytest does in
+# test modules, so a failure still shows the compared values.
+pytest.register_assert_rewrite("tests.sandbox.table_objects", "tests.sandbox.validation_objects")
 
 
 @pytest.fixture

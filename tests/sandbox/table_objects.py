@@ -93,3 +93,15 @@ def terminated(name: str, *, exit_code: int, reason: str = "", **extra: Any) -> 
 
 
 READY = [{"type": "Initialized", "status": "True"}, {"type": "Ready", "status": "True"}]
+
+
+def check_columns_and_cells(
+    group: str, kind: str, obj: Json, normal: list[str], wide: list[str], sample: dict[str, Any]
+) -> None:
+    """The kind's normal and wide columns, and the sample cells of `obj`'s row."""
+    table = render(group, kind, obj)
+    assert column_names(table, priority=0) == normal
+    assert column_names(table, priority=1) == wide
+    row = row_by_name(table)
+    assert row["Name"] == sample.get("Name", obj["metadata"]["name"])
+    assert {key: row[key] for key in sample} == sample

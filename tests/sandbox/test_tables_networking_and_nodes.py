@@ -9,7 +9,13 @@ from typing import Any
 
 import pytest
 
-from tests.sandbox.table_objects import Json, column_names, meta, render, row_by_name
+from tests.sandbox.table_objects import (
+    Json,
+    check_columns_and_cells,
+    meta,
+    render,
+    row_by_name,
+)
 
 KIND_CASES = [
     pytest.param(
@@ -173,12 +179,7 @@ KIND_CASES = [
 def test_builtin_kind_columns_and_cells(
     group: str, kind: str, obj: Json, normal: list[str], wide: list[str], sample: dict[str, Any]
 ) -> None:
-    table = render(group, kind, obj)
-    assert column_names(table, priority=0) == normal
-    assert column_names(table, priority=1) == wide
-    row = row_by_name(table)
-    assert row["Name"] == sample.get("Name", obj["metadata"]["name"])
-    assert {key: row[key] for key in sample} == sample
+    check_columns_and_cells(group, kind, obj, normal, wide, sample)
 
 
 @pytest.mark.parametrize(

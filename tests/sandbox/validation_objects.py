@@ -252,3 +252,11 @@ CONTAINER = {"name": "a", "image": "x"}  # a minimal valid container to extend
 
 # The changes that make the good NodePort Service an ExternalName one.
 EXTERNAL = {"spec.type": "ExternalName", "spec.clusterIP": None, "spec.clusterIPs": None}
+
+
+def check_reported(kind: str, changes: dict[str, Any], expected: str, reason: str) -> None:
+    """Breaking the good `kind` object by `changes` yields a cause starting `expected`."""
+    found = problems(TYPES[kind], edit(GOOD[kind], changes))
+    matching = [c for c in found if f"{c.field}: {c.message}".startswith(expected)]
+    assert matching, [f"{c.field}: {c.message}" for c in found]
+    assert matching[0].reason == reason
