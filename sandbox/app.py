@@ -24,7 +24,7 @@ from sandbox.watch import Streams
 
 log = logging.getLogger("sandbox")
 
-SWEEP_INTERVAL = 0.2
+TICK = 0.05  # real seconds between beats of the simulated cluster
 VERSION = {
     "major": "1",
     "minor": "37",
@@ -46,7 +46,7 @@ class App:
     def __init__(self, cluster: Cluster, *, server_address: str = "127.0.0.1:6443") -> None:
         self.cluster = cluster
         self.server_address = server_address
-        self._sweeper: asyncio.Task[None] | None = None
+        self._heartbeat: asyncio.Task[None] | None = None
         self.loop: asyncio.AbstractEventLoop | None = None  # set at startup; see Sandbox.call
         self.streams = Streams()
 
@@ -56,20 +56,20 @@ class App:
         elif scope["type"] == "http":
             await self._http(scope, receive, send)
 
-    # -- lifespan: the sweeper finishes graceful deletions --------------------------------------
+    # -- lifespan: the cluster's heartbeat runs controllers and finishes deletions ---------------
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
                 self.loop = asyncio.get_running_loop()
-                self._sweeper = asyncio.create_task(self._sweep_forever())
+                self._heartbeat = asyncio.create_task(self._tick_forever())
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
-                if self._sweeper is not None:
-                    self._sweeper.cancel()
+                if self._heartbeat is not None:
+                    self._heartbeat.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
-                        await self._sweeper
+                        await self._heartbeat
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
@@ -77,14 +77,13 @@ class App:
         """End every watch and log follow now (called on the server's loop before shutdown)."""
         self.streams.close_all()
 
-    async def _sweep_forever(self) -> None:
+    async def _tick_forever(self) -> None:
         while True:
-            await asyncio.sleep(SWEEP_INTERVAL)
+            await asyncio.sleep(TICK)
             try:
-                self.cluster.lifecycle.sweep()
-                self.cluster.store.commit()
-            except Exception:  # the sweeper must survive one bad object
-                log.exception("lifecycle sweep failed")
+                self.cluster.tick()
+            except Exception:  # the heartbeat must survive one bad object
+                log.exception("a tick of the simulated cluster failed")
 
     # -- requests ------------------------------------------------------------------------------
 

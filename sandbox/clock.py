@@ -1,4 +1,8 @@
-"""The sandbox's sense of time: real by default, settable for deterministic tests and evals.
+"""The sandbox's sense of time: real by default, accelerated or hand-driven for tests and evals.
+
+Every controller, backoff, probe, CronJob and grace period asks this clock, never the wall clock,
+so a sandbox run at `rate=10` lives ten seconds for each real one and a run at `rate=0` stands
+still until someone calls `advance` (the fully deterministic mode unit tests use).
 
 Kubernetes timestamps are RFC 3339 in UTC with second precision (`2026-12-02T11:48:47Z`);
 `MicroTime` fields (events, leases) carry microseconds.
@@ -6,27 +10,47 @@ Kubernetes timestamps are RFC 3339 in UTC with second precision (`2026-12-02T11:
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime, timedelta
 
 
 class Clock:
-    def __init__(self, start: datetime | None = None) -> None:
+    def __init__(self, start: datetime | None = None, *, rate: float = 1.0) -> None:
+        if rate < 0:
+            raise ValueError(f"a clock rate must be 0 or more, not {rate}")
+        self.rate = rate
+        self._origin = start or datetime.now(UTC)
+        self._real_origin = time.monotonic()
         self._offset = timedelta(0)
-        if start is not None:
-            self._offset = start - datetime.now(UTC)
 
     def now(self) -> datetime:
-        return datetime.now(UTC) + self._offset
+        elapsed = (time.monotonic() - self._real_origin) * self.rate
+        return self._origin + timedelta(seconds=elapsed) + self._offset
+
+    def seconds(self) -> float:
+        """Now as a POSIX timestamp: the cheap form controllers compare deadlines with."""
+        return self.now().timestamp()
 
     def advance(self, delta: timedelta) -> None:
         self._offset += delta
 
+    def real_seconds(self, sandbox_seconds: float) -> float:
+        """How long a real wait lasts for `sandbox_seconds` to pass (infinite when stopped)."""
+        return sandbox_seconds / self.rate if self.rate else float("inf")
+
     def timestamp(self) -> str:
         return format_time(self.now())
+
+    def micro_timestamp(self) -> str:
+        return format_micro_time(self.now())
 
 
 def format_time(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def format_micro_time(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def parse_time(text: str) -> datetime:

@@ -1,15 +1,17 @@
 """One sandbox cluster's state and services, wired together: the object a server serves.
 
 `Cluster` owns the store and everything that gives it Kubernetes meaning (registry, object
-service, lifecycle, discovery, OpenAPI, authentication, RBAC, logs, metrics). It has no HTTP:
-`sandbox.app` serves it, tests and the simulator may hold it in-process.
+service, lifecycle, discovery, OpenAPI, authentication, RBAC, logs, metrics), the simulated world
+(images, application profiles, node health) and the control plane that makes it live. It has no
+HTTP: `sandbox.app` serves it and calls `tick()` on a timer; tests may hold it in-process and
+drive it with a stopped clock (`cluster.control.run_for(...)`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from sandbox import admission, bootstrap
+from sandbox import admission, bootstrap, control
 from sandbox.auth import Authenticator, UserInfo
 from sandbox.clock import Clock
 from sandbox.discovery import Discovery
@@ -22,6 +24,7 @@ from sandbox.openapi_v2 import OpenAPIV2
 from sandbox.rbac import Authorizer
 from sandbox.registry import Registry
 from sandbox.store import Change, Obj, Store
+from sandbox.world import World
 
 RBAC_KEYS = tuple(
     ("rbac.authorization.k8s.io", plural)
@@ -57,8 +60,10 @@ class Cluster:
         nodes: int = 3,
         clock: Clock | None = None,
         history: int = 50_000,
+        world: World | None = None,
     ) -> None:
         self.clock = clock or Clock()
+        self.world = world or World()
         self.registry = Registry()
         self.store = Store(state, history=history)
         self.objects = Objects(store=self.store, registry=self.registry, clock=self.clock)
@@ -75,7 +80,18 @@ class Cluster:
         self.metrics = MetricsBook(self.clock)
         self.store.observe(self._on_change)
         bootstrap.seed(self.objects, nodes=nodes)
+        self.control = control.start(
+            control.Context(self.objects, self.lifecycle, self.logs, self.metrics, self.world)
+        )
         self.store.commit()
+
+    def tick(self) -> int:
+        """One beat of the simulated cluster: finish due deletions, run the controllers that
+        have work, and make it all durable and visible. Returns the reconciles run."""
+        self.lifecycle.sweep()
+        done = self.control.step()
+        self.store.commit()
+        return done
 
     def _on_change(self, change: Change) -> None:
         if change.type != "DELETED":

@@ -152,7 +152,14 @@ class Objects:
         return self._commit(rt, self._merge_old(rt, patched, old, subresource), old, opts), False
 
     def write(self, rt: ResourceType, new: Obj, old: Obj | None, *, manager: str) -> Obj:
-        """Controllers' write of a complete object they built from `old` (None = create)."""
+        """Controllers' write of a complete object they built from `old` (None = create).
+
+        A spec change moves `metadata.generation` as it does for any client, so a controller
+        that scales a Deployment is seen by the Deployment controller like `kubectl scale`.
+        """
+        if old is not None and "generation" in old["metadata"] and _spec_of(new) != _spec_of(old):
+            meta = {**new["metadata"], "generation": int(old["metadata"]["generation"]) + 1}
+            new = {**new, "metadata": meta}
         return self._commit(rt, new, old, WriteOptions(field_manager=manager, system=True))
 
     # -- internals -----------------------------------------------------------------------------

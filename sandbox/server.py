@@ -31,7 +31,9 @@ import uvicorn
 from sandbox import kubeconfig, tls
 from sandbox.app import App
 from sandbox.auth import new_token
+from sandbox.clock import Clock
 from sandbox.cluster import Cluster
+from sandbox.world import World
 
 T = TypeVar("T")
 log = logging.getLogger("sandbox")
@@ -65,6 +67,8 @@ class Options:
     nodes: int = 3
     use_tls: bool = True  # kubectl 1.37 sends no bearer token to a plain-http server
     history: int = 50_000  # changes kept for watch resumption; older resourceVersions get 410
+    rate: float = 1.0  # sandbox seconds per real second (10 = ten times faster than life)
+    seed: int = 0  # seeds every random choice of the simulation, so runs repeat
 
 
 class Sandbox:
@@ -179,6 +183,8 @@ def _prepare(options: Options) -> tuple[socket.socket, uvicorn.Server, str]:
         state=options.state,
         nodes=options.nodes,
         history=options.history,
+        clock=Clock(rate=options.rate),
+        world=World(seed=options.seed),
     )
     app = App(cluster, server_address=address)
     config = uvicorn.Config(
@@ -230,6 +236,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--state", type=Path)
     parser.add_argument("--nodes", type=int, default=3)
+    parser.add_argument("--rate", type=float, default=1.0, help="clock speed (10 = 10x)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the simulation")
     parser.add_argument(
         "--tls",
         action=argparse.BooleanOptionalAction,
@@ -240,7 +248,13 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
     serve(
         Options(
-            home=args.home, port=args.port, state=args.state, nodes=args.nodes, use_tls=args.tls
+            home=args.home,
+            port=args.port,
+            state=args.state,
+            nodes=args.nodes,
+            use_tls=args.tls,
+            rate=args.rate,
+            seed=args.seed,
         ),
         on_ready=lambda url, path: print(f"sandbox ready at {url}; KUBECONFIG={path}", flush=True),
     )

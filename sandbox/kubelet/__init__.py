@@ -1,0 +1,1 @@
+"""The simulated kubelet: what happens on a node once a pod is bound to it."""

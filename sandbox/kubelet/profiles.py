@@ -1,0 +1,7 @@
+"""Placeholder: application profiles (to be written)."""
+
+from __future__ import annotations
+
+
+class ProfileBook:
+    pass
