@@ -7,6 +7,7 @@ STAMP := $(VENV)/.installed
 .PHONY: install lint typecheck test demo bench clean
 
 install: $(STAMP)
+	@command -v prometheus >/dev/null 2>&1 || sh scripts/install-system-deps.sh
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)

@@ -6,7 +6,12 @@ Measures, over real HTTPS on loopback with the server in a separate process:
 - listing 5,000 pods as JSON and as a Table (what `kubectl get pods` asks for);
 - fan-out of watch events to 20 watchers;
 - the server's peak RSS (VmHWM);
-- the same 5,000-pod lists timed inside the server (the ASGI app called directly).
+- the same 5,000-pod lists timed inside the server (the ASGI app called directly);
+- the living cluster at size (benchmarks/living_cluster.py): 50 nodes, 200 Deployments and
+  5,000 pods reaching Available with every controller and the kubelet running at a 10x clock.
+
+The API benchmarks' pods name a scheduler nobody runs (`spec.schedulerName`), so they stay
+Pending and the numbers measure the API server, not the control plane reacting to them.
 
 Client-side round trips include TLS and the client's reading, so they bound the server-side time
 from above; the in-server timing is the server's own share. Prints a Markdown table.
@@ -30,6 +35,7 @@ from typing import Any
 
 import yaml
 
+from benchmarks import living_cluster
 from benchmarks.client import Connection
 from sandbox.app import App
 from sandbox.cluster import Cluster
@@ -58,8 +64,11 @@ class Server:
         self.process.wait(timeout=15)
 
 
-def start_server(home: Path, *, state: Path | None = None) -> Server:
-    args = [sys.executable, "-m", "sandbox.server", "--home", str(home), "--nodes", "3"]
+def start_server(
+    home: Path, *, state: Path | None = None, nodes: int = 3, rate: float = 1.0
+) -> Server:
+    args = [sys.executable, "-m", "sandbox.server", "--home", str(home), "--nodes", str(nodes)]
+    args += ["--rate", str(rate)]
     if state is not None:
         args += ["--state", str(state)]
     process = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
@@ -83,6 +92,7 @@ def pod(name: str) -> dict[str, Any]:
         "kind": "Pod",
         "metadata": {"name": name, "labels": {"app": "bench", "shard": name[-1]}},
         "spec": {
+            "schedulerName": "benchmark-none",
             "containers": [
                 {
                     "name": "app",
@@ -90,7 +100,7 @@ def pod(name: str) -> dict[str, Any]:
                     "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
                     "ports": [{"containerPort": 80}],
                 }
-            ]
+            ],
         },
     }
 
@@ -284,8 +294,22 @@ def bench_server_side_lists(results: dict[str, Any], *, rounds: int) -> None:
     cluster.close()
 
 
-async def run(quick: bool) -> dict[str, Any]:
+async def run_living_cluster(results: dict[str, Any]) -> None:
+    with tempfile.TemporaryDirectory(prefix="kubecrew-bench-") as tmp:
+        home = Path(tmp) / "living"
+        server = start_server(home, nodes=50, rate=10)
+        try:
+            await living_cluster.run(server, home, results)
+        finally:
+            server.stop()
+
+
+async def run(quick: bool, suite: str) -> dict[str, Any]:
     results: dict[str, Any] = {}
+    if suite in ("cluster", "all"):
+        await run_living_cluster(results)
+    if suite == "cluster":
+        return results
     with tempfile.TemporaryDirectory(prefix="kubecrew-bench-") as tmp:
         server = start_server(Path(tmp) / "memory")
         try:
@@ -325,10 +349,17 @@ def main() -> None:
     )
     parser.add_argument("--quick", action="store_true", help="fewer rounds, for a smoke run")
     parser.add_argument("--json", type=Path, help="also write the results to this file")
+    parser.add_argument(
+        "--suite",
+        choices=("all", "api", "cluster"),
+        default="all",
+        help="api: the API server alone; cluster: the living cluster at size; all: both",
+    )
     args = parser.parse_args()
-    results = asyncio.run(run(args.quick))
-    print("listing 5,000 pods inside the server ...", file=sys.stderr, flush=True)
-    bench_server_side_lists(results, rounds=5 if args.quick else 15)
+    results = asyncio.run(run(args.quick, args.suite))
+    if args.suite != "cluster":
+        print("listing 5,000 pods inside the server ...", file=sys.stderr, flush=True)
+        bench_server_side_lists(results, rounds=5 if args.quick else 15)
     print(render(results))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))

@@ -1,9 +1,10 @@
 """The `kubecrew` command line: the front door to the crew and its practice cluster.
 
 This module only wires sub-apps together (each lives in its own module: `sandbox_commands` for
-`kubecrew sandbox ...`) and keeps the promise every command makes: a failure is one clear line on
-stderr, never a traceback. Commands report the failures they expect themselves; anything else is
-caught here. `KUBECREW_DEBUG=1` lets the traceback through for bug reports.
+`kubecrew sandbox ...`, `sandbox_faults` for `kubecrew sandbox fault ...`) and keeps the promise
+every command makes: a failure is one clear line on stderr, never a traceback. Commands report the
+failures they expect themselves; anything else is caught here. `KUBECREW_DEBUG=1` lets the
+traceback through for bug reports.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from kubecrew import sandbox_commands
+from kubecrew import sandbox_commands, sandbox_faults
 from kubecrew.terminal import print_failure
 from sandbox.schemas import KUBERNETES_VERSION
 
@@ -43,6 +44,7 @@ app = _OneLineErrors(
     rich_markup_mode="markdown",
     pretty_exceptions_enable=False,
 )
+sandbox_commands.app.add_typer(sandbox_faults.app)
 app.add_typer(sandbox_commands.app)
 
 

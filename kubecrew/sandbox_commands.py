@@ -5,7 +5,7 @@ sandbox: the server writes `sandbox.pid`, `url` and `kubeconfig` there, `down` s
 and `status` asks the cluster over HTTP with the kubeconfig's token (`sandbox_probe`), as any
 client would. This module starts `sandbox.server` (in this process, or detached as
 `python -m sandbox.server`) and says what happened; it never reaches into a running cluster's
-objects, and it never prints a token.
+objects, and it never prints a token. `kubecrew sandbox fault ...` lives in `sandbox_faults`.
 """
 
 from __future__ import annotations
@@ -82,6 +82,17 @@ def _checked_state(state: Path) -> Path:
     return state
 
 
+def _checked_scenario(path: Path) -> Path:
+    from sandbox.scenario import ScenarioError, load  # the whole sandbox: only when asked
+
+    path = path.expanduser().resolve()
+    try:
+        load(path)
+    except ScenarioError as exc:
+        fail(f"bad scenario: {exc}")
+    return path
+
+
 @dataclass(frozen=True)
 class Launch:
     """What `up` was asked to start, already checked."""
@@ -91,6 +102,9 @@ class Launch:
     state: Path | None
     nodes: int
     tls: bool
+    scenario: Path | None = None
+    rate: float | None = None
+    seed: int | None = None
 
     def server_command(self) -> list[str]:
         flags = {
@@ -98,6 +112,9 @@ class Launch:
             "--port": self.port,
             "--nodes": self.nodes,
             "--state": self.state,
+            "--scenario": self.scenario,
+            "--rate": self.rate,
+            "--seed": self.seed,
         }
         command = [sys.executable, "-m", "sandbox.server"]
         for flag, value in flags.items():
@@ -118,7 +135,14 @@ def _up_foreground(launch: Launch) -> None:
         _report_ready(home, url, detail="Ctrl-C stops it")
 
     options = Options(
-        home=home.path, port=launch.port, state=launch.state, nodes=launch.nodes, use_tls=launch.tls
+        home=home.path,
+        port=launch.port,
+        state=launch.state,
+        nodes=launch.nodes,
+        use_tls=launch.tls,
+        scenario=launch.scenario,
+        rate=launch.rate,
+        seed=launch.seed,
     )
     try:
         serve(options, on_ready=ready)
@@ -215,6 +239,29 @@ def up(
         bool,
         typer.Option("--detach", help="Run in the background and return once the API answers."),
     ] = False,
+    scenario: Annotated[
+        Path | None,
+        typer.Option(
+            help="Start from a scenario file (nodes, apps, faults; see scenarios/*.yaml).",
+            show_default=False,
+        ),
+    ] = None,
+    rate: Annotated[
+        float | None,
+        typer.Option(
+            min=0,
+            help="Clock speed: 10 lives ten sandbox seconds per real one "
+            "[default: the scenario's, else 1].",
+            show_default=False,
+        ),
+    ] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            help="Seed of every random choice, so runs repeat [default: the scenario's, else 0].",
+            show_default=False,
+        ),
+    ] = None,
     home: HomeOption = None,
 ) -> None:
     """Start a sandbox cluster and write a kubeconfig for it.
@@ -228,6 +275,7 @@ def up(
     kubecrew sandbox up                      # foreground, free port, 3 nodes
     kubecrew sandbox up --detach --port 6443 --nodes 5
     kubecrew sandbox up --detach --state ~/shop.db   # objects survive restarts
+    kubecrew sandbox up --detach --scenario scenarios/shop.yaml --rate 10 --seed 7
     export KUBECONFIG=~/.kubecrew/sandbox/kubeconfig && kubectl get nodes
     ```
     """
@@ -239,7 +287,8 @@ def up(
             f"stop it first with: kubecrew sandbox down --home {where}"
         )
     checked_state = None if state is None else _checked_state(state)
-    launch = Launch(where, port, checked_state, nodes, tls)
+    checked_scenario = None if scenario is None else _checked_scenario(scenario)
+    launch = Launch(where, port, checked_state, nodes, tls, checked_scenario, rate, seed)
     if detach:
         _up_detached(launch)
     else:

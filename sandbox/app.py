@@ -3,6 +3,12 @@
 Every failure becomes a Kubernetes `Status` body with the right code; an unexpected exception is
 logged with its traceback on the server side and answered with a 500 Status that says where to
 look, never with a traceback on the wire. Long-running requests (watch, `logs -f`) stream.
+
+`/kubecrew/...` paths are the sandbox's own endpoints (`sandbox.admin`: faults, clock, metrics).
+When an API fault is active (`world.api`), Kubernetes paths misbehave on purpose for a fraction of
+requests, drawn from a generator seeded by the world's seed: 500 InternalError, 429 with
+Retry-After, 504 Timeout, or a watch cut after its first event. With no API fault the only cost is
+one check per request.
 """
 
 from __future__ import annotations
@@ -10,13 +16,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import Any
+import random
+from typing import Any, ClassVar, Literal
 
-from sandbox import verbs
+from sandbox import admin, verbs
 from sandbox.cluster import Cluster
 from sandbox.discovery import AGGREGATED_CONTENT_TYPE, wants_aggregated
-from sandbox.errors import ApiError, InternalError, NotFound
-from sandbox.http import Message, Receive, Request, Scope, Send, dumps, parse_bool, respond
+from sandbox.errors import ApiError, InternalError, NotFound, TooManyRequests
+from sandbox.http import JSON, Message, Receive, Request, Scope, Send, dumps, parse_bool, respond
 from sandbox.impersonation import impersonate
 from sandbox.rbac import Attributes, forbidden
 from sandbox.routing import NOT_FOUND_MESSAGE, Route, route
@@ -49,6 +56,7 @@ class App:
         self._heartbeat: asyncio.Task[None] | None = None
         self.loop: asyncio.AbstractEventLoop | None = None  # set at startup; see Sandbox.call
         self.streams = Streams()
+        self.faults_random = random.Random(cluster.world.seed)  # which requests misbehave
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -116,8 +124,17 @@ class App:
             request.headers.get("authorization"), now=cluster.clock.now()
         )
         user = impersonate(user, request.headers, cluster.authz)
+        if admin.is_admin_path(request.path):
+            await admin.serve(cluster, request, user, send)
+            return
         watch = parse_bool(request.query.get("watch"), name="watch")
         target = route(request.method, request.path, registry=cluster.registry, watch=watch)
+        if cluster.world.api.any() and target.endpoint not in ("version", "health"):
+            outcome = await self._misbehave(target, send)
+            if isinstance(outcome, CutWatch):
+                receive, send = outcome.bind(receive).receive, outcome.send
+            elif outcome == "answered":
+                return
         self._authorize(user, target, request)
         if target.endpoint == "resource":
             exchange = verbs.Exchange(cluster, target, request, user, receive, send, self.streams)
@@ -181,3 +198,92 @@ class App:
         if body is None:
             raise NotFound(NOT_FOUND_MESSAGE)
         await respond(send, 200, dumps(body), content_type=content_type)
+
+    # -- API faults ----------------------------------------------------------------------------
+
+    async def _misbehave(self, target: Route, send: Send) -> Literal["answered"] | CutWatch | None:
+        """Answer with an injected failure ("answered"), cut a watch short (a CutWatch wrapping the
+        stream), or let the request through (None), as the world's API faults draw it."""
+        api, draw = self.cluster.world.api, self.faults_random.random
+        if api.error_rate and draw() < api.error_rate:
+            error: ApiError = InternalError(
+                "Internal error occurred: injected by a sandbox API fault (error_rate)"
+            )
+            await respond(send, error.code, dumps(error.status()))
+            return "answered"
+        if api.throttle_rate and draw() < api.throttle_rate:
+            error = TooManyRequests("Too many requests, please try again later.", retry_after=1)
+            headers = {"Retry-After": "1"}
+            await respond(send, error.code, dumps(error.status()), extra_headers=headers)
+            return "answered"
+        if api.timeout_rate and draw() < api.timeout_rate:
+            error = Timeout(
+                "Timeout: request did not complete within the allotted timeout "
+                "(injected by a sandbox API fault)",
+                retry_after=1,
+            )
+            await respond(send, error.code, dumps(error.status()))
+            return "answered"
+        if target.verb == "watch" and api.drop_watch_rate and draw() < api.drop_watch_rate:
+            return CutWatch(send)
+        return None
+
+
+class Timeout(ApiError):
+    """504: the request outlived its deadline (only API faults produce it in the sandbox)."""
+
+    code: ClassVar[int] = 504
+    reason: ClassVar[str] = "Timeout"
+
+
+class CutWatch:
+    """A watch stream that ends after its first event, as when a connection drops mid-watch.
+
+    `send` passes the response through until the first event, then ends the body; `receive`
+    then reports the client gone, so the watch itself stops as it does on a real disconnect.
+    """
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self._receive: Receive | None = None
+        self._cut = asyncio.Event()
+        self._json = True
+
+    def bind(self, receive: Receive) -> CutWatch:
+        self._receive = receive
+        return self
+
+    async def send(self, message: Message) -> None:
+        if self._cut.is_set():
+            return
+        if message["type"] == "http.response.start":
+            for name, value in message.get("headers", ()):
+                if name == b"content-type":
+                    self._json = value.split(b";")[0].strip() == JSON.encode()
+        body = message.get("body", b"") if message["type"] == "http.response.body" else b""
+        if not body:
+            await self._send(message)
+            if message["type"] == "http.response.body" and not message.get("more_body"):
+                self._cut.set()
+            return
+        if self._json and b"\n" in body:  # newline-delimited JSON: keep exactly one event
+            body = body.split(b"\n", 1)[0] + b"\n"
+        await self._send({"type": "http.response.body", "body": body, "more_body": True})
+        await self._send({"type": "http.response.body", "body": b"", "more_body": False})
+        self._cut.set()
+
+    async def receive(self) -> Message:
+        assert self._receive is not None
+        if self._cut.is_set():
+            return {"type": "http.disconnect"}
+        receiving = asyncio.ensure_future(self._receive())
+        cutting = asyncio.ensure_future(self._cut.wait())
+        try:
+            await asyncio.wait({receiving, cutting}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (receiving, cutting):
+                if not task.done():
+                    task.cancel()
+        if receiving.done() and not receiving.cancelled():
+            return receiving.result()
+        return {"type": "http.disconnect"}

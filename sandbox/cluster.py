@@ -15,6 +15,7 @@ from sandbox import admission, bootstrap, control
 from sandbox.auth import Authenticator, UserInfo
 from sandbox.clock import Clock
 from sandbox.discovery import Discovery
+from sandbox.faults import Faults
 from sandbox.lifecycle import Lifecycle
 from sandbox.logs import PodLogs
 from sandbox.metrics import MetricsBook
@@ -24,6 +25,7 @@ from sandbox.openapi_v2 import OpenAPIV2
 from sandbox.rbac import Authorizer
 from sandbox.registry import Registry
 from sandbox.store import Change, Obj, Store
+from sandbox.traffic import Traffic
 from sandbox.world import World
 
 RBAC_KEYS = tuple(
@@ -78,11 +80,13 @@ class Cluster:
         self.authz = Authorizer(RbacObjects(self.store))
         self.logs = PodLogs(self.clock)
         self.metrics = MetricsBook(self.clock)
+        self.traffic = Traffic(self.store, self.world.profiles, self.metrics)
         self.store.observe(self._on_change)
         bootstrap.seed(self.objects, nodes=nodes)
         self.control = control.start(
             control.Context(self.objects, self.lifecycle, self.logs, self.metrics, self.world)
         )
+        self.faults = Faults(self)
         self.store.commit()
 
     def tick(self) -> int:

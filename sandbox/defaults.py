@@ -147,7 +147,21 @@ def _job_spec(spec: Obj) -> None:
 
 
 def _job(obj: Obj, creating: bool) -> None:
-    _job_spec(obj.setdefault("spec", {}))
+    spec = obj.setdefault("spec", {})
+    _job_spec(spec)
+    meta = obj.get("metadata") or {}
+    if creating and not spec.get("manualSelector") and not spec.get("selector") and "uid" in meta:
+        # What the API server's Job strategy does: a selector no other pod can match, and the
+        # template labelled to fit it (the newer batch.kubernetes.io/ keys and the legacy ones).
+        labels = {
+            "batch.kubernetes.io/controller-uid": meta["uid"],
+            "batch.kubernetes.io/job-name": meta.get("name", ""),
+            "controller-uid": meta["uid"],
+            "job-name": meta.get("name", ""),
+        }
+        template_meta = spec["template"].setdefault("metadata", {})
+        template_meta["labels"] = {**(template_meta.get("labels") or {}), **labels}
+        spec["selector"] = {"matchLabels": {"batch.kubernetes.io/controller-uid": meta["uid"]}}
 
 
 def _cronjob(obj: Obj, creating: bool) -> None:

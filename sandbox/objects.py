@@ -11,7 +11,7 @@ This module knows nothing of ASGI, Tables or watch streams.
 
 from __future__ import annotations
 
-import secrets
+import random
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,6 +20,7 @@ from typing import Any
 from sandbox import fieldcheck, schemas, validation
 from sandbox.clock import Clock
 from sandbox.errors import BadRequest, Conflict, UnsupportedMediaType, already_exists, not_found
+from sandbox.naming import random_suffix
 from sandbox.patches import (
     apply_json_patch,
     apply_merge_patch,
@@ -30,7 +31,7 @@ from sandbox.patches import (
 from sandbox.registry import Registry, ResourceType
 from sandbox.store import Obj, Store
 
-_NAME_SUFFIX_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+_SECURE = random.SystemRandom()  # names clients generate must not be guessable
 # Fields that do not make two objects different for no-op detection.
 _VOLATILE_META = ("resourceVersion", "managedFields")
 
@@ -85,9 +86,7 @@ class Objects:
         obj = self._checked_fields(rt, obj, opts)
         meta = obj["metadata"]
         if not meta.get("name") and meta.get("generateName"):
-            meta["name"] = meta["generateName"] + "".join(
-                secrets.choice(_NAME_SUFFIX_ALPHABET) for _ in range(5)
-            )
+            meta["name"] = meta["generateName"] + random_suffix(_SECURE)
         name = meta.get("name", "")
         if name and self.find(rt, namespace, name) is not None:
             raise already_exists(rt.plural, rt.group, name)

@@ -28,7 +28,7 @@ from typing import TypeVar
 
 import uvicorn
 
-from sandbox import kubeconfig, tls
+from sandbox import kubeconfig, scenario, tls
 from sandbox.app import App
 from sandbox.auth import new_token
 from sandbox.clock import Clock
@@ -67,8 +67,9 @@ class Options:
     nodes: int = 3
     use_tls: bool = True  # kubectl 1.37 sends no bearer token to a plain-http server
     history: int = 50_000  # changes kept for watch resumption; older resourceVersions get 410
-    rate: float = 1.0  # sandbox seconds per real second (10 = ten times faster than life)
-    seed: int = 0  # seeds every random choice of the simulation, so runs repeat
+    rate: float | None = None  # sandbox s per real s (10: ten times faster); None: scenario's or 1
+    seed: int | None = None  # seeds every random choice of the simulation; None: scenario's or 0
+    scenario: Path | None = None  # a scenario file (sandbox.scenario) applied at start
 
 
 class Sandbox:
@@ -157,6 +158,7 @@ def _prepare(options: Options) -> tuple[socket.socket, uvicorn.Server, str]:
     home = options.home
     home.mkdir(parents=True, exist_ok=True)
     credentials = Credentials.load_or_create(home)
+    plan = _load_scenario(options)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
@@ -177,15 +179,11 @@ def _prepare(options: Options) -> tuple[socket.socket, uvicorn.Server, str]:
         cert_file, key_file = str(cert_path), str(key_path)
         ca_pem = material.ca_pem
     scheme = "https" if options.use_tls else "http"
-    cluster = Cluster(
-        admin_token=credentials.admin_token,
-        signing_key=credentials.signing_key,
-        state=options.state,
-        nodes=options.nodes,
-        history=options.history,
-        clock=Clock(rate=options.rate),
-        world=World(seed=options.seed),
-    )
+    try:
+        cluster = _cluster(options, credentials, plan)
+    except SystemExit:
+        sock.close()
+        raise
     app = App(cluster, server_address=address)
     config = uvicorn.Config(
         app,
@@ -204,6 +202,43 @@ def _prepare(options: Options) -> tuple[socket.socket, uvicorn.Server, str]:
         kubeconfig.render(server=url, token=credentials.admin_token, ca_pem=ca_pem),
     )
     return sock, uvicorn.Server(config), url
+
+
+def _load_scenario(options: Options) -> scenario.Scenario | None:
+    if options.scenario is None:
+        return None
+    try:
+        return scenario.load(options.scenario)
+    except scenario.ScenarioError as exc:
+        raise SystemExit(f"bad scenario: {exc}") from None
+
+
+def _cluster(options: Options, credentials: Credentials, plan: scenario.Scenario | None) -> Cluster:
+    """The cluster, shaped by the scenario when there is one (its clock, seed and nodes)."""
+    clock = (
+        plan.make_clock(rate=options.rate)
+        if plan is not None
+        else Clock(rate=1.0 if options.rate is None else options.rate)
+    )
+    world = (
+        plan.make_world(seed=options.seed) if plan is not None else World(seed=options.seed or 0)
+    )
+    cluster = Cluster(
+        admin_token=credentials.admin_token,
+        signing_key=credentials.signing_key,
+        state=options.state,
+        nodes=0 if plan is not None and plan.nodes is not None else options.nodes,
+        history=options.history,
+        clock=clock,
+        world=world,
+    )
+    if plan is not None:
+        try:
+            plan.apply(cluster)
+        except scenario.ScenarioError as exc:
+            cluster.close()
+            raise SystemExit(f"the scenario could not be applied: {exc}") from None
+    return cluster
 
 
 def serve(options: Options, *, on_ready: Callable[[str, Path], None] | None = None) -> None:
@@ -236,8 +271,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--state", type=Path)
     parser.add_argument("--nodes", type=int, default=3)
-    parser.add_argument("--rate", type=float, default=1.0, help="clock speed (10 = 10x)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the simulation")
+    parser.add_argument("--rate", type=float, help="clock speed (10 = 10x) [default: 1]")
+    parser.add_argument("--seed", type=int, help="seed of the simulation [default: 0]")
+    parser.add_argument("--scenario", type=Path, help="a scenario file to start from")
     parser.add_argument(
         "--tls",
         action=argparse.BooleanOptionalAction,
@@ -255,6 +291,7 @@ def main(argv: list[str] | None = None) -> None:
             use_tls=args.tls,
             rate=args.rate,
             seed=args.seed,
+            scenario=args.scenario,
         ),
         on_ready=lambda url, path: print(f"sandbox ready at {url}; KUBECONFIG={path}", flush=True),
     )

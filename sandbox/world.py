@@ -54,5 +54,8 @@ class World:
     nodes: dict[str, NodeHealth] = field(default_factory=dict)
     api: ApiFaults = field(default_factory=ApiFaults)
 
+    def __post_init__(self) -> None:
+        self.profiles.images = self.images  # an image's default profile comes from this catalog
+
     def node(self, name: str) -> NodeHealth:
         return self.nodes.setdefault(name, NodeHealth())

@@ -42,7 +42,8 @@ def _can_i_answers(output: str) -> dict[str, str]:
 def test_demo_exits_zero_and_stops_its_sandbox(demo: subprocess.CompletedProcess[str]) -> None:
     assert demo.returncode == 0, demo.stderr
     assert "Sandbox stopped." in demo.stdout
-    assert "controllers arrive" in demo.stdout
+    assert "ImagePullBackOff" in demo.stdout
+    assert 'deployment "web" successfully rolled out' in demo.stdout
 
 
 def test_demo_prints_each_command_before_its_output(
@@ -64,7 +65,9 @@ def test_demo_applies_and_shows_the_shop_deployment(
         "poddisruptionbudget.policy/web",
     ):
         assert f"{created} created" in out
-    assert re.search(r"^deployment\.apps/web +0/3 ", out, re.M)  # from `get deploy,svc,cm,pdb`
+    assert 'deployment "web" successfully rolled out' in out  # the kubelets ran its pods
+    wide_rows = re.findall(r"^web-\S+ +1/1 +Running +0 +\S+ +10\.244\.\d+\.\d+ +node-\d", out, re.M)
+    assert len(wide_rows) == 3  # `get pods -o wide`: placed on nodes, given pod IPs
     assert re.search(r"^Replicas: +3 desired", out, re.M)  # from `describe`
 
 

@@ -244,6 +244,7 @@ class Manager:
         self._failures: dict[tuple[int, Item], int] = {}
         self._seq = 0
         self.reconciles = 0  # work done so far, for benchmarks and tests
+        self.cpu_seconds = 0.0  # CPU the controllers and kubelets used (thread time)
         ctx.store.observe(self._on_change)
 
     def add(self, controller: Controller) -> None:
@@ -289,6 +290,13 @@ class Manager:
         """Fire due timers, then drain queues in rounds until quiet, `max_rounds` or `budget`
         real seconds are spent (what is left stays queued for the next step). Returns the number
         of reconciles run."""
+        cpu = time.thread_time()
+        try:
+            return self._step(budget, max_rounds)
+        finally:
+            self.cpu_seconds += time.thread_time() - cpu
+
+    def _step(self, budget: float, max_rounds: int) -> int:
         self._fire_timers()
         started, done = time.monotonic(), 0
         for _ in range(max_rounds):

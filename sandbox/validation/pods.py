@@ -8,7 +8,7 @@ users wrote it. Nothing here knows which workload embeds the spec.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sandbox.errors import Cause
@@ -24,8 +24,12 @@ def validate_pod(obj: Mapping[str, Any]) -> list[Cause]:
     return validate_pod_spec(mapping(obj, "spec"), path="spec")
 
 
-def validate_pod_template(template: Mapping[str, Any], path: str) -> list[Cause]:
-    """A pod template: its labels and annotations, then its spec."""
+def validate_pod_template(
+    template: Mapping[str, Any], path: str, *, claim_volumes: Iterable[str] = ()
+) -> list[Cause]:
+    """A pod template: its labels and annotations, then its spec. `claim_volumes` are volume
+    names the owner adds to each pod (a StatefulSet's volumeClaimTemplates), so mounts may
+    name them."""
     template_meta = mapping(template, "metadata")
     found = meta.validate_labels(
         string_map(template_meta, "labels"), path=f"{path}.metadata.labels"
@@ -33,11 +37,15 @@ def validate_pod_template(template: Mapping[str, Any], path: str) -> list[Cause]
     found += meta.validate_annotations(
         string_map(template_meta, "annotations"), path=f"{path}.metadata.annotations"
     )
-    return found + validate_pod_spec(mapping(template, "spec"), path=f"{path}.spec")
+    spec = mapping(template, "spec")
+    return found + validate_pod_spec(spec, path=f"{path}.spec", claim_volumes=claim_volumes)
 
 
-def validate_pod_spec(spec: Mapping[str, Any], path: str) -> list[Cause]:
+def validate_pod_spec(
+    spec: Mapping[str, Any], path: str, *, claim_volumes: Iterable[str] = ()
+) -> list[Cause]:
     volumes, found = _volumes(spec, f"{path}.volumes")
+    volumes |= set(claim_volumes)
     if not items(spec, "containers"):
         found.append(causes.required(f"{path}.containers"))
     seen: set[str] = set()  # container names are unique across init and regular containers

@@ -17,7 +17,7 @@ from typing import Any
 from sandbox import selectors
 from sandbox.errors import BadRequest, Cause
 from sandbox.validation import causes, cron, meta, pods
-from sandbox.validation.payload import integer, mapping, string_map, text
+from sandbox.validation.payload import integer, items, mapping, string_map, text
 
 JOB_RESTART_POLICIES = ("OnFailure", "Never")
 CONCURRENCY_POLICIES = ("Allow", "Forbid", "Replace")
@@ -129,10 +129,13 @@ def job_spec(spec: Mapping[str, Any], path: str) -> list[Cause]:
         )
     if mode == "Indexed" and integer(spec, "completions") is None:
         found.append(causes.required(f"{path}.completions", "when completion mode is Indexed"))
-    # The selector is optional here: the Job strategy generates it when the user gives none.
+    # The selector is optional here: the Job strategy generates it when the user gives none,
+    # unless they asked to choose it themselves.
     selector = spec.get("selector")
     if isinstance(selector, Mapping):
         found += meta.validate_label_selector(selector, path=f"{path}.selector")
+    elif spec.get("manualSelector") is True:
+        found.append(causes.required(f"{path}.selector"))
     template = spec.get("template")
     if not isinstance(template, Mapping):
         return [*found, causes.required(f"{path}.template")]
@@ -186,7 +189,11 @@ def _selector_and_template(spec: Mapping[str, Any], *, owner: str) -> list[Cause
     if not isinstance(template, Mapping):
         return [*found, causes.required("spec.template")]
     found += _template_matches(selector, template, "spec.template")
-    found += pods.validate_pod_template(template, path="spec.template")
+    claims = [
+        str(mapping(claim, "metadata").get("name", ""))
+        for claim in items(spec, "volumeClaimTemplates")
+    ]
+    found += pods.validate_pod_template(template, path="spec.template", claim_volumes=claims)
     template_spec = mapping(template, "spec")
     policy = template_spec.get("restartPolicy")
     if policy in JOB_RESTART_POLICIES:

@@ -135,7 +135,10 @@ async def _follow(ex: Exchange, key: LogKey, backlog: str) -> None:
     queue = logs.follow(key)
 
     async def disconnected() -> None:
-        await ex.receive()
+        # A request body (empty for a GET) may come first: only a disconnect ends the stream.
+        message = await ex.receive()
+        while message["type"] != "http.disconnect":
+            message = await ex.receive()
 
     gone = asyncio.create_task(disconnected())
     try:

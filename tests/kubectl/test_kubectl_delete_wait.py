@@ -2,10 +2,12 @@
 deletion, cascading policies, finalizers, namespace deletion, selectors, and `kubectl wait` for
 conditions, deletion and JSONPath values.
 
-Pods that must look scheduled get `spec.nodeName` at creation and a kubelet-style status through
-pods/status; owned objects carry ownerReferences, as the controllers (arriving later) would set.
-Waiting commands run in the background with `-v=6`, so a test changes state only once kubectl's
-watch is open.
+The cluster is alive: the scheduler binds pods, the kubelet runs them and finishes their graceful
+deletion within a couple of sandbox seconds, and the deployment and replicaset controllers make
+the objects a cascading delete reaches. A test that must change a pod's status at a moment of its
+own choosing binds the pod to `ghost-node`, a node no kubelet runs, and reports the status itself
+through pods/status. Waiting commands run in the background with `-v=6`, so a test changes state
+only once kubectl's watch is open.
 """
 
 from __future__ import annotations
@@ -13,18 +15,21 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 import yaml
 
-from tests.kubectl import MANIFESTS, rows
+from tests.kubectl import MANIFESTS
 from tests.support.background import Background
 from tests.support.kubectl import Kubectl
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.kubectl
 
 HOLD = "example.com/hold"
+GHOST = "ghost-node"  # bound there, a pod is left alone: no kubelet runs it, no status, no events
 STATUS = MANIFESTS / "b" / "status"
 DELETE = MANIFESTS / "b" / "delete"
 
@@ -37,33 +42,19 @@ def pod(
     *,
     node: str | None = None,
     labels: dict[str, str] | None = None,
-    owner: dict[str, Any] | None = None,
+    unscheduled: bool = False,
+    never_ready: bool = False,
 ) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": name, "labels": labels or {"app": "web"}}
-    if owner:
-        meta["ownerReferences"] = [reference(owner)]
-    spec: dict[str, Any] = {"containers": [{"name": "app", "image": "nginx:1.27"}]}
+    container: dict[str, Any] = {"name": "app", "image": "nginx:1.27"}
+    if never_ready:  # runs, but its readiness probe always fails
+        container["readinessProbe"] = {"exec": {"command": ["false"]}, "periodSeconds": 1}
+    spec: dict[str, Any] = {"containers": [container]}
     if node:
         spec["nodeName"] = node  # assigned at creation, as a DaemonSet or static pod is
+    if unscheduled:
+        spec["schedulerName"] = "no-scheduler"  # no such scheduler runs: it stays unbound
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
-
-
-def reference(owner: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "apiVersion": owner["apiVersion"],
-        "kind": owner["kind"],
-        "name": owner["metadata"]["name"],
-        "uid": owner["metadata"]["uid"],
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
-
-
-def create(kubectl: Kubectl, namespace: str, obj: dict[str, Any]) -> dict[str, Any]:
-    created: dict[str, Any] = json.loads(
-        kubectl("create", "-n", namespace, "-f", "-", "-o", "json", input=json.dumps(obj))
-    )
-    return created
 
 
 def create_all(kubectl: Kubectl, namespace: str, *objects: dict[str, Any]) -> None:
@@ -71,7 +62,8 @@ def create_all(kubectl: Kubectl, namespace: str, *objects: dict[str, Any]) -> No
 
 
 def set_running(kubectl: Kubectl, namespace: str, name: str, *, ready: bool = True) -> None:
-    """What the kubelet reports for a started container, through pods/status."""
+    """What a kubelet would report for a started container, through pods/status (for pods on
+    `GHOST`, whose status no kubelet writes)."""
     status = STATUS / ("ready.yaml" if ready else "not-ready.yaml")
     kubectl(
         "patch", "pod", name, "-n", namespace, "--subresource=status", "--patch-file", str(status)
@@ -79,8 +71,16 @@ def set_running(kubectl: Kubectl, namespace: str, name: str, *, ready: bool = Tr
 
 
 def running_pod(kubectl: Kubectl, namespace: str, name: str = "web") -> str:
+    """A pod the kubelet on node-1 runs, once it reports it Ready."""
     create_all(kubectl, namespace, pod(name, node="node-1"))
-    set_running(kubectl, namespace, name)
+
+    def ready() -> bool:
+        status = kubectl.json("get", "pod", name, "-n", namespace).get("status") or {}
+        return any(
+            (c["type"], c["status"]) == ("Ready", "True") for c in status.get("conditions") or ()
+        )
+
+    eventually(ready, timeout=30, what=f"the kubelet runs pod {name}")
     return name
 
 
@@ -112,11 +112,20 @@ def names(kubectl: Kubectl, namespace: str, resources: str) -> list[str]:
     return kubectl("get", resources, "-n", namespace, "-o", "name").split()
 
 
+def events_of(kubectl: Kubectl, namespace: str, name: str) -> list[tuple[str, str]]:
+    """(reason, message) of the events about object `name`, oldest first."""
+    listed = kubectl.json(
+        "get", "events", "-n", namespace, "--field-selector", f"involvedObject.name={name}"
+    )["items"]
+    listed.sort(key=lambda e: e.get("lastTimestamp") or e.get("eventTime") or "")
+    return [(e["reason"], e["message"]) for e in listed]
+
+
 # -- deleting pods ---------------------------------------------------------------------------
 
 
 def test_delete_unscheduled_pod_is_immediate(shared_kubectl: Kubectl, namespace: str) -> None:
-    create_all(shared_kubectl, namespace, pod("idle"))
+    create_all(shared_kubectl, namespace, pod("idle", unscheduled=True))
 
     out = shared_kubectl("delete", "pod", "idle", "-n", namespace, "--wait=false")
 
@@ -124,46 +133,62 @@ def test_delete_unscheduled_pod_is_immediate(shared_kubectl: Kubectl, namespace:
     assert find(shared_kubectl, namespace, "pod/idle") is None, "no grace for an unscheduled pod"
 
 
-def test_delete_running_pod_marks_it_terminating(shared_kubectl: Kubectl, namespace: str) -> None:
+def test_delete_running_pod_marks_it_terminating(
+    shared_kubectl: Kubectl, namespace: str, background: Callable[..., Background]
+) -> None:
     name = running_pod(shared_kubectl, namespace)
+    # The kubelet ends the pod within moments of the DELETE: watches see it Terminating.
+    marks = background(
+        "get",
+        "pod",
+        name,
+        "-n",
+        namespace,
+        "--watch-only",
+        "-o",
+        "jsonpath={.metadata.deletionGracePeriodSeconds} {.metadata.deletionTimestamp}{'\\n'}",
+    )
+    table = background("get", "pod", name, "-n", namespace, "--watch-only", "--no-headers")
+    for watcher in (marks, table):
+        watcher.expect("watch=true", stream="stderr")
 
     out = shared_kubectl("delete", "pod", name, "-n", namespace, "--wait=false")
 
     assert out == f'pod "{name}" deleted from {namespace} namespace\n'
-    marked = find(shared_kubectl, namespace, f"pod/{name}")
-    assert marked is not None
-    assert marked["metadata"]["deletionGracePeriodSeconds"] == 30
-    assert marked["metadata"]["deletionTimestamp"]
-    table = rows(shared_kubectl("get", "pod", name, "-n", namespace))
-    assert [r["STATUS"] for r in table] == ["Terminating"]
-    shared_kubectl("delete", "pod", name, "-n", namespace, "--grace-period=0", "--force")
+    grace, _, stamp = marks.expect(" ").partition(" ")
+    assert (grace, bool(stamp.strip())) == ("30", True)
+    assert table.expect(name).split()[2] == "Terminating"
+    assert gone(shared_kubectl, namespace, f"pod/{name}"), "the kubelet never ended the pod"
 
 
 def test_delete_waits_for_the_grace_period(
     shared_kubectl: Kubectl, namespace: str, background: Callable[..., Background]
 ) -> None:
     name = running_pod(shared_kubectl, namespace)
-    began = time.monotonic()
 
-    # 2 s, not 1: deletionTimestamp has whole seconds, so 1 s may end in a few milliseconds.
-    deleter = background("delete", "pod", name, "-n", namespace, "--grace-period=2")
-    deleter.expect(
-        "watch=true", stream="stderr"
-    )  # the pod outlived its DELETE, so kubectl watches for its end
+    deleter = background("delete", "pod", name, "-n", namespace, "--grace-period=30")
+    # The pod outlived its DELETE (Terminating), so kubectl watches for its end.
+    deleter.expect("watch=true", stream="stderr")
 
     assert deleter.finish() == (0, f'pod "{name}" deleted from {namespace} namespace\n')
-    assert time.monotonic() - began >= 1, "kubectl returned before the grace period ended"
     assert find(shared_kubectl, namespace, f"pod/{name}") is None
+    # Gone because the kubelet stopped its container, not because the DELETE removed it.
+    assert ("Killing", "Stopping container app") in events_of(shared_kubectl, namespace, name)
 
 
 def test_shorter_grace_period_speeds_up_termination(
     shared_kubectl: Kubectl, namespace: str
 ) -> None:
-    name = running_pod(shared_kubectl, namespace)
-    shared_kubectl("delete", "pod", name, "-n", namespace, "--wait=false")
+    # On a node no kubelet runs, only the grace period ends a terminating pod, so the second
+    # delete meets it still Terminating however slow the machine is.
+    name = "web"
+    create_all(shared_kubectl, namespace, pod(name, node=GHOST))
+    set_running(shared_kubectl, namespace, name)
+    shared_kubectl("delete", "pod", name, "-n", namespace, "--wait=false", "--grace-period=600")
+    assert find(shared_kubectl, namespace, f"pod/{name}") is not None
 
     done = shared_kubectl.run(
-        "delete", "pod", name, "-n", namespace, "--grace-period=1", "--timeout=4s", check=False
+        "delete", "pod", name, "-n", namespace, "--grace-period=1", "--timeout=20s", check=False
     )
 
     assert (done.returncode, done.stderr) == (0, "")
@@ -186,51 +211,72 @@ def test_force_delete_removes_running_pod_at_once(shared_kubectl: Kubectl, names
 # -- cascading -------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Owned:
+    """A Deployment's namespace and what its controllers made: its ReplicaSet and their pods."""
+
+    namespace: str
+    replica_set: str
+    pods: tuple[str, ...]
+
+
 @pytest.fixture
-def owned(shared_kubectl: Kubectl, namespace: str) -> str:
-    """Deployment web -> ReplicaSet web-abc -> pods web-abc-1, web-abc-2 (unscheduled)."""
-    deployment = create(shared_kubectl, namespace, workload("Deployment", "web"))
-    replica_set = create(shared_kubectl, namespace, workload("ReplicaSet", "web-abc", deployment))
-    create_all(shared_kubectl, namespace, *(pod(f"web-abc-{i}", owner=replica_set) for i in (1, 2)))
-    return namespace
-
-
-def workload(kind: str, name: str, owner: dict[str, Any] | None = None) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name}
-    if owner:
-        meta["ownerReferences"] = [reference(owner)]
+def owned(shared_kubectl: Kubectl, namespace: str) -> Owned:
+    """Deployment web -> ReplicaSet web-<hash> -> two pods, made by the real controllers."""
     template = {
         "metadata": {"labels": {"app": "web"}},
         "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}]},
     }
     spec = {"replicas": 2, "selector": {"matchLabels": {"app": "web"}}, "template": template}
-    return {"apiVersion": "apps/v1", "kind": kind, "metadata": meta, "spec": spec}
+    create_all(
+        shared_kubectl,
+        namespace,
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}, "spec": spec},
+    )
+
+    def made() -> Owned | None:
+        replica_sets = shared_kubectl.json("get", "replicasets", "-n", namespace)["items"]
+        pods = shared_kubectl.json("get", "pods", "-n", namespace)["items"]
+        owners = {tuple(r["name"] for r in p["metadata"]["ownerReferences"]) for p in pods}
+        if len(replica_sets) != 1 or len(pods) != 2:
+            return None
+        replica_set = replica_sets[0]["metadata"]["name"]
+        assert owners == {(replica_set,)}, f"pods not all owned by {replica_set}: {owners}"
+        return Owned(namespace, replica_set, tuple(sorted(p["metadata"]["name"] for p in pods)))
+
+    found: Owned = eventually(made, timeout=30, what="deployment web's ReplicaSet and pods")
+    return found
 
 
 @pytest.mark.parametrize("cascade", ["background", "foreground"])
 def test_cascading_delete_removes_dependents(
-    shared_kubectl: Kubectl, owned: str, cascade: str
+    shared_kubectl: Kubectl, owned: Owned, cascade: str
 ) -> None:
-    out = shared_kubectl("delete", "deployment", "web", "-n", owned, f"--cascade={cascade}")
+    ns = owned.namespace
+    out = shared_kubectl("delete", "deployment", "web", "-n", ns, f"--cascade={cascade}")
 
-    assert out == f'deployment.apps "web" deleted from {owned} namespace\n'
-    assert find(shared_kubectl, owned, "deployment/web") is None
-    for dependent in ("replicaset/web-abc", "pod/web-abc-1", "pod/web-abc-2"):
-        assert gone(shared_kubectl, owned, dependent), f"{dependent} outlived its owner"
+    assert out == f'deployment.apps "web" deleted from {ns} namespace\n'
+    assert find(shared_kubectl, ns, "deployment/web") is None
+    dependents = [f"replicaset/{owned.replica_set}", *(f"pod/{name}" for name in owned.pods)]
+    for dependent in dependents:
+        assert gone(shared_kubectl, ns, dependent), f"{dependent} outlived its owner"
 
 
-def test_orphan_delete_keeps_dependents_without_owner(shared_kubectl: Kubectl, owned: str) -> None:
-    out = shared_kubectl("delete", "deployment", "web", "-n", owned, "--cascade=orphan")
+def test_orphan_delete_keeps_dependents_without_owner(
+    shared_kubectl: Kubectl, owned: Owned
+) -> None:
+    ns = owned.namespace
+    out = shared_kubectl("delete", "deployment", "web", "-n", ns, "--cascade=orphan")
 
-    assert out == f'deployment.apps "web" deleted from {owned} namespace\n'
-    assert find(shared_kubectl, owned, "deployment/web") is None
-    replica_set = find(shared_kubectl, owned, "replicaset/web-abc")
+    assert out == f'deployment.apps "web" deleted from {ns} namespace\n'
+    assert find(shared_kubectl, ns, "deployment/web") is None
+    replica_set = find(shared_kubectl, ns, f"replicaset/{owned.replica_set}")
     assert replica_set is not None
     assert "ownerReferences" not in replica_set["metadata"]
-    for name in ("web-abc-1", "web-abc-2"):
-        kept = find(shared_kubectl, owned, f"pod/{name}")
+    for name in owned.pods:
+        kept = find(shared_kubectl, ns, f"pod/{name}")
         assert kept is not None
-        assert [r["name"] for r in kept["metadata"]["ownerReferences"]] == ["web-abc"]
+        assert [r["name"] for r in kept["metadata"]["ownerReferences"]] == [owned.replica_set]
 
 
 # -- finalizers and namespaces ---------------------------------------------------------------
@@ -352,7 +398,8 @@ def test_delete_missing_object(
 def test_wait_for_ready_returns_once_status_says_so(
     shared_kubectl: Kubectl, namespace: str, background: Callable[..., Background]
 ) -> None:
-    create_all(shared_kubectl, namespace, pod("web", node="node-1"))
+    # On a node no kubelet runs, the test reports readiness itself, once kubectl watches.
+    create_all(shared_kubectl, namespace, pod("web", node=GHOST))
     set_running(shared_kubectl, namespace, "web", ready=False)
     waiter = background(
         "wait",
@@ -420,8 +467,16 @@ def test_wait_met_at_once(
 def test_wait_times_out_with_kubectl_message(
     shared_kubectl: Kubectl, namespace: str, condition: str
 ) -> None:
-    create_all(shared_kubectl, namespace, pod("web", node="node-1"))
-    set_running(shared_kubectl, namespace, "web", ready=False)
+    # Runs on node-1 but never passes readiness, never finishes, is never deleted.
+    create_all(shared_kubectl, namespace, pod("web", node="node-1", never_ready=True))
+    eventually(
+        lambda: (
+            shared_kubectl.json("get", "pod", "web", "-n", namespace)["status"].get("phase")
+            == "Running"
+        ),
+        timeout=30,
+        what="the kubelet runs pod web",
+    )
 
     done = shared_kubectl.run(
         "wait", condition, "pod/web", "-n", namespace, "--timeout=1s", check=False

@@ -104,9 +104,15 @@ def test_describe_namespace_shows_status_quota_and_limits(
     assert "Events:" not in described
 
 
+def untouched(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The pod with a scheduler nobody runs: Pending and unbound, so no component reports on it
+    and the namespace holds only the events a test writes."""
+    return {**manifest, "spec": {**manifest["spec"], "schedulerName": "no-scheduler"}}
+
+
 @pytest.fixture
 def two_events(shared_kubectl: Kubectl, namespace: str) -> None:
-    create(shared_kubectl, pod("web", namespace), pod("db", namespace))
+    create(shared_kubectl, untouched(pod("web", namespace)), untouched(pod("db", namespace)))
     web = shared_kubectl.json("get", "pod", "web", "-n", namespace)
     db = shared_kubectl.json("get", "pod", "db", "-n", namespace)
     create(

@@ -15,80 +15,48 @@ from sandbox.metrics import Usage
 from sandbox.registry import BUILTINS, ResourceType
 from sandbox.server import Sandbox
 from tests.kubectl import create, header, rows
-from tests.kubectl.read_objects import names, pod, utc_timestamp
+from tests.kubectl.read_objects import names, pod
 from tests.support.kubectl import Kubectl
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.kubectl
 
 LISTABLE = [rt for rt in BUILTINS if "list" in rt.verbs]
 
 
-def bind(kubectl: Kubectl, namespace: str, name: str, *, node: str) -> None:
-    """What the scheduler does: POST pods/binding."""
-    binding = {
-        "apiVersion": "v1",
-        "kind": "Binding",
-        "metadata": {"name": name},
-        "target": {"apiVersion": "v1", "kind": "Node", "name": node},
-    }
-    kubectl(
-        "create",
-        "--raw",
-        f"/api/v1/namespaces/{namespace}/pods/{name}/binding",
-        "-f",
-        "-",
-        input=json.dumps(binding),
-    )
+def untouched(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The pod with a scheduler nobody runs: it stays Pending and unbound, with no events."""
+    return {**manifest, "spec": {**manifest["spec"], "schedulerName": "no-scheduler"}}
 
 
-def mark_running(kubectl: Kubectl, namespace: str, name: str, *, ip: str) -> None:
-    """What the kubelet does: write pods/status with phase Running and a Ready container."""
-    now = utc_timestamp()
-    status = {
-        "phase": "Running",
-        "podIP": ip,
-        "podIPs": [{"ip": ip}],
-        "hostIP": "172.18.0.4",
-        "startTime": now,
-        "conditions": [
-            {"type": "Ready", "status": "True", "lastTransitionTime": now},
-            {"type": "ContainersReady", "status": "True", "lastTransitionTime": now},
-        ],
-        "containerStatuses": [
-            {
-                "name": "app",
-                "image": "nginx:1.27",
-                "imageID": "",
-                "ready": True,
-                "started": True,
-                "restartCount": 0,
-                "state": {"running": {"startedAt": now}},
-            }
-        ],
-    }
-    kubectl(
-        "patch",
-        "pod",
-        name,
-        "-n",
-        namespace,
-        "--subresource=status",
-        "-p",
-        json.dumps({"status": status}),
-    )
+def running(kubectl: Kubectl, namespace: str, name: str) -> dict[str, Any]:
+    """The pod once the kubelet reports it Running and Ready."""
+    kubectl("wait", "--for=condition=Ready", f"pod/{name}", "-n", namespace, "--timeout=30s")
+    found: dict[str, Any] = kubectl.json("get", "pod", name, "-n", namespace)
+    return found
+
+
+def listed_names(kubectl: Kubectl, rt: ResourceType, scope: list[str]) -> set[str]:
+    listed = kubectl.json("get", rt.qualified, *scope)
+    assert listed["kind"] == "List"
+    assert {item["kind"] for item in listed["items"]} <= {rt.kind}
+    return {item["metadata"]["name"] for item in listed["items"]}
 
 
 @pytest.mark.parametrize("rt", LISTABLE, ids=[rt.qualified for rt in LISTABLE])
 def test_get_lists_every_builtin_type(shared_kubectl: Kubectl, rt: ResourceType) -> None:
     scope = ["-A"] if rt.namespaced else []
-    listed = shared_kubectl.json("get", rt.qualified, *scope)
-    assert listed["kind"] == "List"
-    assert {item["kind"] for item in listed["items"]} <= {rt.kind}
-    done = shared_kubectl.run("get", rt.qualified, *scope)
+    # Events print their NAME only in the wide table.
+    wide = ["-o", "wide"] if rt.kind == "Event" else []
+    # The living cluster keeps adding objects (events, leases): the table must show at least
+    # what was listed before it and at most what is listed after it.
+    before = listed_names(shared_kubectl, rt, scope)
+    done = shared_kubectl.run("get", rt.qualified, *scope, *wide)
+    after = listed_names(shared_kubectl, rt, scope)
     # kubectl itself marks the default StorageClass in the NAME column.
     shown = {row["NAME"].removesuffix(" (default)") for row in rows(done.stdout)}
-    assert shown == {item["metadata"]["name"] for item in listed["items"]}
-    if not listed["items"]:
+    assert before <= shown <= after
+    if not shown:
         assert "No resources found" in done.stderr
 
 
@@ -116,9 +84,9 @@ def test_get_all_namespaces_adds_a_namespace_column(
 
 
 def test_get_pods_wide_shows_ip_and_node(shared_kubectl: Kubectl, namespace: str) -> None:
-    create(shared_kubectl, pod("web", namespace))
-    bind(shared_kubectl, namespace, "web", node="node-2")
-    mark_running(shared_kubectl, namespace, "web", ip="10.244.2.7")
+    create(shared_kubectl, pod("web", namespace, node="node-2"))
+    ip = running(shared_kubectl, namespace, "web")["status"]["podIP"]
+    assert ip.startswith("10.244.")
     table = shared_kubectl("get", "pods", "-n", namespace, "-o", "wide")
     assert header(table) == [
         "NAME",
@@ -138,7 +106,7 @@ def test_get_pods_wide_shows_ip_and_node(shared_kubectl: Kubectl, namespace: str
         "STATUS": "Running",
         "RESTARTS": "0",
         "AGE": "",
-        "IP": "10.244.2.7",
+        "IP": ip,
         "NODE": "node-2",
         "NOMINATED NODE": "<none>",
         "READINESS GATES": "<none>",
@@ -149,12 +117,21 @@ def test_get_wide_shows_the_node_a_scheduler_bound_the_pod_to(
     shared_kubectl: Kubectl, namespace: str
 ) -> None:
     create(shared_kubectl, pod("web", namespace))
-    bind(shared_kubectl, namespace, "web", node="node-3")
-    [row] = rows(shared_kubectl("get", "pods", "-n", namespace, "-o", "wide"))
-    assert (row["STATUS"], row["NODE"]) == ("Pending", "node-3")
+
+    def bound() -> str:
+        [row] = rows(shared_kubectl("get", "pods", "-n", namespace, "-o", "wide"))
+        return row["NODE"] if row["NODE"] != "<none>" else ""
+
+    node = eventually(bound, timeout=30, what="the scheduler binds pod web")
+    assert node in {"node-1", "node-2", "node-3"}
     stored = shared_kubectl.json("get", "pod", "web", "-n", namespace)
+    assert stored["spec"]["nodeName"] == node
     scheduled = [c for c in stored["status"]["conditions"] if c["type"] == "PodScheduled"]
     assert [c["status"] for c in scheduled] == ["True"]
+    events = shared_kubectl.json(
+        "get", "events", "-n", namespace, "--field-selector", "reason=Scheduled"
+    )["items"]
+    assert [e["message"] for e in events] == [f"Successfully assigned {namespace}/web to {node}"]
 
 
 @pytest.mark.parametrize(
@@ -256,7 +233,7 @@ def test_get_filters_by_label_selector(
         pytest.param("metadata.name!=a", {"b", "c"}, id="name-not-equal"),
         pytest.param("status.phase=Running", {"a"}, id="phase"),
         pytest.param("status.phase!=Running", {"b", "c"}, id="phase-not-equal"),
-        pytest.param("spec.nodeName=node-2", {"b"}, id="node"),
+        pytest.param("spec.nodeName=ghost-node", {"b"}, id="node"),
         pytest.param("spec.nodeName=", {"c"}, id="unscheduled"),
         pytest.param("spec.nodeName=node-1,status.phase=Running", {"a"}, id="and"),
     ],
@@ -264,14 +241,14 @@ def test_get_filters_by_label_selector(
 def test_get_filters_pods_by_field_selector(
     shared_kubectl: Kubectl, namespace: str, selector: str, expected: set[str]
 ) -> None:
+    # a runs on node-1; b is bound to a node without a kubelet (Pending); c is never scheduled.
     create(
         shared_kubectl,
         pod("a", namespace, node="node-1"),
-        pod("b", namespace),
-        pod("c", namespace),
+        pod("b", namespace, node="ghost-node"),
+        untouched(pod("c", namespace)),
     )
-    bind(shared_kubectl, namespace, "b", node="node-2")
-    mark_running(shared_kubectl, namespace, "a", ip="10.244.1.3")
+    running(shared_kubectl, namespace, "a")
     shown = shared_kubectl(
         "get", "pods", "-n", namespace, "--field-selector", selector, "-o", "name"
     )
@@ -304,11 +281,20 @@ def test_get_all_shows_the_workload_kinds(shared_kubectl: Kubectl, namespace: st
             "metadata": {"name": "not-in-all", "namespace": namespace},
         },
     )
+
+    # The deployment controller gives the Deployment its ReplicaSet, which `get all` shows too.
+    def replica_set() -> str:
+        listed = shared_kubectl.json("get", "replicasets", "-n", namespace)["items"]
+        return ",".join(rs["metadata"]["name"] for rs in listed)
+
+    owned = eventually(replica_set, timeout=30, what="the Deployment's ReplicaSet")
+    assert owned.startswith("web-")
     shown = shared_kubectl("get", "all", "-n", namespace, "-o", "name")
-    assert names(shown) == {"service/web", "deployment.apps/web"}
+    assert names(shown) == {"service/web", "deployment.apps/web", f"replicaset.apps/{owned}"}
     table = shared_kubectl("get", "all", "-n", namespace)
     assert "deployment.apps/web   0/0" in table
     assert "service/web   ClusterIP" in table
+    assert f"replicaset.apps/{owned}   0         0         0" in table
 
 
 @pytest.mark.parametrize(

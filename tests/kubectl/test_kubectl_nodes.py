@@ -2,15 +2,18 @@
 sets, emptyDir data, PodDisruptionBudgets) and `kubectl top` over metrics.k8s.io.
 
 Nodes are shared by everything in a sandbox, so each test gets a fresh one (`sandbox`, `kubectl`
-fixtures) and works in `default`. Until the simulated scheduler and kubelet arrive, tests do their
-part through the API: pods/binding places a pod, pods/status reports it Running and Ready, and
-ownerReferences tie pods to the ReplicaSets and DaemonSets their controllers would have made.
+fixtures) and works in `default`. The cluster is alive: the ReplicaSet and DaemonSet controllers
+make the pods a drain meets, the scheduler places them (nodeSelector pins them where a test needs
+them), the kubelet runs them and records their usage, the disruption controller keeps budgets'
+status. A pod that must stay out of their reach names a scheduler nobody runs.
 """
 
 from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,9 +21,11 @@ import yaml
 
 from sandbox.cluster import Cluster
 from sandbox.metrics import Usage
-from sandbox.server import Sandbox
-from tests.kubectl import MANIFESTS, rows
+from sandbox.server import Options, Sandbox
+from tests.conftest import RATE
+from tests.kubectl import rows
 from tests.support.kubectl import Kubectl
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.kubectl
 
@@ -94,51 +99,51 @@ def create(kubectl: Kubectl, *objects: dict[str, Any]) -> None:
     kubectl("create", "-f", "-", input=yaml.safe_dump_all(objects))
 
 
-def create_owner(kubectl: Kubectl, kind: str, name: str) -> dict[str, Any]:
+def owner(
+    kind: str,
+    name: str,
+    *,
+    labels: dict[str, str],
+    node_name: str | None = None,
+    scratch: bool = False,
+) -> dict[str, Any]:
+    """A ReplicaSet (one replica) or DaemonSet whose pods carry `labels`; `node_name` pins the
+    pods there through a nodeSelector, `scratch` gives them an emptyDir volume."""
+    pod_spec: dict[str, Any] = {
+        "terminationGracePeriodSeconds": 1,
+        "containers": [{"name": "app", "image": "nginx:1.27"}],
+    }
+    if node_name:
+        pod_spec["nodeSelector"] = {"kubernetes.io/hostname": node_name}
+    if scratch:
+        pod_spec["volumes"] = [{"name": "scratch", "emptyDir": {}}]
+        pod_spec["containers"][0]["volumeMounts"] = [{"name": "scratch", "mountPath": "/scratch"}]
     spec: dict[str, Any] = {
-        "selector": {"matchLabels": {"app": name}},
-        "template": {
-            "metadata": {"labels": {"app": name}},
-            "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}]},
-        },
+        "selector": {"matchLabels": labels},
+        "template": {"metadata": {"labels": labels}, "spec": pod_spec},
     }
     if kind == "ReplicaSet":
-        spec["replicas"] = 3
-    manifest = {"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": name}, "spec": spec}
-    created: dict[str, Any] = json.loads(
-        kubectl("create", "-f", "-", "-o", "json", input=json.dumps(manifest))
-    )
-    return created
+        spec["replicas"] = 1
+    return {"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": name}, "spec": spec}
 
 
-def owned_pod(
-    name: str, owner: dict[str, Any] | None, *, node_name: str | None = None, scratch: bool = False
-) -> dict[str, Any]:
-    meta: dict[str, Any] = {
-        "name": name,
-        "labels": {"app": owner["metadata"]["name"] if owner else name},
-    }
-    if owner:
-        meta["ownerReferences"] = [
-            {
-                "apiVersion": "apps/v1",
-                "kind": owner["kind"],
-                "name": owner["metadata"]["name"],
-                "uid": owner["metadata"]["uid"],
-                "controller": True,
-                "blockOwnerDeletion": True,
-            }
-        ]
+def bare_pod(name: str, *, node_name: str | None = None) -> dict[str, Any]:
+    """A pod no controller owns; without `node_name` it names a scheduler nobody runs, so it
+    stays Pending and unbound (no kubelet runs it or records its usage)."""
     spec: dict[str, Any] = {
         "terminationGracePeriodSeconds": 1,
         "containers": [{"name": "app", "image": "nginx:1.27"}],
     }
     if node_name:
-        spec["nodeName"] = node_name  # placed at creation, as the DaemonSet controller may
-    if scratch:
-        spec["volumes"] = [{"name": "scratch", "emptyDir": {}}]
-        spec["containers"][0]["volumeMounts"] = [{"name": "scratch", "mountPath": "/scratch"}]
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+        spec["nodeName"] = node_name
+    else:
+        spec["schedulerName"] = "no-scheduler"
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": {"app": name}},
+        "spec": spec,
+    }
 
 
 def bind(kubectl: Kubectl, name: str, node_name: str) -> subprocess.CompletedProcess[str]:
@@ -153,19 +158,6 @@ def bind(kubectl: Kubectl, name: str, node_name: str) -> subprocess.CompletedPro
     return kubectl.run("create", "--raw", path, "-f", "-", input=json.dumps(binding), check=False)
 
 
-def set_running(kubectl: Kubectl, *names: str) -> None:
-    """What the kubelet reports for a started, ready container, through pods/status."""
-    for name in names:
-        kubectl(
-            "patch",
-            "pod",
-            name,
-            "--subresource=status",
-            "--patch-file",
-            str(MANIFESTS / "b" / "status" / "ready.yaml"),
-        )
-
-
 def budget(min_available: int) -> dict[str, Any]:
     return {
         "apiVersion": "policy/v1",
@@ -175,31 +167,67 @@ def budget(min_available: int) -> dict[str, Any]:
     }
 
 
+def pod_table(kubectl: Kubectl) -> list[dict[str, str]]:
+    return rows(kubectl("get", "pods", "-o", "wide", "--show-labels"))
+
+
+def ready(kubectl: Kubectl, name: str) -> bool:
+    conditions = kubectl.json("get", "pod", name)["status"].get("conditions") or ()
+    return any((c["type"], c["status"]) == ("Ready", "True") for c in conditions)
+
+
 @pytest.fixture
-def workload(kubectl: Kubectl) -> Kubectl:
-    """ReplicaSet web: web-a, web-b (emptyDir) on node-1 and web-c on node-2, all Running and
-    Ready; DaemonSet agent with its pod on node-1."""
-    web = create_owner(kubectl, "ReplicaSet", "web")
-    agent = create_owner(kubectl, "DaemonSet", "agent")
+def workload(kubectl: Kubectl) -> dict[str, str]:
+    """ReplicaSets web-a and web-b (emptyDir) with their pod on node-1, web-c with its pod on
+    node-2 (all labelled app=web), DaemonSet agent with a pod on every node; all Running and
+    Ready. Returns the pods' names: "web-a", "web-b", "web-c" and "agent" (node-1's)."""
     create(
         kubectl,
-        owned_pod("web-a", web),
-        owned_pod("web-b", web, scratch=True),
-        owned_pod("web-c", web),
-        owned_pod("agent-node-1", agent, node_name="node-1"),
+        owner("ReplicaSet", "web-a", labels={"app": "web", "part": "a"}, node_name="node-1"),
+        owner(
+            "ReplicaSet",
+            "web-b",
+            labels={"app": "web", "part": "b"},
+            node_name="node-1",
+            scratch=True,
+        ),
+        owner("ReplicaSet", "web-c", labels={"app": "web", "part": "c"}, node_name="node-2"),
+        owner("DaemonSet", "agent", labels={"app": "agent"}),
     )
-    for name, node_name in (("web-a", "node-1"), ("web-b", "node-1"), ("web-c", "node-2")):
-        assert bind(kubectl, name, node_name).returncode == 0
-    set_running(kubectl, "web-a", "web-b", "web-c", "agent-node-1")
-    return kubectl
+
+    def placed() -> dict[str, str] | None:
+        found: dict[str, str] = {}
+        for row in pod_table(kubectl):
+            labels = dict(label.split("=", 1) for label in row["LABELS"].split(","))
+            key = f"web-{labels['part']}" if "part" in labels else labels["app"]
+            if key == "agent" and row["NODE"] != "node-1":
+                continue
+            found[key] = row["NAME"]
+        if len(found) < 4 or not all(ready(kubectl, name) for name in found.values()):
+            return None
+        return found
+
+    names: dict[str, str] = eventually(placed, timeout=30, what="the workload's pods run")
+    return names
+
+
+def with_budget(kubectl: Kubectl, min_available: int) -> None:
+    """The budget, once the disruption controller has counted its three healthy pods."""
+    create(kubectl, budget(min_available))
+    kubectl(
+        "wait",
+        "--for=jsonpath={.status.currentHealthy}=3",
+        "pdb/web",
+        "--timeout=30s",
+    )
 
 
 def pods_on(kubectl: Kubectl) -> dict[str, str]:
-    return {r["NAME"]: r["NODE"] for r in rows(kubectl("get", "pods", "-o", "wide"))}
+    return {r["NAME"]: r["NODE"] for r in pod_table(kubectl)}
 
 
 def test_binding_assigns_the_pod_to_a_node(kubectl: Kubectl) -> None:
-    create(kubectl, owned_pod("waiting", None))
+    create(kubectl, bare_pod("waiting"))
 
     bound = bind(kubectl, "waiting", "node-2")
 
@@ -213,30 +241,36 @@ def test_binding_assigns_the_pod_to_a_node(kubectl: Kubectl) -> None:
     assert 'pod waiting is already assigned to node "node-2"' in again.stderr
 
 
-def test_drain_evicts_pods_when_budget_allows(workload: Kubectl) -> None:
-    create(workload, budget(1))
+def test_drain_evicts_pods_when_budget_allows(kubectl: Kubectl, workload: dict[str, str]) -> None:
+    with_budget(kubectl, 1)
 
-    done = workload.run(
+    done = kubectl.run(
         "drain", "node-1", "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=20s"
     )
 
-    assert done.stderr == "Warning: ignoring DaemonSet-managed Pods: default/agent-node-1\n"
+    agent, web_a, web_b = workload["agent"], workload["web-a"], workload["web-b"]
+    assert done.stderr == f"Warning: ignoring DaemonSet-managed Pods: default/{agent}\n"
     printed = done.stdout.splitlines()
     assert (printed[0], printed[-1]) == ("node/node-1 cordoned", "node/node-1 drained")
-    assert sorted(printed[1:-1]) == [  # evictions run in parallel, so their order varies
-        "evicting pod default/web-a",
-        "evicting pod default/web-b",
-        "pod/web-a evicted",
-        "pod/web-b evicted",
-    ]
-    assert pods_on(workload) == {"agent-node-1": "node-1", "web-c": "node-2"}
-    assert node(workload, "node-1")["spec"]["unschedulable"] is True
+    assert sorted(printed[1:-1]) == sorted(  # evictions run in parallel, so their order varies
+        [
+            f"evicting pod default/{web_a}",
+            f"evicting pod default/{web_b}",
+            f"pod/{web_a} evicted",
+            f"pod/{web_b} evicted",
+        ]
+    )
+    placed = pods_on(kubectl)
+    assert web_a not in placed and web_b not in placed
+    assert [name for name, node in placed.items() if node == "node-1"] == [agent]
+    assert placed[workload["web-c"]] == "node-2"
+    assert node(kubectl, "node-1")["spec"]["unschedulable"] is True
 
 
-def test_drain_is_blocked_by_disruption_budget(workload: Kubectl) -> None:
-    create(workload, budget(3))
+def test_drain_is_blocked_by_disruption_budget(kubectl: Kubectl, workload: dict[str, str]) -> None:
+    with_budget(kubectl, 3)
 
-    done = workload.run(
+    done = kubectl.run(
         "drain",
         "node-1",
         "--ignore-daemonsets",
@@ -246,28 +280,31 @@ def test_drain_is_blocked_by_disruption_budget(workload: Kubectl) -> None:
     )
 
     assert done.returncode == 1
-    for pod in ("web-a", "web-b"):
+    for pod in (workload["web-a"], workload["web-b"]):
         assert (
             f'error when evicting pods/"{pod}" -n "default" (will retry after 5s): {PDB_REFUSAL}'
         ) in done.stderr.splitlines()
     assert 'error: unable to drain node "node-1"' in done.stderr
-    assert set(pods_on(workload)) == {"web-a", "web-b", "web-c", "agent-node-1"}
-    assert not workload.json("get", "pod", "web-a")["metadata"].get("deletionTimestamp")
-    assert node(workload, "node-1")["spec"]["unschedulable"] is True
+    assert set(workload.values()) <= set(pods_on(kubectl))
+    assert not kubectl.json("get", "pod", workload["web-a"])["metadata"].get("deletionTimestamp")
+    assert node(kubectl, "node-1")["spec"]["unschedulable"] is True
 
 
-def test_eviction_refusal_is_a_429_with_the_budget_cause(workload: Kubectl) -> None:
-    create(workload, budget(3))
+def test_eviction_refusal_is_a_429_with_the_budget_cause(
+    kubectl: Kubectl, workload: dict[str, str]
+) -> None:
+    with_budget(kubectl, 3)
+    name = workload["web-a"]
     eviction = {
         "apiVersion": "policy/v1",
         "kind": "Eviction",
-        "metadata": {"name": "web-a", "namespace": "default"},
+        "metadata": {"name": name, "namespace": "default"},
     }
 
-    refused = workload.fails(
+    refused = kubectl.fails(
         "create",
         "--raw",
-        "/api/v1/namespaces/default/pods/web-a/eviction",
+        f"/api/v1/namespaces/default/pods/{name}/eviction",
         "-f",
         "-",
         input=json.dumps(eviction),
@@ -277,37 +314,38 @@ def test_eviction_refusal_is_a_429_with_the_budget_cause(workload: Kubectl) -> N
 
 
 @pytest.mark.parametrize(
-    ("flags", "refusal"),
+    ("flags", "refusal", "refused"),
     [
         pytest.param(
             ("--delete-emptydir-data",),
-            "cannot delete DaemonSet-managed Pods (use --ignore-daemonsets to ignore): "
-            "default/agent-node-1",
+            "cannot delete DaemonSet-managed Pods (use --ignore-daemonsets to ignore)",
+            "agent",
             id="daemonset-pod",
         ),
         pytest.param(
             ("--ignore-daemonsets",),
-            "cannot delete Pods with local storage (use --delete-emptydir-data to "
-            "override): default/web-b",
+            "cannot delete Pods with local storage (use --delete-emptydir-data to override)",
+            "web-b",
             id="emptydir-data",
         ),
     ],
 )
 def test_drain_refuses_pods_it_must_not_delete(
-    workload: Kubectl, flags: tuple[str, ...], refusal: str
+    kubectl: Kubectl, workload: dict[str, str], flags: tuple[str, ...], refusal: str, refused: str
 ) -> None:
-    refused = workload.fails("drain", "node-1", *flags, "--timeout=5s")
+    done = kubectl.fails("drain", "node-1", *flags, "--timeout=5s")
 
-    assert refused.stdout == "node/node-1 cordoned\n"
-    assert refused.stderr.splitlines()[0] == (
-        f'error: unable to drain node "node-1" due to error: {refusal}, continuing command...'
+    assert done.stdout == "node/node-1 cordoned\n"
+    assert done.stderr.splitlines()[0] == (
+        f'error: unable to drain node "node-1" due to error: {refusal}: '
+        f"default/{workload[refused]}, continuing command..."
     )
-    assert set(pods_on(workload)) == {"web-a", "web-b", "web-c", "agent-node-1"}
+    assert set(workload.values()) <= set(pods_on(kubectl))
 
 
 def test_drain_refuses_pod_without_controller(kubectl: Kubectl) -> None:
-    create(kubectl, owned_pod("bare", None, node_name="node-3"))
-    set_running(kubectl, "bare")
+    create(kubectl, bare_pod("bare", node_name="node-3"))
+    eventually(lambda: ready(kubectl, "bare"), timeout=30, what="the kubelet runs pod bare")
 
     refused = kubectl.fails("drain", "node-3", "--timeout=5s")
 
@@ -321,11 +359,8 @@ def test_drain_refuses_pod_without_controller(kubectl: Kubectl) -> None:
 
 
 def test_top_pods_shows_recorded_usage(sandbox: Sandbox, kubectl: Kubectl) -> None:
-    create(
-        kubectl,
-        owned_pod("web-a", None, node_name="node-1"),
-        owned_pod("web-b", None, node_name="node-2"),
-    )
+    # Unbound pods: no kubelet records usage for them, only the test does.
+    create(kubectl, bare_pod("web-a"), bare_pod("web-b"))
     sandbox.call(lambda c: c.metrics.record_pod("default", "web-a", {"app": Usage("10m", "20Mi")}))
     sandbox.call(
         lambda c: c.metrics.record_pod("default", "web-b", {"app": Usage("250m", "128Mi")})
@@ -342,7 +377,7 @@ def test_top_pods_shows_recorded_usage(sandbox: Sandbox, kubectl: Kubectl) -> No
 
 
 def test_top_pod_containers_lists_each_container(sandbox: Sandbox, kubectl: Kubectl) -> None:
-    create(kubectl, owned_pod("web-a", None, node_name="node-1"))
+    create(kubectl, bare_pod("web-a"))
     sandbox.call(
         lambda c: c.metrics.record_pod(
             "default", "web-a", {"app": Usage("10m", "20Mi"), "proxy": Usage("5m", "8Mi")}
@@ -366,6 +401,8 @@ def test_top_nodes_shows_usage_against_allocatable(sandbox: Sandbox, kubectl: Ku
 
     def record(cluster: Cluster) -> None:
         for name, used in usage.items():
+            # A dead kubelet records no usage of its own over the test's.
+            cluster.world.node(name).heartbeat = False
             cluster.metrics.record_node(name, used)
 
     sandbox.call(record)
@@ -381,7 +418,14 @@ def test_top_nodes_shows_usage_against_allocatable(sandbox: Sandbox, kubectl: Ku
     ]
 
 
-def test_top_without_metrics_says_not_available(kubectl: Kubectl) -> None:
-    refused = kubectl.fails("top", "nodes")
+@pytest.fixture
+def nodeless(tmp_path: Path) -> Iterator[Kubectl]:
+    """kubectl on a sandbox whose nodes have not registered yet: no kubelet reports usage."""
+    with Sandbox(Options(home=tmp_path / "nodeless", nodes=0, rate=RATE)) as running:
+        yield Kubectl(running.kubeconfig, tmp_path / "kube-cache")
+
+
+def test_top_without_metrics_says_not_available(nodeless: Kubectl) -> None:
+    refused = nodeless.fails("top", "nodes")
 
     assert refused.stderr == "error: metrics not available yet\n"

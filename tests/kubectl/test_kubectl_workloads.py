@@ -1,6 +1,12 @@
-"""kubectl rollout and logs against the sandbox, with controller and kubelet state written the
-way those components write it (ReplicaSets with revisions, deployments/status, pods/status,
-the in-process log book), since the simulated controllers arrive later.
+"""kubectl rollout and logs against the living sandbox: the Deployment and ReplicaSet controllers
+make the revisions and the status kubectl reads, the kubelet runs the pods whose logs it prints.
+
+A rollout passes through its intermediate states (new replicas being added, old ones left, new
+ones not yet available) only briefly in a healthy cluster. The tests hold such a state still the
+way it happens in a real one: a new template whose pods never become ready (a readiness probe on a
+port nginx does not listen on) stops a rolling update where `maxSurge` and `maxUnavailable` leave
+it. Pods print known lines through their command (`sh -c "echo ...; sleep 3600"`), which the
+kubelet interprets, so a log's content is known exactly.
 
 Long-running commands (`rollout status`, `logs -f`) run in the background with `-v=6`, so a
 test can wait until kubectl's watch or stream is open before it changes anything: no sleeps.
@@ -8,20 +14,18 @@ test can wait until kubectl's watch or stream is open before it changes anything
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 import yaml
 
-from sandbox.cluster import Cluster
-from sandbox.server import Sandbox
 from tests.kubectl import MANIFESTS, rows
 from tests.support.background import Background
 from tests.support.kubectl import Kubectl
+from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.kubectl
 
@@ -42,53 +46,101 @@ def deployment(kubectl: Kubectl, namespace: str) -> dict[str, Any]:
     return found
 
 
-def replica_set(
-    owner: dict[str, Any], *, revision: int, image: str, cause: str | None = None
-) -> dict[str, Any]:
-    """What the Deployment controller makes for a revision: the owner's template, hashed."""
-    pod_hash = f"rev{revision}"
-    template = copy.deepcopy(owner["spec"]["template"])
-    template["spec"]["containers"][0]["image"] = image
-    template["metadata"]["labels"]["pod-template-hash"] = pod_hash
-    annotations = {"deployment.kubernetes.io/revision": str(revision)}
-    if cause:
-        annotations["kubernetes.io/change-cause"] = cause
-    meta = owner["metadata"]
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "ReplicaSet",
-        "metadata": {
-            "name": f"web-{pod_hash}",
-            "labels": {"app": "web", "pod-template-hash": pod_hash},
-            "annotations": annotations,
-            "ownerReferences": [
-                {
-                    "apiVersion": "apps/v1",
-                    "kind": "Deployment",
-                    "name": meta["name"],
-                    "uid": meta["uid"],
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                }
-            ],
-        },
-        "spec": {
-            "replicas": 0,
-            "selector": {"matchLabels": {"app": "web", "pod-template-hash": pod_hash}},
-            "template": template,
-        },
+# nginx listens on 80 only: a pod probed on 8081 runs but never becomes ready.
+NEVER_READY = {"httpGet": {"path": "/", "port": 8081}, "periodSeconds": 1}
+
+
+def create_web(
+    kubectl: Kubectl,
+    namespace: str,
+    *,
+    replicas: int = 2,
+    image: str = "nginx:1.25",
+    surge: int | None = None,
+    unavailable: int | None = None,
+    never_ready: bool = False,
+) -> None:
+    """Deployment `web` running nginx, with the rolling-update bounds given."""
+    container: dict[str, Any] = {"name": "web", "image": image}
+    if never_ready:
+        container["readinessProbe"] = NEVER_READY
+    spec: dict[str, Any] = {
+        "replicas": replicas,
+        "selector": {"matchLabels": {"app": "web"}},
+        "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [container]}},
+        # A stuck rollout must stay "in progress" for the test, not reach its deadline.
+        "progressDeadlineSeconds": 3600,
     }
+    if surge is not None or unavailable is not None:
+        spec["strategy"] = {
+            "type": "RollingUpdate",
+            "rollingUpdate": {"maxSurge": surge, "maxUnavailable": unavailable},
+        }
+    body = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web"},
+        "spec": spec,
+    }
+    kubectl("create", "-n", namespace, "-f", "-", input=json.dumps(body))
+
+
+def roll_out_never_ready(kubectl: Kubectl, namespace: str) -> None:
+    """Update `web` to nginx:1.26 with a readiness probe its pods never pass."""
+    patch = [
+        {"op": "replace", "path": "/spec/template/spec/containers/0/image", "value": "nginx:1.26"},
+        {
+            "op": "add",
+            "path": "/spec/template/spec/containers/0/readinessProbe",
+            "value": NEVER_READY,
+        },
+    ]
+    kubectl("patch", "deployment", "web", "-n", namespace, "--type=json", "-p", json.dumps(patch))
+
+
+def wait_rolled_out(kubectl: Kubectl, namespace: str) -> None:
+    kubectl("rollout", "status", "deployment/web", "-n", namespace, "--timeout=60s")
+
+
+def wait_status(kubectl: Kubectl, namespace: str, **counts: int) -> None:
+    """Until the controllers have observed the latest spec and report these counts."""
+
+    def reached() -> bool:
+        found = deployment(kubectl, namespace)
+        status = found.get("status") or {}
+        seen = {field: status.get(field, 0) for field in counts}
+        assert (status.get("observedGeneration"), seen) == (
+            found["metadata"]["generation"],
+            counts,
+        )
+        return True
+
+    eventually(reached, what=f"deployment web reports {counts}")
 
 
 @pytest.fixture
-def history(shared_kubectl: Kubectl, namespace: str, web: dict[str, Any]) -> str:
-    """Revision 1 ran nginx:1.25; revision 2 (the Deployment's template now) runs nginx:1.26."""
-    sets = [
-        replica_set(web, revision=1, image="nginx:1.25"),
-        replica_set(web, revision=2, image="nginx:1.26", cause="bump nginx to 1.26"),
-    ]
-    shared_kubectl("create", "-n", namespace, "-f", "-", input=yaml.safe_dump_all(sets))
+def history(shared_kubectl: Kubectl, namespace: str) -> str:
+    """Revision 1 ran nginx:1.25; revision 2 (the Deployment's template now) runs nginx:1.26,
+    with the change cause recorded as people do, by annotating the Deployment."""
+    create_web(shared_kubectl, namespace, image="nginx:1.25")
+    wait_rolled_out(shared_kubectl, namespace)
+    shared_kubectl("set", "image", "deployment/web", "web=nginx:1.26", "-n", namespace)
+    shared_kubectl(
+        "annotate",
+        "deployment/web",
+        "kubernetes.io/change-cause=bump nginx to 1.26",
+        "-n",
+        namespace,
+    )
+    wait_rolled_out(shared_kubectl, namespace)
     return namespace
+
+
+def revisions(kubectl: Kubectl, namespace: str) -> list[tuple[str, str]]:
+    out = kubectl("rollout", "history", "deployment/web", "-n", namespace)
+    assert out.splitlines()[0] == "deployment.apps/web "
+    table = rows("\n".join(out.splitlines()[1:]))
+    return [(r["REVISION"], r["CHANGE-CAUSE"]) for r in table]
 
 
 def test_rollout_restart_stamps_the_pod_template(
@@ -108,14 +160,7 @@ def test_rollout_restart_stamps_the_pod_template(
 def test_rollout_history_lists_revisions_of_owned_replicasets(
     shared_kubectl: Kubectl, history: str
 ) -> None:
-    out = shared_kubectl("rollout", "history", "deployment/web", "-n", history)
-
-    assert out.splitlines()[0] == "deployment.apps/web "
-    table = rows("\n".join(out.splitlines()[1:]))
-    assert [(r["REVISION"], r["CHANGE-CAUSE"]) for r in table] == [
-        ("1", "<none>"),
-        ("2", "bump nginx to 1.26"),
-    ]
+    assert revisions(shared_kubectl, history) == [("1", "<none>"), ("2", "bump nginx to 1.26")]
 
 
 def test_rollout_history_shows_one_revision_template(shared_kubectl: Kubectl, history: str) -> None:
@@ -126,25 +171,38 @@ def test_rollout_history_shows_one_revision_template(shared_kubectl: Kubectl, hi
 
 
 @pytest.mark.parametrize(
-    ("args", "printed", "image"),
+    ("args", "printed", "image", "after"),
     [
-        pytest.param((), "deployment.apps/web rolled back", "nginx:1.25", id="previous"),
+        pytest.param(
+            (),
+            "deployment.apps/web rolled back",
+            "nginx:1.25",
+            ["2", "3"],
+            id="previous",
+        ),
         pytest.param(
             ("--to-revision=1",),
             "deployment.apps/web rolled back",
             "nginx:1.25",
+            ["2", "3"],
             id="to-revision-1",
         ),
         pytest.param(
             ("--to-revision=2",),
             "deployment.apps/web skipped rollback (current template already matches revision 2)",
             "nginx:1.26",
+            ["1", "2"],
             id="to-current",
         ),
     ],
 )
 def test_rollout_undo_restores_a_revision(
-    shared_kubectl: Kubectl, history: str, args: tuple[str, ...], printed: str, image: str
+    shared_kubectl: Kubectl,
+    history: str,
+    args: tuple[str, ...],
+    printed: str,
+    image: str,
+    after: list[str],
 ) -> None:
     out = shared_kubectl("rollout", "undo", "deployment/web", "-n", history, *args)
 
@@ -152,129 +210,129 @@ def test_rollout_undo_restores_a_revision(
     template = deployment(shared_kubectl, history)["spec"]["template"]
     assert template["spec"]["containers"][0]["image"] == image
     assert "pod-template-hash" not in template["metadata"]["labels"]
+    # The controller brings the old ReplicaSet back as the newest revision.
+    wait_rolled_out(shared_kubectl, history)
+    assert [revision for revision, _ in revisions(shared_kubectl, history)] == after
 
 
 def test_rollout_undo_without_history_fails(
     shared_kubectl: Kubectl, namespace: str, web: dict[str, Any]
 ) -> None:
+    wait_rolled_out(shared_kubectl, namespace)  # its one ReplicaSet exists: revision 1, no more
+
     refused = shared_kubectl.fails("rollout", "undo", "deployment/web", "-n", namespace)
 
     assert refused.stderr == 'error: no rollout history found for deployment "web"\n'
 
 
-def write_status(kubectl: Kubectl, namespace: str, **status: Any) -> None:
-    """What the Deployment controller does: a merge patch on deployments/status."""
-    kubectl(
-        "patch",
-        "deployment",
-        "web",
-        "-n",
-        namespace,
-        "--subresource=status",
-        "--type=merge",
-        "-p",
-        json.dumps({"status": status}),
+Story = Literal["healthy", "stuck-update", "never-ready"]
+
+
+def tell(kubectl: Kubectl, namespace: str, story: Story, *, replicas: int, surge: int) -> None:
+    """Bring Deployment `web` to where `story` leaves it. maxUnavailable is 0, so old pods stay
+    until new ones are available, which a never-ready template's pods never are."""
+    never_ready = story == "never-ready"
+    create_web(
+        kubectl, namespace, replicas=replicas, surge=surge, unavailable=0, never_ready=never_ready
     )
-
-
-def rolled_out(generation: int, replicas: int = 2) -> dict[str, Any]:
-    return {
-        "observedGeneration": generation,
-        "replicas": replicas,
-        "updatedReplicas": replicas,
-        "readyReplicas": replicas,
-        "availableReplicas": replicas,
-        "conditions": [
-            {
-                "type": "Available",
-                "status": "True",
-                "reason": "MinimumReplicasAvailable",
-                "message": "Deployment has minimum availability.",
-            },
-            {
-                "type": "Progressing",
-                "status": "True",
-                "reason": "NewReplicaSetAvailable",
-                "message": 'ReplicaSet "web-rev2" has successfully progressed.',
-            },
-        ],
-    }
+    if story != "never-ready":
+        wait_rolled_out(kubectl, namespace)
+    if story == "stuck-update":
+        roll_out_never_ready(kubectl, namespace)
 
 
 @pytest.mark.parametrize(
-    ("lag", "changes", "message"),
+    ("story", "replicas", "surge", "counts", "message"),
     [
         pytest.param(
+            "stuck-update",
+            3,
             1,
-            {},
-            "Waiting for deployment spec update to be observed...",
-            id="generation-not-observed",
-        ),
-        pytest.param(
-            0,
-            {"updatedReplicas": 1},
-            'Waiting for deployment "web" rollout to finish: 1 out of 2 new replicas '
+            {"replicas": 4, "updatedReplicas": 1, "availableReplicas": 3},
+            'Waiting for deployment "web" rollout to finish: 1 out of 3 new replicas '
             "have been updated...",
             id="updating",
         ),
         pytest.param(
-            0,
-            {"replicas": 3},
-            'Waiting for deployment "web" rollout to finish: 1 old replicas are '
+            "stuck-update",
+            2,
+            2,
+            {"replicas": 4, "updatedReplicas": 2, "availableReplicas": 2},
+            'Waiting for deployment "web" rollout to finish: 2 old replicas are '
             "pending termination...",
             id="old-replicas-left",
         ),
         pytest.param(
-            0,
-            {"availableReplicas": 1},
-            'Waiting for deployment "web" rollout to finish: 1 of 2 updated replicas '
+            "never-ready",
+            2,
+            1,
+            {"replicas": 2, "updatedReplicas": 2, "availableReplicas": 0},
+            'Waiting for deployment "web" rollout to finish: 0 of 2 updated replicas '
             "are available...",
             id="not-yet-available",
         ),
-        pytest.param(0, {}, 'deployment "web" successfully rolled out', id="done"),
+        pytest.param(
+            "healthy",
+            2,
+            1,
+            {"replicas": 2, "updatedReplicas": 2, "availableReplicas": 2},
+            'deployment "web" successfully rolled out',
+            id="done",
+        ),
     ],
 )
 def test_rollout_status_reads_deployment_status(
     shared_kubectl: Kubectl,
     namespace: str,
-    web: dict[str, Any],
-    lag: int,
-    changes: dict[str, int],
+    story: Story,
+    replicas: int,
+    surge: int,
+    counts: dict[str, int],
     message: str,
 ) -> None:
-    generation = web["metadata"]["generation"]
-    write_status(shared_kubectl, namespace, **{**rolled_out(generation - lag), **changes})
+    tell(shared_kubectl, namespace, story, replicas=replicas, surge=surge)
+    wait_status(shared_kubectl, namespace, **counts)
 
     out = shared_kubectl("rollout", "status", "deployment/web", "-n", namespace, "--watch=false")
 
     assert out == message + "\n"
 
 
-def test_rollout_status_waits_until_status_reports_rollout_done(
-    shared_kubectl: Kubectl,
-    namespace: str,
-    web: dict[str, Any],
-    background: Callable[..., Background],
+def test_rollout_status_times_out_on_a_stuck_rollout(
+    shared_kubectl: Kubectl, namespace: str
 ) -> None:
-    generation = web["metadata"]["generation"]
-    write_status(shared_kubectl, namespace, **{**rolled_out(generation), "availableReplicas": 1})
-    status = background(
-        "rollout",
-        "status",
-        "deployment/web",
-        "-n",
-        namespace,
-        "--timeout=20s",
+    tell(shared_kubectl, namespace, "stuck-update", replicas=3, surge=1)
+    wait_status(shared_kubectl, namespace, replicas=4, updatedReplicas=1, availableReplicas=3)
+
+    done = shared_kubectl.run(
+        "rollout", "status", "deployment/web", "-n", namespace, "--timeout=2s", check=False
     )
-    status.expect("1 of 2 updated replicas are available")
+
+    assert done.returncode == 1
+    assert done.stdout.splitlines()[-1] == (
+        'Waiting for deployment "web" rollout to finish: 1 out of 3 new replicas have been '
+        "updated..."
+    )
+    assert done.stderr == "error: timed out waiting for the condition\n"
+
+
+def test_rollout_status_waits_until_status_reports_rollout_done(
+    shared_kubectl: Kubectl, namespace: str, background: Callable[..., Background]
+) -> None:
+    tell(shared_kubectl, namespace, "stuck-update", replicas=3, surge=1)
+    wait_status(shared_kubectl, namespace, replicas=4, updatedReplicas=1, availableReplicas=3)
+    status = background("rollout", "status", "deployment/web", "-n", namespace, "--timeout=60s")
+    status.expect("1 out of 3 new replicas have been updated")
     status.expect("watch=true", stream="stderr")
 
-    write_status(shared_kubectl, namespace, **rolled_out(generation))
+    shared_kubectl("rollout", "undo", "deployment/web", "-n", namespace)
 
-    status.expect('deployment "web" successfully rolled out')
+    # kubectl sees the new generation before the controller has observed it.
+    status.expect("Waiting for deployment spec update to be observed...")
+    status.expect('deployment "web" successfully rolled out', timeout=60)
     assert status.finish()[0] == 0
     table = rows(shared_kubectl("get", "deployment", "web", "-n", namespace))
-    assert [(r["READY"], r["UP-TO-DATE"], r["AVAILABLE"]) for r in table] == [("2/2", "2", "2")]
+    assert [(r["READY"], r["UP-TO-DATE"], r["AVAILABLE"]) for r in table] == [("3/3", "3", "3")]
 
 
 # -- logs ------------------------------------------------------------------------------------
@@ -284,27 +342,41 @@ def create_pods(kubectl: Kubectl, namespace: str, *pods: dict[str, Any]) -> None
     kubectl("create", "-n", namespace, "-f", "-", input=yaml.safe_dump_all(pods))
 
 
-def pod(name: str, *containers: str, node: str | None = "node-1") -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "containers": [{"name": c, "image": "busybox:1.36"} for c in containers]
+def pod(name: str, *containers: tuple[str, str], **spec: Any) -> dict[str, Any]:
+    """A pod of busybox containers, each (name, shell script) run by `sh -c`."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {
+            "containers": [
+                {"name": c, "image": "busybox:1.36", "command": ["sh", "-c", script]}
+                for c, script in containers
+            ],
+            **spec,
+        },
     }
-    if node:
-        spec["nodeName"] = node  # assigned at creation, as a DaemonSet or static pod is
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
+
+
+def wait_ready(kubectl: Kubectl, namespace: str, *pods: str) -> None:
+    names = [f"pod/{name}" for name in pods]
+    kubectl("wait", "--for=condition=Ready", *names, "-n", namespace, "--timeout=60s")
 
 
 @pytest.fixture
-def logged(shared_sandbox: Sandbox, shared_kubectl: Kubectl, namespace: str) -> str:
-    """Pods `solo` (container app) and `duo` (app, sidecar) on node-1, with lines logged."""
-    create_pods(shared_kubectl, namespace, pod("solo", "app"), pod("duo", "app", "sidecar"))
-
-    def record(cluster: Cluster) -> None:
-        for line in ("starting", "listening on :8080", "ready"):
-            cluster.logs.append(namespace, "solo", "app", line)
-        cluster.logs.append(namespace, "duo", "app", "app line")
-        cluster.logs.append(namespace, "duo", "sidecar", "sidecar line")
-
-    shared_sandbox.call(record)
+def logged(shared_kubectl: Kubectl, namespace: str) -> str:
+    """Running pods `solo` (container app) and `duo` (app, sidecar) that printed known lines."""
+    create_pods(
+        shared_kubectl,
+        namespace,
+        pod("solo", ("app", "echo starting; echo listening on :8080; echo ready; sleep 3600")),
+        pod(
+            "duo",
+            ("app", "echo app line; sleep 3600"),
+            ("sidecar", "echo sidecar line; sleep 3600"),
+        ),
+    )
+    wait_ready(shared_kubectl, namespace, "solo", "duo")
     return namespace
 
 
@@ -346,57 +418,89 @@ def test_logs_of_unknown_container_fails(shared_kubectl: Kubectl, logged: str) -
     assert refused.stderr == "error: container db is not valid for pod duo out of: app, sidecar\n"
 
 
+NGINX_STARTED = "/docker-entrypoint.sh: Configuration complete; ready for start up"
+HTTPD_STARTED = (
+    "[mpm_event:notice] [pid 1:tid 1] AH00489: Apache/2.4.62 (Unix) configured -- "
+    "resuming normal operations"
+)
+
+
 def test_logs_previous_reads_the_log_before_restart(
-    shared_sandbox: Sandbox, shared_kubectl: Kubectl, logged: str
+    shared_kubectl: Kubectl, namespace: str
 ) -> None:
-    refused = shared_kubectl.fails("logs", "solo", "-n", logged, "--previous")
+    # A bare pod's image may change: the kubelet kills the container and starts the new image,
+    # so the log of the nginx run becomes the previous one.
+    server = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "server"}}
+    server["spec"] = {"containers": [{"name": "app", "image": "nginx:1.27"}]}
+    create_pods(shared_kubectl, namespace, server)
+    wait_ready(shared_kubectl, namespace, "server")
+    refused = shared_kubectl.fails("logs", "server", "-n", namespace, "--previous")
     assert refused.stderr == (
         "Error from server (BadRequest): previous terminated container "
-        '"app" in pod "solo" not found\n'
+        '"app" in pod "server" not found\n'
     )
 
-    def crash(cluster: Cluster) -> None:
-        cluster.logs.restart(logged, "solo", "app")
-        cluster.logs.append(logged, "solo", "app", "starting again")
+    shared_kubectl("set", "image", "pod/server", "app=httpd:2.4", "-n", namespace)
 
-    shared_sandbox.call(crash)
+    def restarted() -> bool:
+        found = shared_kubectl.json("get", "pod", "server", "-n", namespace)
+        (status,) = found["status"]["containerStatuses"]
+        return bool(status["restartCount"] == 1 and status["ready"])
 
-    previous = shared_kubectl("logs", "solo", "-n", logged, "--previous")
-    current = shared_kubectl("logs", "solo", "-n", logged)
-    assert previous == "starting\nlistening on :8080\nready\n"
-    assert current == "starting again\n"
+    eventually(restarted, what="the container restarted with httpd")
+    previous = shared_kubectl("logs", "server", "-n", namespace, "--previous").splitlines()
+    current = shared_kubectl("logs", "server", "-n", namespace).splitlines()
+    assert (NGINX_STARTED in previous, HTTPD_STARTED in previous) == (True, False)
+    assert (NGINX_STARTED in current, HTTPD_STARTED in current) == (False, True)
+
+
+@pytest.fixture
+def ticker(shared_kubectl: Kubectl, namespace: str) -> str:
+    """Running pod `ticker` that printed "one" and "two" and prints "tick" every 5 s."""
+    script = "echo one; echo two; while true; do echo tick; sleep 5; done"
+    create_pods(shared_kubectl, namespace, pod("ticker", ("app", script)))
+    wait_ready(shared_kubectl, namespace, "ticker")
+    return namespace
+
+
+def follow_ticker(
+    kubectl: Kubectl, namespace: str, background: Callable[..., Background]
+) -> Background:
+    """`logs -f ticker`, once a line has reached kubectl through the open stream."""
+    follower = background("logs", "-f", "ticker", "-n", namespace)
+    follower.expect("two")
+    follower.expect("follow=true", stream="stderr")
+    # The stream opened on at most the lines logged by now; kubectl printing one line more than
+    # that means a line reached it after the stream opened.
+    logged_now = len(kubectl("logs", "ticker", "-n", namespace).splitlines())
+    for _ in range(logged_now + 1 - len(["one", "two"])):
+        follower.expect("tick")
+    return follower
 
 
 def test_logs_follow_streams_new_lines(
-    shared_sandbox: Sandbox,
-    shared_kubectl: Kubectl,
-    logged: str,
-    background: Callable[..., Background],
+    shared_kubectl: Kubectl, ticker: str, background: Callable[..., Background]
 ) -> None:
-    follower = background("logs", "-f", "solo", "-n", logged)
-    follower.expect("ready")
-    follower.expect("follow=true", stream="stderr")
+    follower = follow_ticker(shared_kubectl, ticker, background)
 
-    shared_sandbox.call(lambda cluster: cluster.logs.append(logged, "solo", "app", "GET /health"))
-
-    follower.expect("GET /health")
     assert follower.process.poll() is None, "logs -f ended while the pod still runs"
 
 
 def test_logs_follow_ends_when_the_pod_is_deleted(
-    shared_kubectl: Kubectl, logged: str, background: Callable[..., Background]
+    shared_kubectl: Kubectl, ticker: str, background: Callable[..., Background]
 ) -> None:
-    follower = background("logs", "-f", "duo", "-c", "app", "-n", logged)
-    follower.expect("app line")
+    follower = follow_ticker(shared_kubectl, ticker, background)
 
-    shared_kubectl("delete", "pod", "duo", "-n", logged, "--grace-period=0", "--force")
+    # A graceful delete: the kubelet stops the container and removes the pod.
+    shared_kubectl("delete", "pod", "ticker", "-n", ticker, "--wait")
 
     assert follower.finish()[0] == 0
 
 
 def test_logs_of_unscheduled_pod_are_empty(shared_kubectl: Kubectl, namespace: str) -> None:
     # Kubernetes has no kubelet to ask yet, so pods/log answers 204 with no body: not an error.
-    create_pods(shared_kubectl, namespace, pod("pending", "app", node=None))
+    unscheduled = pod("pending", ("app", "echo never; sleep 3600"), schedulerName="no-scheduler")
+    create_pods(shared_kubectl, namespace, unscheduled)
 
     done = shared_kubectl.run("logs", "pending", "-n", namespace, check=False)
 

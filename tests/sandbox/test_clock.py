@@ -19,3 +19,22 @@ def test_timestamps_round_trip_in_kubernetes_format() -> None:
     moment = datetime(2026, 12, 2, 11, 48, 47, tzinfo=UTC)
     assert format_time(moment) == "2026-12-02T11:48:47Z"
     assert parse_time("2026-12-02T11:48:47Z") == moment
+
+
+def test_an_accelerated_clock_runs_faster_but_starts_behind_real_time() -> None:
+    clock = Clock(rate=10)
+    real = datetime.now(UTC)
+    assert clock.now() < real  # never a timestamp from the future for kubectl's AGE column
+    first = clock.now()
+    clock.advance(timedelta(minutes=5))
+    assert clock.now() - first >= timedelta(minutes=5)
+    assert clock.real_seconds(30) == 3
+
+
+def test_a_stopped_clock_moves_only_when_advanced() -> None:
+    start = datetime(2030, 1, 2, tzinfo=UTC)
+    clock = Clock(start, rate=0)
+    assert clock.now() == start
+    clock.advance(timedelta(seconds=90))
+    assert clock.now() == start + timedelta(seconds=90)
+    assert clock.real_seconds(1) == float("inf")

@@ -223,3 +223,16 @@ def test_cron_schedules_are_checked_like_kubernetes(schedule: str, message: str)
     obj = edit(GOOD["CronJob"], {"spec.schedule": schedule})
     expected = f'spec.schedule: Invalid value: "{schedule}": {message}'
     assert any(m.startswith(expected) for m in reported("CronJob", obj)), reported("CronJob", obj)
+
+
+def test_statefulset_containers_may_mount_their_volume_claim_templates() -> None:
+    mount = [{"name": "data", "mountPath": "/var/lib/data"}]
+    claim = {"metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"]}}
+    sts = edit(GOOD["StatefulSet"], {"spec.volumeClaimTemplates": [claim]})
+    sts["spec"]["template"]["spec"]["containers"][0]["volumeMounts"] = mount
+    assert reported("StatefulSet", sts) == []
+    deployment = edit(GOOD["Deployment"], {})
+    deployment["spec"]["template"]["spec"]["containers"][0]["volumeMounts"] = mount
+    assert 'spec.template.spec.containers[0].volumeMounts[0].name: Not found: "data"' in reported(
+        "Deployment", deployment
+    )
