@@ -3,6 +3,7 @@
 - namespaced writes need an existing, non-terminating namespace;
 - built-in defaults (the fields Kubernetes fills so `-o yaml` and controllers see them);
 - Services get a ClusterIP (and node ports) from the sandbox's service range;
+- a PersistentVolumeClaim may grow only when bound and its StorageClass allows expansion;
 - a CustomResourceDefinition registers or updates its resource type when committed, and
   unregisters (deleting its objects) when it goes.
 
@@ -18,6 +19,7 @@ from typing import Any
 from sandbox import defaults
 from sandbox.errors import Forbidden, not_found
 from sandbox.objects import Objects
+from sandbox.quantity import units
 from sandbox.registry import ResourceType
 from sandbox.store import Obj
 
@@ -25,10 +27,14 @@ SERVICE_RANGE = ipaddress.ip_network("10.96.0.0/16")
 NODE_PORT_RANGE = range(30000, 32768)
 _NAMESPACES = ("", "namespaces")
 CRD_KEY = ("apiextensions.k8s.io", "customresourcedefinitions")
+_CLAIMS = ("", "persistentvolumeclaims")
+_STORAGE_CLASSES = ("storage.k8s.io", "storageclasses")
 
 
 def install(objects: Objects) -> None:
-    objects.admit.extend([namespace_exists, apply_defaults, allocate_service_addresses, crd_status])
+    objects.admit.extend(
+        [namespace_exists, apply_defaults, allocate_service_addresses, claim_resize, crd_status]
+    )
     objects.on_commit.append(lambda rt, new, old: register_crd(objects, rt, new))
     crds = objects.registry.for_group(*CRD_KEY)
     assert crds is not None, "the CustomResourceDefinition type is built in"
@@ -84,6 +90,35 @@ def allocate_service_addresses(
             ports.append(port)
         spec["ports"] = ports
     return {**obj, "spec": spec}
+
+
+def claim_resize(objects: Objects, rt: ResourceType, obj: Obj, old: Obj | None) -> Obj:
+    """A bigger storage request is an expansion: only for bound claims of expandable classes."""
+    if rt.key != _CLAIMS or old is None:
+        return obj
+    asked, had = _storage_request(obj), _storage_request(old)
+    if asked is None or had is None or asked <= had:
+        return obj  # shrinking is validation's to refuse
+    class_name = (old.get("spec") or {}).get("storageClassName") or ""
+    storage_class = objects.store.get(_STORAGE_CLASSES, "", class_name) if class_name else None
+    bound = ((old.get("status") or {}).get("phase")) == "Bound"
+    if not bound or not (storage_class or {}).get("allowVolumeExpansion"):
+        name = obj["metadata"].get("name", "")
+        raise Forbidden(
+            f'persistentvolumeclaims "{name}" is forbidden: only dynamically provisioned pvc can '
+            "be resized and the storageclass that provisions the pvc must support resize",
+            name=name,
+            kind="persistentvolumeclaims",
+        )
+    return obj
+
+
+def _storage_request(claim: Obj) -> int | None:
+    requests = ((claim.get("spec") or {}).get("resources") or {}).get("requests") or {}
+    try:
+        return units(requests["storage"]) if "storage" in requests else None
+    except ValueError:
+        return None  # validation reports a malformed quantity
 
 
 def _free_cluster_ip(objects: Objects) -> str:

@@ -20,8 +20,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from sandbox.clock import format_time, parse_time
 from sandbox.control.cron import Schedule
 from sandbox.control.jobstatus import JOBS, finished
+from sandbox.control.ownership import controller_ref, controller_uid
 from sandbox.control.runtime import Controller
-from sandbox.control.statefulsets import controller_ref, controller_uid
 from sandbox.errors import ApiError
 from sandbox.jsoncopy import deep_copy
 from sandbox.store import Key, Obj

@@ -20,15 +20,10 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
+from sandbox.control.ownership import controller_ref, controller_uid
+from sandbox.control.readiness import ready_for, ready_to_count
 from sandbox.control.runtime import NODES, PODS, Controller, Item, items
-from sandbox.control.statefulsets import (
-    REVISION_HASH,
-    controller_ref,
-    controller_uid,
-    is_ready,
-    ready_for,
-    sync_revisions,
-)
+from sandbox.control.statefulsets import REVISION_HASH, sync_revisions
 from sandbox.jsoncopy import deep_copy
 from sandbox.naming import random_suffix
 from sandbox.store import Change, Key, Obj
@@ -191,7 +186,9 @@ class DaemonSetController(Controller):
                 if p["metadata"]["labels"].get(REVISION_HASH) == current_hash
             ]
             old = [p for p in by_node[node] if p not in new]
-            available = [p for p in by_node[node] if is_ready(p) and ready_for(p, now) >= min_ready]
+            available = [
+                p for p in by_node[node] if ready_to_count(p) and ready_for(p, now) >= min_ready
+            ]
             if old and not available:
                 broken.extend(old)  # already unavailable: replacing it costs nothing
             elif old:
@@ -211,7 +208,7 @@ class DaemonSetController(Controller):
         alive = [p for p in pods if not p["metadata"].get("deletionTimestamp")]
         wanted_set = set(wanted)
         on_wanted = [p for p in alive if target_node(p) in wanted_set]
-        ready = [p for p in on_wanted if is_ready(p)]
+        ready = [p for p in on_wanted if ready_to_count(p)]
         available = [p for p in ready if ready_for(p, now) >= min_ready]
         status: dict[str, Any] = {
             "currentNumberScheduled": len({target_node(p) for p in on_wanted}),

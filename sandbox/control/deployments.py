@@ -18,6 +18,7 @@ It drives pods only through ReplicaSets' `spec.replicas`; it never creates or de
 
 from __future__ import annotations
 
+from sandbox.control.ownership import controlled_by, controller_ref
 from sandbox.control.progress import (
     complete,
     deployment_status,
@@ -46,10 +47,8 @@ from sandbox.control.rollout import (
     REPLICASETS,
     REVISION,
     REVISION_HISTORY,
-    controlled_by,
     find_condition,
     max_revision,
-    owner_ref,
     replicas_of,
     revision_of,
     set_condition,
@@ -174,7 +173,7 @@ class DeploymentController(Controller):
                 "namespace": meta["namespace"],
                 "labels": (rs_template.get("metadata") or {}).get("labels") or {},
                 "annotations": annotations,
-                "ownerReferences": [owner_ref(d)],
+                "ownerReferences": [controller_ref(d)],
             },
             "spec": {
                 "replicas": 0,

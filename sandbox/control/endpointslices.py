@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from sandbox.control.ownership import controller_ref
 from sandbox.control.readiness import is_ready
 from sandbox.control.runtime import PODS, Controller, Item
 from sandbox.control.selecting import labels_of
@@ -172,16 +173,7 @@ class EndpointSliceController(ServiceController):
                 "generateName": f"{meta['name'][:57]}-",
                 "namespace": meta["namespace"],
                 "labels": labels,
-                "ownerReferences": [
-                    {
-                        "apiVersion": "v1",
-                        "kind": "Service",
-                        "name": meta["name"],
-                        "uid": meta["uid"],
-                        "controller": True,
-                        "blockOwnerDeletion": True,
-                    }
-                ],
+                "ownerReferences": [controller_ref(service)],
             }
         body: Obj = {
             "apiVersion": "discovery.k8s.io/v1",

@@ -26,8 +26,9 @@ from sandbox.control.jobstatus import (
     pod_outcome,
     pod_phase,
 )
+from sandbox.control.ownership import controller_ref
+from sandbox.control.readiness import ready_to_count
 from sandbox.control.runtime import PODS
-from sandbox.control.statefulsets import controller_ref, is_ready
 from sandbox.jsoncopy import deep_copy
 from sandbox.naming import random_suffix
 from sandbox.store import Obj
@@ -159,7 +160,7 @@ class JobRun:
             want = max(min(parallelism, int(completions) - self.succeeded), 0)
         for _ in range(want - len(active)):
             self._create(None)
-        surplus = sorted(active, key=lambda p: (is_ready(p), p["metadata"]["name"]))
+        surplus = sorted(active, key=lambda p: (ready_to_count(p), p["metadata"]["name"]))
         for pod in surplus[: max(len(active) - want, 0)]:
             self.ctl.delete_pod(self.job, pod)
 
@@ -249,7 +250,7 @@ class JobRun:
         if self.start is not None:
             status["startTime"] = self.start
         status["active"] = len(active)
-        status["ready"] = sum(1 for p in active if is_ready(p))
+        status["ready"] = sum(1 for p in active if ready_to_count(p))
         status["terminating"] = sum(
             1 for p in self.pods if deleting(p) and pod_outcome(p, self.now) is None
         )

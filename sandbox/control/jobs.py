@@ -35,8 +35,8 @@ from sandbox.control.jobstatus import (
     parse_indexes,
     pod_outcome,
 )
+from sandbox.control.ownership import controller_uid
 from sandbox.control.runtime import PODS, Controller
-from sandbox.control.statefulsets import controller_uid
 from sandbox.store import Obj
 
 

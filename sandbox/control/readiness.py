@@ -27,6 +27,17 @@ def is_ready(pod: Obj) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
+def ready_to_count(pod: Obj) -> bool:
+    """Ready and not terminating: what a workload controller counts toward its replicas."""
+    return is_ready(pod) and not pod["metadata"].get("deletionTimestamp")
+
+
+def ready_for(pod: Obj, now: float) -> float:
+    """Seconds the pod has been Ready (0 when it is not)."""
+    since = ready_since(pod)
+    return now - since if since is not None else 0.0
+
+
 def ready_since(pod: Obj) -> float | None:
     """When the pod's Ready condition last became True (POSIX seconds), None if not ready."""
     condition = ready_condition(pod)

@@ -15,14 +15,13 @@ from __future__ import annotations
 from typing import Any
 
 from sandbox.clock import parse_time
+from sandbox.control.ownership import controlled_by, controller_ref
 from sandbox.control.readiness import available_in, ready_since
 from sandbox.control.rollout import (
     PODS,
     REPLICASETS,
-    controlled_by,
     drop_condition,
     is_active,
-    owner_ref,
     replicas_of,
     set_condition,
 )
@@ -172,7 +171,7 @@ def _pod_for(rs: Obj) -> Obj:
         "generateName": f"{meta['name']}-",
         "namespace": meta["namespace"],
         "labels": template_meta.get("labels") or {},
-        "ownerReferences": [owner_ref(rs)],
+        "ownerReferences": [controller_ref(rs)],
     }
     for carried in ("annotations", "finalizers"):
         if template_meta.get(carried):

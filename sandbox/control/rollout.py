@@ -161,22 +161,3 @@ def drop_condition(status: Obj, kind: str) -> Obj:
     if kept:
         return {**status, "conditions": kept}
     return {k: v for k, v in status.items() if k != "conditions"}
-
-
-def controlled_by(obj: Obj, owner_uid: str) -> bool:
-    return any(
-        ref.get("uid") == owner_uid and ref.get("controller")
-        for ref in obj["metadata"].get("ownerReferences") or ()
-    )
-
-
-def owner_ref(owner: Obj) -> Obj:
-    meta = owner["metadata"]
-    return {
-        "apiVersion": owner["apiVersion"],
-        "kind": owner["kind"],
-        "name": meta["name"],
-        "uid": meta["uid"],
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }

@@ -31,9 +31,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from sandbox.control.ownership import controller_uid
 from sandbox.control.runtime import NODES, PODS, Controller, Item
 from sandbox.control.scheduling.affinity import required_terms
-from sandbox.control.scheduling.cache import Cache, item_of, owner_uid
+from sandbox.control.scheduling.cache import Cache, item_of
 from sandbox.control.scheduling.filters import (
     failure_message,
     node_reasons,
@@ -165,7 +166,7 @@ class Scheduler(Controller):
         """The best-scoring feasible node; equal scores are settled by the pod's seeded dice."""
         if len(feasible) == 1:
             return feasible[0]
-        top = best_nodes(ask, feasible, self.cache, owner=owner_uid(pod))
+        top = best_nodes(ask, feasible, self.cache, owner=controller_uid(pod) or "")
         return self.random(pod["metadata"].get("uid", ""), "node").choice(top)
 
     # -- writing the outcome -------------------------------------------------------------------

@@ -22,7 +22,8 @@ import json
 import re
 from typing import Any
 
-from sandbox.clock import parse_time
+from sandbox.control.ownership import controller_ref, controller_uid
+from sandbox.control.readiness import ready_for, ready_to_count
 from sandbox.control.runtime import PODS, Controller
 from sandbox.errors import ApiError
 from sandbox.jsoncopy import deep_copy
@@ -59,7 +60,7 @@ class StatefulSetController(Controller):
         pods = [p for p in self.owned_pods(sts).values() if not _deleting(p)]
         min_ready = int(sts["spec"].get("minReadySeconds") or 0)
         now = self.now()
-        ready = [p for p in pods if is_ready(p)]
+        ready = [p for p in pods if ready_to_count(p)]
         available = [p for p in ready if ready_for(p, now) >= min_ready]
         current, update = plan.current, plan.update
         updated = sum(1 for p in pods if _revision(p) == update)
@@ -326,48 +327,9 @@ def _deleting(pod: Obj) -> bool:
 # -- pod facts every workload controller reads ---------------------------------------------------
 
 
-def ready_condition(pod: Obj) -> dict[str, Any] | None:
-    for condition in (pod.get("status") or {}).get("conditions") or []:
-        if condition.get("type") == "Ready":
-            return dict(condition)
-    return None
-
-
-def is_ready(pod: Obj) -> bool:
-    condition = ready_condition(pod)
-    return condition is not None and condition.get("status") == "True" and not _deleting(pod)
-
-
-def ready_for(pod: Obj, now: float) -> float:
-    """Seconds the pod has been Ready (0 when it is not)."""
-    condition = ready_condition(pod)
-    if condition is None or condition.get("status") != "True":
-        return 0.0
-    stamp = condition.get("lastTransitionTime")
-    return now - parse_time(stamp).timestamp() if stamp else 0.0
-
-
 def healthy(pod: Obj) -> bool:
     """Running and Ready and not going away: what OrderedReady waits for."""
-    return bool(pod) and _phase(pod) == "Running" and is_ready(pod)
-
-
-def controller_uid(obj: Obj) -> str | None:
-    for ref in obj["metadata"].get("ownerReferences") or ():
-        if ref.get("controller"):
-            return str(ref.get("uid"))
-    return None
-
-
-def controller_ref(owner: Obj) -> dict[str, Any]:
-    return {
-        "apiVersion": owner["apiVersion"],
-        "kind": owner["kind"],
-        "name": owner["metadata"]["name"],
-        "uid": owner["metadata"]["uid"],
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
+    return bool(pod) and _phase(pod) == "Running" and ready_to_count(pod)
 
 
 # -- ControllerRevisions (shared with the DaemonSet controller) ---------------------------------

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sandbox.control.nodes import NOT_READY, UNREACHABLE
+from sandbox.control.ownership import controller_uid
 from sandbox.control.runtime import Item
 from sandbox.control.scheduling.affinity import required_terms
 from sandbox.control.scheduling.requests import pod_requests, scoring_requests
@@ -111,7 +112,11 @@ class Cache:
         if pod is None or node is None:
             return old is not None, False
         spec = pod.get("spec") or {}
-        requests, scored, owner = pod_requests(spec), scoring_requests(spec), owner_uid(pod)
+        requests, scored, owner = (
+            pod_requests(spec),
+            scoring_requests(spec),
+            controller_uid(pod) or "",
+        )
         self._counted[item] = (node, requests, scored, owner)
         self.used.setdefault(node, Counter()).update(requests)
         self.scored.setdefault(node, Counter()).update(scored)
@@ -145,10 +150,3 @@ def node_of(pod: Obj) -> str | None:
         return None
     node = (pod.get("spec") or {}).get("nodeName")
     return str(node) if node else None
-
-
-def owner_uid(pod: Obj) -> str:
-    for ref in pod["metadata"].get("ownerReferences") or ():
-        if ref.get("controller"):
-            return str(ref.get("uid", ""))
-    return ""

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from sandbox.control.rollout import owner_ref
+from sandbox.control.ownership import controller_ref
 from sandbox.metrics import Usage
 from sandbox.store import Obj
 from tests.support.playing import pod, run_pod
@@ -48,7 +48,7 @@ def workload(sim: Simulation, *, pods: int, cpu_request: str | None = "100m") ->
             "metadata": {
                 "name": "web-5d4f8",
                 "labels": {"app": "web"},
-                "ownerReferences": [owner_ref(deployment)],
+                "ownerReferences": [controller_ref(deployment)],
             },
             "spec": {
                 "replicas": pods,
@@ -59,7 +59,7 @@ def workload(sim: Simulation, *, pods: int, cpu_request: str | None = "100m") ->
     )[0]
     for index in range(pods):
         name = f"web-5d4f8-{index}"
-        meta = {"labels": {"app": "web"}, "ownerReferences": [owner_ref(replicaset)]}
+        meta = {"labels": {"app": "web"}, "ownerReferences": [controller_ref(replicaset)]}
         sim.apply(pod(name, metadata=meta, **template["spec"]))
         run_pod(sim, name)
     return deployment
