@@ -62,9 +62,17 @@ def namespace_exists(objects: Objects, rt: ResourceType, obj: Obj, old: Obj | No
 
 
 def apply_defaults(objects: Objects, rt: ResourceType, obj: Obj, old: Obj | None) -> Obj:
-    if rt.custom:
-        return obj
+    if rt.custom or (old is not None and _only_status_differs(obj, old)):
+        return obj  # the rest is old's own, defaulted when it was written
     return defaults.apply(rt.kind, obj, creating=old is None)
+
+
+def _only_status_differs(obj: Obj, old: Obj) -> bool:
+    """Whether everything but status is old's very own objects (a controller's status write:
+    stored objects are never mutated, so identity means unchanged). Cheap: no comparison."""
+    if obj.keys() - {"status"} != old.keys() - {"status"}:
+        return False
+    return all(obj[key] is old[key] for key in obj if key != "status")
 
 
 def allocate_service_addresses(

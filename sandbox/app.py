@@ -86,12 +86,17 @@ class App:
         self.streams.close_all()
 
     async def _tick_forever(self) -> None:
+        busy = False
         while True:
-            await asyncio.sleep(TICK)
+            # With work left over (a step stops after its time budget), only let waiting
+            # requests in before the next step; otherwise rest until the next beat.
+            await asyncio.sleep(0 if busy else TICK)
             try:
                 self.cluster.tick()
+                busy = self.cluster.control.pending() > 0
             except Exception:  # the heartbeat must survive one bad object
                 log.exception("a tick of the simulated cluster failed")
+                busy = False
 
     # -- requests ------------------------------------------------------------------------------
 

@@ -99,7 +99,7 @@ class ManagerEntry:
         if self.time is not None:
             entry["time"] = self.time
         entry["fieldsType"] = "FieldsV1"
-        entry["fieldsV1"] = to_fields_v1(self.fields)
+        entry["fieldsV1"] = _CODEC.tree(self.fields)
         if self.subresource:
             entry["subresource"] = self.subresource
         return entry
@@ -235,6 +235,8 @@ def compare(old: Any, new: Any, schema: SchemaNode | None) -> Comparison:
 
 
 def _compare(old: Any, new: Any, schema: SchemaNode | None, path: Path, out: Comparison) -> None:
+    if old is new:
+        return  # stored objects are never mutated: a shared subtree is an unchanged one
     if old is MISSING and new is not MISSING:
         _added(new, schema, path, out.added)  # every create takes this path: keep it lean
         return
@@ -362,6 +364,38 @@ def path_string(path: Path) -> str:
     return "".join(parts)
 
 
+class _FieldsCodec:
+    """FieldsV1 trees remembered both ways. Most writes leave most entries as they were (a
+    kubelet's status write does not touch the scheduler's or the user's fields), so the same
+    field set is rendered, and the same stored tree parsed, again and again. Stored objects are
+    never mutated, so a tree may be shared by every object version that carries it."""
+
+    LIMIT = 50_000  # remembered trees; past this the memory starts afresh
+
+    def __init__(self) -> None:
+        self._trees: dict[FieldSet, dict[str, Any]] = {}
+        self._sets: dict[int, tuple[dict[str, Any], FieldSet]] = {}  # id(tree) -> (tree, set)
+
+    def tree(self, fields: FieldSet) -> dict[str, Any]:
+        tree = self._trees.get(fields)
+        if tree is None:
+            if len(self._trees) >= self.LIMIT:
+                self._trees.clear()
+                self._sets.clear()
+            tree = self._trees[fields] = to_fields_v1(fields)
+            self._sets[id(tree)] = (tree, fields)  # the strong reference keeps the id unique
+        return tree
+
+    def fields(self, tree: Any) -> FieldSet:
+        known = self._sets.get(id(tree))
+        if known is not None and known[0] is tree:
+            return known[1]
+        return frozenset(from_fields_v1(tree))
+
+
+_CODEC = _FieldsCodec()
+
+
 def _json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
@@ -381,7 +415,7 @@ def read_managers(obj: dict[str, Any] | None) -> list[ManagerEntry]:
                 operation=str(item.get("operation") or "Update"),
                 api_version=str(item.get("apiVersion") or ""),
                 time=item.get("time"),
-                fields=frozenset(from_fields_v1(item.get("fieldsV1"))),
+                fields=_CODEC.fields(item.get("fieldsV1")),
                 subresource=str(item.get("subresource") or ""),
             )
         )

@@ -35,6 +35,8 @@ def json_type(value: Any) -> str:
 
 def json_equal(left: Any, right: Any) -> bool:
     """Deep equality of two JSON values; numbers compare by value, booleans only to booleans."""
+    if left is right:
+        return True  # shared subtrees of immutable objects: no need to walk them
     if isinstance(left, bool) or isinstance(right, bool):
         return isinstance(left, bool) and isinstance(right, bool) and left == right
     if isinstance(left, dict):
