@@ -375,7 +375,12 @@ def test_create_twice_fails_with_already_exists(
     assert done.returncode == 1
     assert done.stderr.strip() == message
     after = shared_kubectl.json("get", *args[:2], "-n", namespace)
-    assert after["metadata"]["resourceVersion"] == before["metadata"]["resourceVersion"]
+    # The object stays the one first created (its controller may still be writing its status).
+    for field in ("uid", "generation", "creationTimestamp"):
+        assert after["metadata"].get(field) == before["metadata"].get(field), field
+    assert {k: v for k, v in after.items() if k not in ("metadata", "status")} == {
+        k: v for k, v in before.items() if k not in ("metadata", "status")
+    }
 
 
 def test_create_from_stdin_twice_names_the_source(shared_kubectl: Kubectl, namespace: str) -> None:

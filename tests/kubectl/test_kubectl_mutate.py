@@ -33,7 +33,7 @@ def workload(kind: str, name: str, *, replicas: int = 2) -> dict[str, Any]:
             "spec": {
                 "containers": [
                     {"name": "web", "image": "nginx:1.25"},
-                    {"name": "sidecar", "image": "busybox:1.36"},
+                    {"name": "sidecar", "image": "busybox:1.36", "command": ["sleep", "infinity"]},
                 ]
             },
         },
@@ -50,10 +50,12 @@ def workload(kind: str, name: str, *, replicas: int = 2) -> dict[str, Any]:
 
 @pytest.fixture
 def web(shared_kubectl: Kubectl, namespace: str) -> str:
-    """Namespace holding Deployment `web` (2 replicas; containers web nginx:1.25, sidecar)."""
+    """Namespace holding Deployment `web` (2 replicas; containers web nginx:1.25, sidecar),
+    rolled out, so its controller has stopped writing its status when the test reads it."""
     shared_kubectl(
         "create", "-n", namespace, "-f", "-", input=json.dumps(workload("Deployment", "web"))
     )
+    shared_kubectl("rollout", "status", "-n", namespace, "deployment/web", "--timeout=60s")
     return namespace
 
 
