@@ -219,12 +219,27 @@ def test_bad_request_gets_a_precise_status(
     reason: str,
     fragment: str,
 ) -> None:
-    before = http.get(CM).json()["metadata"]["resourceVersion"]
+    before = _what_clients_wrote(http)
     response = http.request(method, path, content=content, headers=headers)
     status = _status(response)
     assert (response.status_code, status["reason"]) == (code, reason), status
     assert fragment in status["message"]
-    assert http.get(CM).json()["metadata"]["resourceVersion"] == before
+    assert _what_clients_wrote(http) == before
+
+
+def _what_clients_wrote(http: httpx.Client) -> dict[str, Any]:
+    """The ConfigMaps (by resourceVersion) and Deployments (by generation and spec) of
+    `default`: what a bad request must leave alone. Not the list's resourceVersion: the cluster's
+    own controllers and node heartbeats move that all the time."""
+    configmaps = {
+        item["metadata"]["name"]: item["metadata"]["resourceVersion"]
+        for item in http.get(CM).json()["items"]
+    }
+    deployments = {
+        item["metadata"]["name"]: (item["metadata"]["generation"], item["spec"])
+        for item in http.get(DEPLOY).json()["items"]
+    }
+    return {"configmaps": configmaps, "deployments": deployments}
 
 
 @pytest.fixture(scope="module")
