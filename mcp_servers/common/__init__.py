@@ -1,0 +1,1 @@
+"""What every kubecrew MCP server shares: the error tree, bounded output, argument checks."""

@@ -1,0 +1,42 @@
+"""The errors a tool reports, each saying what to do next.
+
+    ToolError                 base: the message is shown to the caller (model or person) as is
+    +-- InvalidArgument       the caller asked for something malformed: fix the argument
+    +-- NotFound              the thing named does not exist (there, or at all)
+    +-- PermissionDenied      the identity may not do this: names the verb and resource
+    +-- Conflict              the object changed meanwhile, or a guard refused: re-read and retry
+    +-- Unavailable           the cluster, Prometheus or forge did not answer: retry later
+
+Third-party errors (the Kubernetes client's ApiException, httpx's, GitPython's) are wrapped and
+chained at the engine's edge, never shown raw, and never with a traceback.
+"""
+
+from __future__ import annotations
+
+
+class ToolError(Exception):
+    retryable = False
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidArgument(ToolError):
+    pass
+
+
+class NotFound(ToolError):
+    pass
+
+
+class PermissionDenied(ToolError):
+    pass
+
+
+class Conflict(ToolError):
+    retryable = True
+
+
+class Unavailable(ToolError):
+    retryable = True

@@ -1,0 +1,153 @@
+"""Reaching a cluster: a kubeconfig, a context per call, raw JSON over the official client.
+
+`Clusters` loads a kubeconfig once and keeps one `kubernetes.client.ApiClient` per context
+(created on first use); every tool takes an optional `context` and falls back to the current one.
+Requests go through `ApiClient.call_api` with `_preload_content=False` and come back as plain JSON
+dicts: the same bytes a real API server sends, without building thousands of model objects (the
+5,000-pod list is the case that matters). Kubernetes errors become the tool error tree here, once:
+a 403 names the verb and resource the identity lacks, a 404 says what was not found.
+
+The engine never knows whether the cluster is the sandbox or a real one: it has a kubeconfig.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import urllib3
+from kubernetes import client, config
+from kubernetes.client.exceptions import ApiException
+
+from mcp_servers.common.errors import (
+    Conflict,
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    ToolError,
+    Unavailable,
+)
+
+Json = dict[str, Any]
+
+
+@dataclass
+class Clusters:
+    """The clusters a kubeconfig names, one API client per context."""
+
+    kubeconfig: Path | None = None  # None: $KUBECONFIG or ~/.kube/config, as kubectl does
+    default_context: str | None = None  # None: the kubeconfig's current context
+    _clients: dict[str, client.ApiClient] = field(default_factory=dict)
+
+    def contexts(self) -> tuple[list[str], str]:
+        """The context names and the current one."""
+        found, current = config.list_kube_config_contexts(
+            config_file=str(self.kubeconfig) if self.kubeconfig else None
+        )
+        return [c["name"] for c in found], str(current["name"])
+
+    def api(self, context: str | None = None) -> Api:
+        name = context or self.default_context or self.contexts()[1]
+        if name not in self._clients:
+            names, _ = self.contexts()
+            if name not in names:
+                raise InvalidArgument(
+                    f"no context {name!r} in the kubeconfig; known contexts: {', '.join(names)}"
+                )
+            configuration = client.Configuration()
+            config.load_kube_config(
+                config_file=str(self.kubeconfig) if self.kubeconfig else None,
+                context=name,
+                client_configuration=configuration,
+            )
+            self._clients[name] = client.ApiClient(configuration)
+        return Api(self._clients[name], name)
+
+    def close(self) -> None:
+        for api_client in self._clients.values():
+            api_client.close()
+        self._clients.clear()
+
+
+@dataclass(frozen=True)
+class Api:
+    """One context's API, spoken as JSON."""
+
+    client: client.ApiClient
+    context: str
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: dict[str, Any] | None = None,
+        body: Any = None,
+        content_type: str = "application/json",
+        what: str = "",
+    ) -> Json:
+        """`method path` with `query`; the decoded JSON answer, or a ToolError saying why not.
+        `what` names the object for error messages ("deployment web in shop")."""
+        headers = {"Accept": "application/json", "Content-Type": content_type}
+        params = [(k, v) for k, v in (query or {}).items() if v not in (None, "")]
+        try:
+            method, url, headers, body, post = self.client.param_serialize(
+                method,
+                path,
+                query_params=params,
+                header_params=headers,
+                body=body,
+                auth_settings=["BearerToken"],
+            )
+            response = self.client.call_api(method, url, headers, body, post, _request_timeout=30)
+            data = response.read()
+            if not 200 <= response.status < 300:
+                raise ApiException(http_resp=response)
+        except ApiException as exc:
+            raise _tool_error(exc, method, path, what) from exc
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise Unavailable(
+                f"the cluster of context {self.context!r} did not answer ({exc}); "
+                "check that it is running and the kubeconfig points at it"
+            ) from exc
+        return json.loads(data) if data else {}
+
+    def get(self, path: str, *, what: str = "", **query: Any) -> Json:
+        return self.request("GET", path, query=query, what=what)
+
+
+def _tool_error(exc: ApiException, method: str, path: str, what: str) -> ToolError:
+    message = _status_message(exc)
+    subject = what or path
+    if exc.status == 403:
+        return PermissionDenied(
+            f"permission denied: {message} (the identity of this server may not "
+            f"{_verb(method)} {subject}; ask a cluster admin for RBAC that allows it)"
+        )
+    if exc.status == 404:
+        return NotFound(f"{subject} was not found: {message}")
+    if exc.status == 409:
+        return Conflict(f"{subject}: {message}")
+    if exc.status in (400, 422):
+        return InvalidArgument(f"{subject}: {message}")
+    if exc.status == 401:
+        return PermissionDenied(
+            f"the cluster refused the credentials of this kubeconfig: {message}"
+        )
+    return Unavailable(f"{subject}: the API answered {exc.status}: {message}")
+
+
+def _status_message(exc: ApiException) -> str:
+    try:
+        status = json.loads(exc.body or "{}")
+    except (TypeError, ValueError):
+        return str(exc.reason or exc.status)
+    return str(status.get("message") or exc.reason or exc.status)
+
+
+def _verb(method: str) -> str:
+    return {"GET": "read", "POST": "create", "PUT": "update", "PATCH": "patch"}.get(
+        method, method.lower()
+    )
