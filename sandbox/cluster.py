@@ -9,6 +9,7 @@ drive it with a stopped clock (`cluster.control.run_for(...)`).
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 from sandbox import admission, bootstrap, control
@@ -49,6 +50,8 @@ class RbacObjects:
         return self._store.objects(group, plural, namespace)
 
 
+CLOCK_KEY = "clock"  # the sandbox time last seen, in POSIX seconds, kept in the state file
+
 ADMIN = UserInfo(username="kubecrew-admin", groups=("system:masters", "system:authenticated"))
 
 
@@ -68,6 +71,7 @@ class Cluster:
         self.world = world or World()
         self.registry = Registry()
         self.store = Store(state, history=history)
+        self._resume_clock()
         self.objects = Objects(store=self.store, registry=self.registry, clock=self.clock)
         admission.install(self.objects)
         self.lifecycle = Lifecycle(self.objects)
@@ -94,8 +98,16 @@ class Cluster:
         have work, and make it all durable and visible. Returns the reconciles run."""
         self.lifecycle.sweep()
         done = self.control.step()
+        self.store.set_meta(CLOCK_KEY, int(self.clock.seconds()))
         self.store.commit()
         return done
+
+    def _resume_clock(self) -> None:
+        """A restarted sandbox never goes back in time: an accelerated clock starts behind
+        real time, so it continues from the last moment its state file saw instead."""
+        last = self.store.meta(CLOCK_KEY)
+        if last is not None and last > self.clock.seconds():
+            self.clock.advance(timedelta(seconds=last - self.clock.seconds()))
 
     def _on_change(self, change: Change) -> None:
         if change.type != "DELETED":

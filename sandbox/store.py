@@ -60,6 +60,7 @@ class Store:
         self._key_versions: dict[Key, int] = {}  # the last resourceVersion written per key
         self._undelivered: list[Change] = []  # changes watchers see once they are committed
         self.rv = 0
+        self._meta: dict[str, int] = {}  # small durable facts beside the objects (the clock)
         self._db: sqlite3.Connection | None = None
         self._dirty = False
         if path is not None:
@@ -178,8 +179,8 @@ class Store:
             self._objects.setdefault((grp, plural), {}).setdefault(ns, {})[name] = orjson.loads(
                 body
             )
-        row = db.execute("SELECT v FROM meta WHERE k = 'rv'").fetchone()
-        self.rv = int(row[0]) if row else 0
+        self._meta = {str(k): int(v) for k, v in db.execute("SELECT k, v FROM meta")}
+        self.rv = self._meta.pop("rv", 0)
         self._db = db
 
     def _persist(self, key: Key, namespace: str, name: str, obj: Obj | None) -> None:
@@ -202,12 +203,22 @@ class Store:
     def commit(self) -> None:
         """Make every write so far durable. Call before acknowledging a write to anyone."""
         if self._db is not None and self._dirty:
-            self._db.execute("INSERT OR REPLACE INTO meta VALUES ('rv', ?)", (self.rv,))
+            self._db.executemany(
+                "INSERT OR REPLACE INTO meta VALUES (?, ?)", [*self._meta.items(), ("rv", self.rv)]
+            )
             self._db.commit()
             self._dirty = False
         pending, self._undelivered = self._undelivered, []
         for change in pending:
             self._deliver(change)
+
+    def meta(self, key: str) -> int | None:
+        """A small durable fact kept beside the objects (None when never set)."""
+        return self._meta.get(key)
+
+    def set_meta(self, key: str, value: int) -> None:
+        """Keep `value` under `key`; durable with the next commit that writes anything."""
+        self._meta[key] = value
 
     async def group_commit(self) -> None:
         """Let the writes of other ready requests join, then commit them all at once."""

@@ -7,11 +7,15 @@ import signal
 import subprocess
 import sys
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import kubernetes
 import pytest
 from kubernetes import client, watch
+
+from sandbox.clock import Clock
+from sandbox.cluster import Cluster
 
 
 def start(home: Path, state: Path) -> subprocess.Popen[str]:
@@ -139,3 +143,15 @@ def test_custom_resource_types_come_back_after_restart(server_paths: tuple[Path,
             assert widget["spec"] == {"size": 3}
     finally:
         stop(process)
+
+
+def test_a_restarted_sandbox_never_goes_back_in_time(tmp_path: Path) -> None:
+    state = tmp_path / "state.sqlite"
+    start = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
+    first = Cluster(admin_token="t", signing_key=b"k" * 32, state=state, clock=Clock(start, rate=0))
+    first.clock.advance(timedelta(hours=5))  # an accelerated run lived five hours
+    first.tick()
+    first.close()
+    again = Cluster(admin_token="t", signing_key=b"k" * 32, state=state, clock=Clock(start, rate=0))
+    assert again.clock.now() >= start + timedelta(hours=5)
+    again.close()
