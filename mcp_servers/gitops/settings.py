@@ -1,0 +1,34 @@
+"""What the gitops server is pointed at: one repository, one cluster, one PR provider.
+
+One frozen object travels into every engine part, so nothing reads the environment or keeps a
+module-level client. The PR records of the local provider live in `state_dir`, outside the work
+tree, so they never show up as changes of the repository they describe.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+MANAGED_BY_LABEL = "kubecrew.io/gitops-repo"  # set on every object sync applies; prune uses it
+FIELD_MANAGER = "kubecrew"
+
+
+@dataclass(frozen=True)
+class GitopsSettings:
+    repo: Path  # a git repository (bare or with a work tree) holding the manifests
+    state_dir: Path  # where the local provider keeps its PR records; never inside the work tree
+    base_branch: str = "main"
+    provider: Literal["local"] = "local"
+    kubeconfig: Path | None = None  # None: $KUBECONFIG or ~/.kube/config
+    context: str | None = None  # None: the kubeconfig's current context
+    default_namespace: str = "default"  # for namespaced manifests that name none
+    repo_id: str = ""  # value of MANAGED_BY_LABEL; empty: the repository directory's name
+    author_name: str = "kubecrew"
+    author_email: str = "kubecrew@localhost"
+    read_only: bool = False
+
+    @property
+    def label_value(self) -> str:
+        return self.repo_id or self.repo.resolve().name.removesuffix(".git")

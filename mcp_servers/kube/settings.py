@@ -1,0 +1,33 @@
+"""What one kube MCP server is started with: which kubeconfig, which context, how much it may do.
+
+The settings travel as one frozen object into the engine and the tool registrations; nothing reads
+environment variables or globals after start-up. `namespaces` is an allow-list: when set, every
+namespaced call outside it is refused and every all-namespaces list is narrowed to it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from mcp_servers.common.errors import PermissionDenied
+
+
+@dataclass(frozen=True)
+class KubeSettings:
+    kubeconfig: Path | None = None  # None: $KUBECONFIG or ~/.kube/config, as kubectl does
+    context: str | None = None  # None: the kubeconfig's current context
+    read_only: bool = False  # True: no write tool is registered at all
+    namespaces: tuple[str, ...] | None = None  # None: every namespace the identity may see
+
+    def allows(self, namespace: str) -> bool:
+        return self.namespaces is None or namespace in self.namespaces
+
+    def check_namespace(self, namespace: str) -> str:
+        if not self.allows(namespace):
+            allowed = ", ".join(self.namespaces or ())
+            raise PermissionDenied(
+                f"namespace {namespace!r} is outside this server's allow-list ({allowed}); "
+                "use one of those namespaces"
+            )
+        return namespace
