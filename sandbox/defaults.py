@@ -8,6 +8,7 @@ server's decoding step; status is only initialised on create.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable
 from typing import Any
 
@@ -206,6 +207,12 @@ def _pvc(obj: Obj, creating: bool) -> None:
 
 def _secret(obj: Obj, creating: bool) -> None:
     obj.setdefault("type", "Opaque")
+    # `stringData` is write-only: the API server folds it into `data` (base64, winning over a
+    # `data` key of the same name) and never stores or returns it.
+    plain = obj.pop("stringData", None)
+    if isinstance(plain, dict) and plain:
+        encoded = {k: base64.b64encode(str(v).encode()).decode() for k, v in plain.items()}
+        obj["data"] = {**(obj.get("data") or {}), **encoded}
 
 
 _BY_KIND: dict[str, Callable[[Obj, bool], None]] = {

@@ -90,8 +90,29 @@ class Api:
     ) -> Json:
         """`method path` with `query`; the decoded JSON answer, or a ToolError saying why not.
         `what` names the object for error messages ("deployment web in shop")."""
-        headers = {"Accept": "application/json", "Content-Type": content_type}
-        params = [(k, v) for k, v in (query or {}).items() if v not in (None, "")]
+        data = self._call(method, path, query, body, content_type, "application/json", what)
+        return json.loads(data) if data else {}
+
+    def get(self, path: str, *, what: str = "", **query: Any) -> Json:
+        return self.request("GET", path, query=query, what=what)
+
+    def text(self, path: str, *, what: str = "", **query: Any) -> str:
+        """A text answer, such as `pods/log`, with the same error mapping."""
+        data = self._call("GET", path, query, None, "application/json", "text/plain", what)
+        return data.decode("utf-8", "replace")
+
+    def _call(
+        self,
+        method: str,
+        path: str,
+        query: dict[str, Any] | None,
+        body: Any,
+        content_type: str,
+        accept: str,
+        what: str,
+    ) -> bytes:
+        headers = {"Accept": accept, "Content-Type": content_type}
+        params = [(k, _param(v)) for k, v in (query or {}).items() if v not in (None, "")]
         try:
             method, url, headers, body, post = self.client.param_serialize(
                 method,
@@ -112,10 +133,11 @@ class Api:
                 f"the cluster of context {self.context!r} did not answer ({exc}); "
                 "check that it is running and the kubeconfig points at it"
             ) from exc
-        return json.loads(data) if data else {}
+        return bytes(data or b"")
 
-    def get(self, path: str, *, what: str = "", **query: Any) -> Json:
-        return self.request("GET", path, query=query, what=what)
+
+def _param(value: Any) -> Any:
+    return ("true" if value else "false") if isinstance(value, bool) else value
 
 
 def _tool_error(exc: ApiException, method: str, path: str, what: str) -> ToolError:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from mcp_servers.common import arguments
-from mcp_servers.common.errors import InvalidArgument, NotFound, PermissionDenied
+from mcp_servers.common.errors import NotFound, PermissionDenied
 from mcp_servers.kube.connection import Api
 
 # Groups preferred when a short name or kind is ambiguous (the built-ins before extensions).
@@ -73,7 +73,7 @@ class Resources:
             r
             for r in self.items
             if (not group or r.group == group)
-            and name in (r.plural, r.kind.lower(), r.plural.rstrip("s"), *r.short_names)
+            and name in (r.plural, r.kind.lower(), *r.short_names)
         ]
         if not matches:
             raise NotFound(
@@ -133,6 +133,3 @@ class Catalog:
             # A CRD installed since discovery was read: look again once before giving up.
             self._by_context.pop(api.context, None)
             return self.resources(api).resolve(what)
-
-
-__all__ = ["Catalog", "InvalidArgument", "Resource", "Resources"]

@@ -1,0 +1,121 @@
+"""How a live object differs from the manifest that defines it, field by field.
+
+Only what the manifest sets is compared: fields the API server or controllers add (status,
+defaults, `managedFields`, `resourceVersion`, `uid`, ...) are not drift. Lists of mappings that
+carry a `name` (containers, ports, env) are matched by name, other lists by position. Numbers
+and strings that spell the same value (`80` and `"80"`) compare equal, since the API server
+normalizes some of them. What a difference means, and what to do about it, is the caller's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from mcp_servers.common.errors import NotFound, ToolError
+from mcp_servers.gitops.repo import Document
+from mcp_servers.gitops.resources import Resources
+
+IGNORED_METADATA = frozenset(
+    {
+        "managedFields",
+        "resourceVersion",
+        "uid",
+        "generation",
+        "creationTimestamp",
+        "selfLink",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "ownerReferences",
+    }
+)
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class FieldDiff:
+    path: str
+    git: Any
+    live: Any  # None when the live object lacks the field
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "git": self.git, "live": self.live}
+
+
+def compare(manifest: dict[str, Any], live: dict[str, Any]) -> list[FieldDiff]:
+    diffs: list[FieldDiff] = []
+    for key, want in manifest.items():
+        if key in ("status", "apiVersion", "kind"):
+            continue
+        if key == "metadata" and isinstance(want, dict):
+            have = live.get("metadata") or {}
+            for mkey, mwant in want.items():
+                if mkey not in IGNORED_METADATA:
+                    _walk(f"metadata.{mkey}", mwant, have.get(mkey, _MISSING), diffs)
+            continue
+        _walk(key, want, live.get(key, _MISSING), diffs)
+    return diffs
+
+
+def _walk(path: str, want: Any, have: Any, out: list[FieldDiff]) -> None:
+    if have is _MISSING:
+        if want not in (None, {}, []):
+            out.append(FieldDiff(path, want, None))
+        return
+    if isinstance(want, dict) and isinstance(have, dict):
+        for key, sub in want.items():
+            _walk(_join(path, key), sub, have.get(key, _MISSING), out)
+    elif isinstance(want, list) and isinstance(have, list):
+        _walk_list(path, want, have, out)
+    elif not _same(want, have):
+        out.append(FieldDiff(path, want, have))
+
+
+def _walk_list(path: str, want: list[Any], have: list[Any], out: list[FieldDiff]) -> None:
+    named = all(isinstance(w, dict) and "name" in w for w in want) and want
+    if named and all(isinstance(h, dict) for h in have):
+        live_by_name = {h.get("name"): h for h in have}
+        for w in want:
+            _walk(f"{path}[name={w['name']}]", w, live_by_name.get(w["name"], _MISSING), out)
+        return
+    if len(want) != len(have):
+        out.append(FieldDiff(path, want, have))
+        return
+    for i, (w, h) in enumerate(zip(want, have, strict=True)):
+        _walk(f"{path}[{i}]", w, h, out)
+
+
+def _join(path: str, key: str) -> str:
+    return f'{path}["{key}"]' if "." in key or "/" in key else f"{path}.{key}"
+
+
+def _same(want: Any, have: Any) -> bool:
+    if want == have:
+        return True
+    scalar = (str, int, float)
+    if isinstance(want, scalar) and isinstance(have, scalar) and not isinstance(want, bool):
+        return str(want) == str(have)
+    return False
+
+
+def report(docs: list[Document], resources: Resources) -> list[dict[str, Any]]:
+    """Per object of `docs`: in-sync, drifted (with the fields) or missing from the cluster."""
+    out: list[dict[str, Any]] = []
+    for doc in docs:
+        entry: dict[str, Any] = {"file": doc.path, **doc.ref}
+        try:
+            resource, namespace, name = resources.locate(doc.obj)
+            entry["namespace"] = namespace
+            live = resources.api.get(
+                resource.path(namespace, name), what=f"{doc.ref['kind']} {name}"
+            )
+        except NotFound:
+            out.append({**entry, "state": "missing"})
+            continue
+        except ToolError as exc:
+            out.append({**entry, "state": "error", "error": exc.message})
+            continue
+        diffs = compare(doc.obj, live)
+        state = "drifted" if diffs else "in-sync"
+        out.append({**entry, "state": state, "diffs": [d.as_dict() for d in diffs[:50]]})
+    return out

@@ -1,0 +1,154 @@
+"""Network analyzers: Services that reach no pod, Ingresses to nowhere, idle NetworkPolicies.
+
+A Service whose selector matches no pod (with the label sets the namespace's pods really carry,
+for the playbook), one whose Endpoints have no ready address, a `targetPort` no selected
+container declares; an Ingress whose backend Service does not exist or lacks the port; a
+NetworkPolicy whose podSelector selects nothing.
+
+It knows selectors and Service/Endpoints/Ingress shapes; nothing of fixes or MCP.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from mcp_servers.kube.diagnosis.findings import Evidence, Finding, ObjectRef
+from mcp_servers.kube.diagnosis.snapshot import Json, Snapshot, name_of, namespace_of
+
+
+def analyze(snapshot: Snapshot) -> list[Finding]:
+    found: list[Finding] = []
+    for service in snapshot.of("services"):
+        found.extend(_service(snapshot, service))
+    for ingress in snapshot.of("ingresses"):
+        found.extend(_ingress(snapshot, ingress))
+    for policy in snapshot.of("networkpolicies"):
+        found.extend(_policy(snapshot, policy))
+    return found
+
+
+def matches(selector: dict[str, str], labels: dict[str, str]) -> bool:
+    return all(labels.get(k) == v for k, v in selector.items())
+
+
+def _labels(pod: Json) -> dict[str, str]:
+    return {str(k): str(v) for k, v in ((pod.get("metadata") or {}).get("labels") or {}).items()}
+
+
+def _live(pod: Json) -> bool:
+    return (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed")
+
+
+def _service(snapshot: Snapshot, service: Json) -> Iterator[Finding]:
+    spec = service.get("spec") or {}
+    selector = {str(k): str(v) for k, v in (spec.get("selector") or {}).items()}
+    if not selector or spec.get("type") == "ExternalName":
+        return
+    namespace, name = namespace_of(service), name_of(service)
+    ref = ObjectRef("Service", name, namespace)
+    pods = [p for p in snapshot.pods_in(namespace) if _live(p)]
+    selected = [p for p in pods if matches(selector, _labels(p))]
+    if not selected:
+        label_sets = sorted({tuple(sorted(_labels(p).items())) for p in pods})
+        yield Finding(
+            "ServiceSelectorNoMatch",
+            ref,
+            "high",
+            f"selector {selector} matches no pod in {namespace}",
+            (
+                Evidence("spec", str(ref), f"spec.selector: {selector}"),
+                Evidence(
+                    "status",
+                    f"pods in {namespace}",
+                    f"{len(pods)} pods; label sets: {[dict(s) for s in label_sets[:5]]}",
+                ),
+            ),
+            0.95,
+            details={"selector": selector, "ports": spec.get("ports") or []},
+        )
+        return
+    yield from _target_ports(ref, spec, selected)
+    endpoints = snapshot.by_name("endpoints", namespace, name)
+    if endpoints is not None:
+        subsets = endpoints.get("subsets") or []
+        ready = sum(len(s.get("addresses") or []) for s in subsets)
+        not_ready = sum(len(s.get("notReadyAddresses") or []) for s in subsets)
+        if not ready:
+            yield Finding(
+                "ServiceNoReadyEndpoints",
+                ref,
+                "high",
+                f"no ready endpoint: {len(selected)} pods selected, {not_ready} not ready",
+                (Evidence("status", f"Endpoints {name}", f"ready 0, not ready {not_ready}"),),
+                0.8,
+                related=tuple(ObjectRef("Pod", name_of(p), namespace) for p in selected[:20]),
+            )
+
+
+def _target_ports(ref: ObjectRef, spec: Json, selected: list[Json]) -> Iterator[Finding]:
+    declared: dict[str, int] = {}
+    numbers: set[int] = set()
+    for pod in selected[:50]:
+        for container in (pod.get("spec") or {}).get("containers") or []:
+            for port in container.get("ports") or []:
+                numbers.add(int(port.get("containerPort") or 0))
+                if port.get("name"):
+                    declared[str(port["name"])] = int(port.get("containerPort") or 0)
+    if not numbers:
+        return  # pods that declare no port may still listen: nothing to compare with
+    for port in spec.get("ports") or []:
+        target = port.get("targetPort", port.get("port"))
+        ok = target in declared if isinstance(target, str) else int(target or 0) in numbers
+        if not ok:
+            yield Finding(
+                "ServiceTargetPortMismatch",
+                ref,
+                "high",
+                f"targetPort {target} of port {port.get('port')} is not a container port of "
+                f"the selected pods ({sorted(numbers)})",
+                (Evidence("spec", str(ref), f"ports: {spec.get('ports')}"),),
+                0.85,
+                details={"port": port, "container_ports": sorted(numbers)},
+            )
+
+
+def _ingress(snapshot: Snapshot, ingress: Json) -> Iterator[Finding]:
+    namespace = namespace_of(ingress)
+    ref = ObjectRef("Ingress", name_of(ingress), namespace)
+    spec = ingress.get("spec") or {}
+    backends = [spec["defaultBackend"]] if spec.get("defaultBackend") else []
+    for rule in spec.get("rules") or []:
+        backends.extend(p.get("backend") or {} for p in (rule.get("http") or {}).get("paths") or [])
+    for backend in backends:
+        service = backend.get("service") or {}
+        if not service.get("name"):
+            continue
+        found = snapshot.by_name("services", namespace, str(service["name"]))
+        if found is None:
+            yield Finding(
+                "IngressBackendMissing",
+                ref,
+                "high",
+                f"backend Service {service['name']} does not exist",
+                (Evidence("spec", str(ref), f"backend: {backend}"),),
+                0.95,
+                details={"service": service["name"]},
+            )
+
+
+def _policy(snapshot: Snapshot, policy: Json) -> Iterator[Finding]:
+    namespace = namespace_of(policy)
+    selector = (policy.get("spec") or {}).get("podSelector") or {}
+    labels = {str(k): str(v) for k, v in (selector.get("matchLabels") or {}).items()}
+    if not labels or selector.get("matchExpressions"):
+        return
+    if not any(matches(labels, _labels(p)) for p in snapshot.pods_in(namespace)):
+        ref = ObjectRef("NetworkPolicy", name_of(policy), namespace)
+        yield Finding(
+            "NetworkPolicySelectsNothing",
+            ref,
+            "low",
+            f"podSelector {labels} selects no pod: the policy has no effect",
+            (Evidence("spec", str(ref), f"podSelector: {selector}"),),
+            0.8,
+        )

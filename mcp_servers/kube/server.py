@@ -1,0 +1,227 @@
+"""The kube MCP server: FastMCP tools over the read engine, plus diagnosis (`tools_diagnose`).
+
+Thin on purpose: each tool validates nothing itself and computes nothing itself; it hands its
+arguments to `Reads` / `Views` (which check them against `common.arguments` and the namespace
+allow-list) off the event loop, so one slow 5,000-pod list never stalls the session's other
+calls. Errors are the `common.errors` tree; FastMCP turns them into `isError` results whose text
+is the error's message, which says what to do next.
+
+Every tool here only reads, so each is annotated readOnly, non-destructive and idempotent; a
+cluster is a closed domain (its objects, not the open internet), so openWorldHint is False.
+`--read-only` (settings.read_only) matters for the write tools, which register elsewhere.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import anyio.to_thread
+from mcp.server.fastmcp import FastMCP
+from mcp.types import ToolAnnotations
+
+from mcp_servers.common.bounds import DEFAULT_LIMIT
+from mcp_servers.kube import tools_diagnose
+from mcp_servers.kube.connection import Clusters, Json
+from mcp_servers.kube.reads import Output, Reads
+from mcp_servers.kube.settings import KubeSettings
+from mcp_servers.kube.views import Views
+
+T = TypeVar("T")
+
+READ = ToolAnnotations(
+    readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False
+)
+
+INSTRUCTIONS = """Read a Kubernetes cluster. Every tool takes an optional `context` (kubeconfig
+context; default: the current one). Lists are paged: when a `note` is present, call again with
+`offset` or a narrower selector. Secret values are never shown (keys are). Start with `overview`
+for the cluster, `list_resources` / `describe` for objects, `events` and `logs` for why."""
+
+
+async def _off(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
+
+
+def build(settings: KubeSettings) -> FastMCP:
+    clusters = Clusters(settings.kubeconfig, settings.context)
+    mcp = FastMCP("kubecrew-kube", instructions=INSTRUCTIONS)
+    register_reads(mcp, Reads(clusters, settings))
+    tools_diagnose.register(mcp, clusters, settings)
+    return mcp
+
+
+def register_reads(mcp: FastMCP, reads: Reads) -> None:
+    views = Views(reads)
+
+    @mcp.tool(annotations=READ)
+    async def list_resources(
+        kind: str,
+        namespace: str | None = None,
+        label_selector: str = "",
+        field_selector: str = "",
+        output: Output = "summary",
+        fields: list[str] | None = None,
+        limit: int = DEFAULT_LIMIT,
+        offset: int = 0,
+        context: str | None = None,
+    ) -> Json:
+        """List objects of a kind (`pods`, `deploy`, `svc`, `Node`, `deployments.apps`, CRDs).
+        namespace omitted: all (allowed) namespaces. output: `summary` rows (status columns, as
+        kubectl get), `yaml`, or `fields` with dotted paths like `status.phase` or
+        `spec.containers[*].image`. Paged with limit/offset."""
+        return await _off(
+            reads.list_objects,
+            kind,
+            namespace=namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            output=output,
+            fields=fields,
+            limit=limit,
+            offset=offset,
+            context=context,
+        )
+
+    @mcp.tool(annotations=READ)
+    async def get_resource(
+        kind: str,
+        name: str,
+        namespace: str | None = None,
+        output: Output = "yaml",
+        fields: list[str] | None = None,
+        context: str | None = None,
+    ) -> Json:
+        """One object as `yaml` (default), a `summary` row, or selected `fields` (dotted paths).
+        namespace defaults to `default` for namespaced kinds."""
+        return await _off(
+            reads.get,
+            kind,
+            name,
+            namespace=namespace,
+            output=output,
+            fields=fields,
+            context=context,
+        )
+
+    @mcp.tool(annotations=READ)
+    async def describe(
+        kind: str, name: str, namespace: str | None = None, context: str | None = None
+    ) -> Json:
+        """Status summary, conditions, owner chain (pod -> ReplicaSet -> Deployment), containers
+        (pods), and the most recent events of one object."""
+        return await _off(reads.describe, kind, name, namespace=namespace, context=context)
+
+    @mcp.tool(annotations=READ)
+    async def events(
+        namespace: str | None = None,
+        kind: str = "",
+        name: str = "",
+        type: str = "",
+        reason: str = "",
+        since_seconds: int | None = None,
+        limit: int = DEFAULT_LIMIT,
+        offset: int = 0,
+        context: str | None = None,
+    ) -> Json:
+        """Events, newest first, filtered by involved object (kind, name), type (Normal or
+        Warning), reason (BackOff, FailedScheduling, ...) and age (since_seconds)."""
+        return await _off(
+            reads.events,
+            namespace=namespace,
+            kind=kind,
+            name=name,
+            type=type,
+            reason=reason,
+            since_seconds=since_seconds,
+            limit=limit,
+            offset=offset,
+            context=context,
+        )
+
+    @mcp.tool(annotations=READ)
+    async def logs(
+        pod: str,
+        namespace: str | None = None,
+        container: str = "",
+        previous: bool = False,
+        tail: int = 200,
+        since_seconds: int | None = None,
+        grep: str = "",
+        context: str | None = None,
+    ) -> Json:
+        """The last `tail` lines of a container's log (previous=True: the crashed instance's),
+        optionally only lines containing `grep` (plain, case-insensitive substring)."""
+        return await _off(
+            reads.logs,
+            pod,
+            namespace=namespace,
+            container=container,
+            previous=previous,
+            tail=tail,
+            since_seconds=since_seconds,
+            grep=grep,
+            context=context,
+        )
+
+    @mcp.tool(annotations=READ)
+    async def top(
+        what: str = "pods",
+        namespace: str | None = None,
+        sort_by: str = "cpu",
+        limit: int = DEFAULT_LIMIT,
+        offset: int = 0,
+        context: str | None = None,
+    ) -> Json:
+        """CPU (millicores) and memory (MiB) in use, from metrics.k8s.io: what=`pods` or `nodes`
+        (nodes also as a percentage of allocatable). sort_by `cpu` or `memory`."""
+        return await _off(
+            views.top,
+            what,
+            namespace=namespace,
+            sort_by=sort_by,
+            limit=limit,
+            offset=offset,
+            context=context,
+        )
+
+    @mcp.tool(annotations=READ)
+    async def rollout_status(
+        name: str, namespace: str | None = None, context: str | None = None
+    ) -> Json:
+        """Whether a Deployment's rollout is done, as `kubectl rollout status` words it."""
+        return await _off(views.rollout_status, name, namespace=namespace, context=context)
+
+    @mcp.tool(annotations=READ)
+    async def rollout_history(
+        name: str, namespace: str | None = None, context: str | None = None
+    ) -> Json:
+        """A Deployment's revisions (from its ReplicaSets): images, change cause, replicas."""
+        return await _off(views.rollout_history, name, namespace=namespace, context=context)
+
+    @mcp.tool(annotations=READ)
+    async def can_i(
+        verb: str,
+        resource: str,
+        namespace: str | None = None,
+        name: str = "",
+        subresource: str = "",
+        context: str | None = None,
+    ) -> Json:
+        """Whether this server's identity may `verb` a `resource` (kubectl auth can-i)."""
+        return await _off(
+            views.can_i,
+            verb,
+            resource,
+            namespace=namespace,
+            name=name,
+            subresource=subresource,
+            context=context,
+        )
+
+    @mcp.tool(annotations=READ)
+    async def overview(context: str | None = None) -> Json:
+        """The cluster at a glance: nodes with capacity vs requested CPU/memory, and the
+        workloads and pods that are not healthy."""
+        return await _off(views.overview, context=context)

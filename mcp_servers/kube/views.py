@@ -1,0 +1,259 @@
+"""Views across objects: top, rollout status and history, can_i, and the cluster overview.
+
+Each view is what a person would otherwise assemble from several kubectl calls (`kubectl top`,
+`rollout status`, `rollout history`, `auth can-i`, `describe nodes`), computed from the same API
+answers. Built on `Reads`, so redaction, the namespace allow-list and bounds apply unchanged.
+Rollout wording follows kubectl's messages, because people and models already know them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp_servers.common import arguments, bounds
+from mcp_servers.common.errors import InvalidArgument
+from mcp_servers.kube import rows
+from mcp_servers.kube.connection import Json
+from mcp_servers.kube.reads import Reads
+
+MiB = 2**20
+UNHEALTHY_LIMIT = 20
+VERBS = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection",
+         "escalate", "bind", "impersonate", "use", "approve", "sign", "*")  # fmt: skip
+REVISION = "deployment.kubernetes.io/revision"
+CHANGE_CAUSE = "kubernetes.io/change-cause"
+
+
+class Views:
+    def __init__(self, reads: Reads) -> None:
+        self.reads = reads
+
+    def top(
+        self,
+        what: str = "pods",
+        *,
+        namespace: str | None = None,
+        sort_by: str = "cpu",
+        limit: int = bounds.DEFAULT_LIMIT,
+        offset: int = 0,
+        context: str | None = None,
+    ) -> Json:
+        if what not in ("pods", "nodes") or sort_by not in ("cpu", "memory"):
+            raise InvalidArgument("top: what is 'pods' or 'nodes', sort_by is 'cpu' or 'memory'")
+        api = self.reads.api(context)
+        resource = self.reads.catalog.resolve(api, f"{what}.metrics.k8s.io")
+        found = self.reads.objects(api, resource, namespace if what == "pods" else None)
+        allocatable: dict[str, Json] = {}
+        if what == "nodes":
+            nodes = self.reads.objects(api, self.reads.catalog.resolve(api, "nodes"), None)
+            allocatable = {n["metadata"]["name"]: n["status"].get("allocatable", {}) for n in nodes}
+        table = []
+        for m in found:
+            usage: dict[str, float] = {"cpu": 0.0, "memory": 0.0}
+            for part in m.get("containers") or [m]:
+                for key in usage:
+                    usage[key] += rows.quantity((part.get("usage") or {}).get(key))
+            row: Json = {"name": m["metadata"]["name"]}
+            if m["metadata"].get("namespace"):
+                row["namespace"] = m["metadata"]["namespace"]
+            row["cpu_m"] = round(usage["cpu"] * 1000)
+            row["memory_mi"] = round(usage["memory"] / MiB)
+            if what == "nodes":
+                alloc = allocatable.get(row["name"], {})
+                row["cpu_percent"] = _percent(usage["cpu"], rows.quantity(alloc.get("cpu")))
+                row["memory_percent"] = _percent(
+                    usage["memory"], rows.quantity(alloc.get("memory"))
+                )
+            table.append(row)
+        table.sort(key=lambda r: r["cpu_m" if sort_by == "cpu" else "memory_mi"], reverse=True)
+        return _paged(table, limit=limit, offset=offset, what=f"{what} metrics")
+
+    def rollout_status(
+        self, name: str, *, namespace: str | None = None, context: str | None = None
+    ) -> Json:
+        api = self.reads.api(context)
+        deployment = self.reads.object(
+            api, self.reads.catalog.resolve(api, "deployments.apps"), name, namespace
+        )
+        spec, status = deployment.get("spec", {}), deployment.get("status", {})
+        wanted = spec.get("replicas", 1)
+        updated = status.get("updatedReplicas", 0)
+        available = status.get("availableReplicas", 0)
+        total = status.get("replicas", 0)
+        progressing: Json = next(
+            (c for c in status.get("conditions") or [] if c.get("type") == "Progressing"), {}
+        )
+        done, failed = False, False
+        prefix = f'Waiting for deployment "{name}" rollout to finish: '
+        if deployment["metadata"].get("generation", 0) > status.get("observedGeneration", 0):
+            message = "Waiting for deployment spec update to be observed..."
+        elif progressing.get("reason") == "ProgressDeadlineExceeded":
+            message, failed = f'deployment "{name}" exceeded its progress deadline', True
+        elif updated < wanted:
+            message = prefix + f"{updated} out of {wanted} new replicas have been updated..."
+        elif total > updated:
+            message = prefix + f"{total - updated} old replicas are pending termination..."
+        elif available < updated:
+            message = prefix + f"{available} of {updated} updated replicas are available..."
+        else:
+            message, done = f'deployment "{name}" successfully rolled out', True
+        return {
+            "done": done,
+            "failed": failed,
+            "message": message,
+            "revision": deployment["metadata"].get("annotations", {}).get(REVISION, ""),
+            "replicas": wanted,
+            "updated": updated,
+            "available": available,
+            "progressing": {k: progressing.get(k) for k in ("status", "reason", "message")},
+        }
+
+    def rollout_history(
+        self, name: str, *, namespace: str | None = None, context: str | None = None
+    ) -> Json:
+        api = self.reads.api(context)
+        deployment = self.reads.object(
+            api, self.reads.catalog.resolve(api, "deployments.apps"), name, namespace
+        )
+        scope = deployment["metadata"]["namespace"]
+        uid = deployment["metadata"]["uid"]
+        sets = self.reads.objects(api, self.reads.catalog.resolve(api, "replicasets.apps"), scope)
+        revisions = []
+        for rs in sets:
+            meta = rs["metadata"]
+            if not any(o.get("uid") == uid for o in meta.get("ownerReferences") or []):
+                continue
+            containers = rs.get("spec", {}).get("template", {}).get("spec", {}).get("containers")
+            annotations = meta.get("annotations") or {}
+            revisions.append(
+                {
+                    "revision": int(annotations.get(REVISION, "0") or 0),
+                    "replicaset": meta["name"],
+                    "images": [c.get("image") for c in containers or []],
+                    "change_cause": annotations.get(CHANGE_CAUSE, ""),
+                    "replicas": rs.get("status", {}).get("replicas", 0),
+                    "created": meta.get("creationTimestamp", ""),
+                }
+            )
+        revisions.sort(key=lambda r: r["revision"])
+        current = deployment["metadata"].get("annotations", {}).get(REVISION, "")
+        return {"deployment": name, "current_revision": current, "revisions": revisions[-20:]}
+
+    def can_i(
+        self,
+        verb: str,
+        resource: str,
+        *,
+        namespace: str | None = None,
+        name: str = "",
+        subresource: str = "",
+        context: str | None = None,
+    ) -> Json:
+        if verb not in VERBS:
+            raise InvalidArgument(f"verb {verb!r}: use one of {', '.join(VERBS)}")
+        if name:
+            arguments.name(name)
+        if subresource:
+            arguments.kind(subresource, argument="subresource")
+        api = self.reads.api(context)
+        found = self.reads.catalog.resolve(api, resource)
+        attributes: dict[str, Any] = {
+            "verb": verb,
+            "group": found.group,
+            "resource": found.plural,
+            "subresource": subresource,
+            "name": name,
+        }
+        if found.namespaced:
+            attributes["namespace"] = self.reads.namespace(namespace)
+        review = {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SelfSubjectAccessReview",
+            "spec": {"resourceAttributes": {k: v for k, v in attributes.items() if v}},
+        }
+        answer = api.request(
+            "POST",
+            "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+            body=review,
+            what="a self subject access review",
+        )
+        status = answer.get("status", {})
+        return {
+            "allowed": bool(status.get("allowed")),
+            "verb": verb,
+            "resource": found.label,
+            **({"namespace": attributes["namespace"]} if "namespace" in attributes else {}),
+            "reason": status.get("reason", ""),
+        }
+
+    def overview(self, *, context: str | None = None) -> Json:
+        api = self.reads.api(context)
+        catalog = self.reads.catalog
+        nodes = self.reads.objects(api, catalog.resolve(api, "nodes"), None)
+        pods = self.reads.objects(api, catalog.resolve(api, "pods"), None)
+        deployments = self.reads.objects(api, catalog.resolve(api, "deployments.apps"), None)
+        requested: dict[str, dict[str, float]] = {}
+        for pod in pods:
+            node = pod.get("spec", {}).get("nodeName")
+            if not node or pod.get("status", {}).get("phase") in ("Succeeded", "Failed"):
+                continue
+            sums = requested.setdefault(node, {"cpu": 0.0, "memory": 0.0})
+            for c in pod["spec"].get("containers") or []:
+                for key in sums:
+                    sums[key] += rows.quantity(
+                        (c.get("resources") or {}).get("requests", {}).get(key)
+                    )
+        node_rows = []
+        for node in nodes:
+            row = rows.summary(node, kind="Node")
+            alloc = node.get("status", {}).get("allocatable", {})
+            sums = requested.get(row["name"], {"cpu": 0.0, "memory": 0.0})
+            row["pods"] = sum(1 for p in pods if p.get("spec", {}).get("nodeName") == row["name"])
+            row["cpu_requested_percent"] = _percent(sums["cpu"], rows.quantity(alloc.get("cpu")))
+            row["memory_requested_percent"] = _percent(
+                sums["memory"], rows.quantity(alloc.get("memory"))
+            )
+            node_rows.append(row)
+        bad_deployments = [
+            rows.summary(d, kind="Deployment")
+            for d in deployments
+            if d.get("status", {}).get("availableReplicas", 0)
+            < d.get("spec", {}).get("replicas", 1)
+        ]
+        bad_pods = [rows.summary(p, kind="Pod") for p in pods if _pod_unhealthy(p)]
+        answer: Json = {
+            "nodes": bounds.page(node_rows, limit=bounds.MAX_LIMIT, what="nodes").items,
+            "node_count": len(nodes),
+            "pod_count": len(pods),
+            "deployment_count": len(deployments),
+            "unhealthy_deployments": bad_deployments[:UNHEALTHY_LIMIT],
+            "unhealthy_pods": bad_pods[:UNHEALTHY_LIMIT],
+        }
+        if len(bad_deployments) > UNHEALTHY_LIMIT or len(bad_pods) > UNHEALTHY_LIMIT:
+            answer["note"] = (
+                f"{len(bad_deployments)} unhealthy deployments and {len(bad_pods)} unhealthy pods "
+                f"in all, {UNHEALTHY_LIMIT} of each shown; use list_resources per namespace"
+            )
+        return answer
+
+
+def _pod_unhealthy(pod: Json) -> bool:
+    phase = pod.get("status", {}).get("phase")
+    if phase == "Succeeded":
+        return False
+    ready: Json = next(
+        (c for c in pod.get("status", {}).get("conditions") or [] if c.get("type") == "Ready"), {}
+    )
+    return phase != "Running" or ready.get("status") != "True"
+
+
+def _percent(used: float, total: float) -> int | None:
+    return round(100 * used / total) if total else None
+
+
+def _paged(table: list[Json], *, limit: int, offset: int, what: str) -> Json:
+    chosen = bounds.page(table, limit=limit, offset=offset, what=what)
+    answer: Json = {"total": chosen.total, "offset": chosen.offset, "items": chosen.items}
+    if chosen.note:
+        answer["note"] = chosen.note
+    return answer
