@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from mcp_servers.common import transport
 from mcp_servers.gitops.server import build
 from mcp_servers.gitops.settings import GitopsSettings
 
@@ -18,7 +19,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--context")
     parser.add_argument("--namespace", default="default", help="for manifests that name none")
     parser.add_argument("--read-only", action="store_true", help="register no write tool")
+    transport.add_arguments(parser)
     args = parser.parse_args(argv)
+    options = transport.from_arguments(parser, args)
     repo = args.repo.resolve()
     settings = GitopsSettings(
         repo=repo,
@@ -29,7 +32,7 @@ def main(argv: list[str] | None = None) -> None:
         default_namespace=args.namespace,
         read_only=args.read_only,
     )
-    build(settings).run("stdio")
+    transport.serve(build(settings), options, name="gitops")
 
 
 if __name__ == "__main__":

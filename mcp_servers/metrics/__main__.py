@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from mcp_servers.common import transport
 from mcp_servers.metrics.server import build
 from mcp_servers.metrics.settings import MetricsSettings
 
@@ -20,7 +21,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--ca-file", type=Path, help="CA bundle for Prometheus's TLS")
     parser.add_argument("--kubeconfig", type=Path, help="for the metrics.k8s.io fallback")
     parser.add_argument("--context", help="kubeconfig context (default: the current one)")
+    transport.add_arguments(parser)
     args = parser.parse_args(argv)
+    options = transport.from_arguments(parser, args)
     settings = MetricsSettings(
         prometheus_url=args.prometheus_url,
         bearer_token_file=args.bearer_token_file,
@@ -28,7 +31,7 @@ def main(argv: list[str] | None = None) -> None:
         kubeconfig=args.kubeconfig,
         context=args.context,
     )
-    build(settings).run("stdio")
+    transport.serve(build(settings), options, name="metrics")
 
 
 if __name__ == "__main__":

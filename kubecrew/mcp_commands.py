@@ -1,0 +1,226 @@
+"""`kubecrew mcp kube | metrics | gitops`: run one of the crew's MCP servers for any MCP host.
+
+Each command mirrors the options of the server's `python -m mcp_servers.<name>` entry point (the
+source of truth for what a server takes) and hands the built FastMCP to
+`mcp_servers.common.transport`, which owns the stdio / streamable HTTP rules (loopback unless
+`--allow-remote`, bearer token, 401s). This module only turns options into settings, refuses bad
+transport options in one line before anything starts, and imports a server only when its command
+runs, so `kubecrew --help` stays quick.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+
+from kubecrew.terminal import print_failure
+from mcp_servers.common.transport import (
+    DEFAULT_PORT,
+    LOOPBACK,
+    TOKEN_ENV,
+    TransportError,
+    TransportOptions,
+    check,
+)
+
+app = typer.Typer(
+    name="mcp",
+    help="Run one of kubecrew's MCP servers (kube, metrics, gitops) over stdio or HTTP.",
+    no_args_is_help=True,
+    rich_markup_mode="markdown",
+)
+
+
+class Transport(StrEnum):
+    stdio = "stdio"
+    http = "http"
+
+
+TransportOption = Annotated[
+    Transport,
+    typer.Option(help="`stdio` for a host that spawns the server; `http` for streamable HTTP."),
+]
+HostOption = Annotated[
+    str, typer.Option(help="http: address to bind; a non-loopback one needs --allow-remote.")
+]
+PortOption = Annotated[int, typer.Option(help="http: TCP port.")]
+TokenFileOption = Annotated[
+    Path | None,
+    typer.Option(
+        help=f"http: file holding the bearer token. [default: ${TOKEN_ENV}, else a generated "
+        "token in a 0600 file whose path is printed]",
+        show_default=False,
+    ),
+]
+AllowRemoteOption = Annotated[
+    bool, typer.Option(help="http: allow binding a non-loopback --host (plain HTTP: add TLS).")
+]
+KubeconfigOption = Annotated[
+    Path | None,
+    typer.Option(help="[default: $KUBECONFIG or ~/.kube/config]", show_default=False),
+]
+ContextOption = Annotated[
+    str | None,
+    typer.Option(help="kubeconfig context [default: the current one]", show_default=False),
+]
+ReadOnlyOption = Annotated[bool, typer.Option(help="Register no write tool.")]
+
+
+def _fail(message: str) -> NoReturn:
+    print_failure(message)
+    raise typer.Exit(1)
+
+
+def _transport(
+    transport: Transport, host: str, port: int, token_file: Path | None, allow_remote: bool
+) -> TransportOptions:
+    options = TransportOptions(
+        transport="http" if transport is Transport.http else "stdio",
+        host=host,
+        port=port,
+        token_file=token_file,
+        allow_remote=allow_remote,
+    )
+    try:
+        check(options)
+    except TransportError as exc:
+        _fail(str(exc))
+    return options
+
+
+@app.command()
+def kube(
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
+    read_only: ReadOnlyOption = False,
+    namespaces: Annotated[
+        str | None, typer.Option(help="Comma-separated allow-list of namespaces.")
+    ] = None,
+    transport: TransportOption = Transport.stdio,
+    host: HostOption = LOOPBACK,
+    port: PortOption = DEFAULT_PORT,
+    token_file: TokenFileOption = None,
+    allow_remote: AllowRemoteOption = False,
+) -> None:
+    """Read (and, unless --read-only, change) a Kubernetes cluster through a kubeconfig.
+
+    **Examples**
+
+    ```
+    kubecrew mcp kube --kubeconfig ~/.kube/config --read-only --namespaces shop,payments
+    kubecrew mcp kube --transport http --port 8811 --token-file ~/.kubecrew/mcp.token
+    ```
+    """
+    options = _transport(transport, host, port, token_file, allow_remote)
+    from mcp_servers.common.transport import serve
+    from mcp_servers.kube.server import build
+    from mcp_servers.kube.settings import KubeSettings
+
+    allowed = tuple(n.strip() for n in (namespaces or "").split(",") if n.strip())
+    settings = KubeSettings(
+        kubeconfig=kubeconfig,
+        context=context,
+        read_only=read_only,
+        namespaces=allowed if namespaces else None,
+    )
+    _serve(lambda: serve(build(settings), options, name="kube"))
+
+
+@app.command()
+def metrics(
+    prometheus_url: Annotated[
+        str | None,
+        typer.Option(help="Prometheus HTTP API base URL [default: metrics.k8s.io only]"),
+    ] = None,
+    bearer_token_file: Annotated[
+        Path | None, typer.Option(help="Token sent to Prometheus.")
+    ] = None,
+    ca_file: Annotated[Path | None, typer.Option(help="CA bundle for Prometheus's TLS.")] = None,
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
+    transport: TransportOption = Transport.stdio,
+    host: HostOption = LOOPBACK,
+    port: PortOption = DEFAULT_PORT,
+    token_file: TokenFileOption = None,
+    allow_remote: AllowRemoteOption = False,
+) -> None:
+    """Utilization, signals and SLOs from Prometheus, or from metrics.k8s.io without one.
+
+    **Examples**
+
+    ```
+    kubecrew mcp metrics --prometheus-url http://prometheus.monitoring:9090
+    kubecrew mcp metrics --kubeconfig ~/.kube/config --transport http --port 8812
+    ```
+    """
+    options = _transport(transport, host, port, token_file, allow_remote)
+    from mcp_servers.common.transport import serve
+    from mcp_servers.metrics.server import build
+    from mcp_servers.metrics.settings import MetricsSettings
+
+    settings = MetricsSettings(
+        prometheus_url=prometheus_url,
+        bearer_token_file=bearer_token_file,
+        ca_file=ca_file,
+        kubeconfig=kubeconfig,
+        context=context,
+    )
+    _serve(lambda: serve(build(settings), options, name="metrics"))
+
+
+@app.command()
+def gitops(
+    repo: Annotated[Path, typer.Option(help="Git repository of manifests.")],
+    state_dir: Annotated[
+        Path | None,
+        typer.Option(help="PR records [default: <repo>.kubecrew]", show_default=False),
+    ] = None,
+    base_branch: Annotated[str, typer.Option(help="Branch PRs merge into.")] = "main",
+    kubeconfig: KubeconfigOption = None,
+    context: ContextOption = None,
+    namespace: Annotated[str, typer.Option(help="For manifests that name none.")] = "default",
+    read_only: ReadOnlyOption = False,
+    transport: TransportOption = Transport.stdio,
+    host: HostOption = LOOPBACK,
+    port: PortOption = DEFAULT_PORT,
+    token_file: TokenFileOption = None,
+    allow_remote: AllowRemoteOption = False,
+) -> None:
+    """Propose, review, merge and sync manifest changes in a git repository.
+
+    **Examples**
+
+    ```
+    kubecrew mcp gitops --repo ./deploy --kubeconfig ~/.kube/config
+    kubecrew mcp gitops --repo ./deploy --read-only --transport http --port 8813
+    ```
+    """
+    options = _transport(transport, host, port, token_file, allow_remote)
+    from mcp_servers.common.transport import serve
+    from mcp_servers.gitops.server import build
+    from mcp_servers.gitops.settings import GitopsSettings
+
+    repo = repo.expanduser().resolve()
+    if not repo.exists():
+        _fail(f"--repo {repo} does not exist; give the path of a git repository of manifests")
+    settings = GitopsSettings(
+        repo=repo,
+        state_dir=state_dir or repo.with_name(repo.name + ".kubecrew"),
+        base_branch=base_branch,
+        kubeconfig=kubeconfig,
+        context=context,
+        default_namespace=namespace,
+        read_only=read_only,
+    )
+    _serve(lambda: serve(build(settings), options, name="gitops"))
+
+
+def _serve(run: Callable[[], None]) -> None:
+    try:
+        run()
+    except TransportError as exc:
+        _fail(str(exc))

@@ -1,0 +1,259 @@
+"""The write tools of the kube server: thin FastMCP wrappers over `writes.Writes`.
+
+Registered only when the server is not read-only (`server.build` decides), so a `--read-only`
+server does not even list them. Each tool hands its arguments to the engine off the event loop;
+the engine validates them, applies the namespace allow-list, and dry-runs every write on the
+server before doing it. The annotations are per tool, with the reason next to each: none of
+these tools is read-only, and none reaches outside the cluster (openWorldHint False).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import anyio.to_thread
+from mcp.server.fastmcp import FastMCP
+from mcp.types import ToolAnnotations
+
+from mcp_servers.kube.connection import Clusters, Json
+from mcp_servers.kube.settings import KubeSettings
+from mcp_servers.kube.writes import Effect, PatchType, Propagation, Writes
+
+T = TypeVar("T")
+
+
+def _hints(*, destructive: bool, idempotent: bool) -> ToolAnnotations:
+    return ToolAnnotations(
+        readOnlyHint=False,
+        destructiveHint=destructive,
+        idempotentHint=idempotent,
+        openWorldHint=False,
+    )
+
+
+# apply: may overwrite or (with force) take over fields; the same manifest twice is a no-op.
+APPLY = _hints(destructive=True, idempotent=True)
+# patch: replaces or removes fields; a json patch `add` to a list repeats, so not idempotent.
+PATCH = _hints(destructive=True, idempotent=False)
+# scale: scaling down removes pods; the same count twice changes nothing more.
+SCALE = _hints(destructive=True, idempotent=True)
+# set_image: replaces the old image and so every pod; the same image twice changes nothing more.
+SET_IMAGE = _hints(destructive=True, idempotent=True)
+# rollout_restart: only adds an annotation (pods are replaced under the rollout strategy, the
+# spec is kept), so not destructive; each call starts another restart, so not idempotent.
+RESTART = _hints(destructive=False, idempotent=False)
+# rollout_undo: replaces the pod template; "previous" twice flips between two revisions.
+UNDO = _hints(destructive=True, idempotent=False)
+# cordon/uncordon: a reversible flag that evicts nothing; repeating it changes nothing more.
+CORDON = _hints(destructive=False, idempotent=True)
+# taint: NoExecute evicts pods and removal drops a taint; repeating it changes nothing more.
+TAINT = _hints(destructive=True, idempotent=True)
+# delete: removes the object; a second call could delete a new object of the same name.
+DELETE = _hints(destructive=True, idempotent=False)
+
+DRY_RUN_DOC = """Every call first runs a server-side dry run and returns `changes` (field paths with
+old and new values; Secret values redacted); dry_run=True stops there and changes nothing."""
+
+
+async def _off(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
+
+
+def _documented(doc: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        fn.__doc__ = f"{doc}\n{DRY_RUN_DOC}"
+        return fn
+
+    return decorate
+
+
+def register(mcp: FastMCP, clusters: Clusters, settings: KubeSettings) -> None:
+    writes = Writes(clusters, settings)
+
+    @mcp.tool(annotations=APPLY)
+    @_documented("""Server-side apply of a YAML or JSON manifest (one or more objects, field
+    manager `kubecrew`). namespace fills in objects that name none. force=True takes over
+    fields another manager owns (only after reading the conflict).""")
+    async def apply(
+        manifest: str,
+        namespace: str | None = None,
+        force: bool = False,
+        dry_run: bool = False,
+        context: str | None = None,
+    ) -> Json:
+        return await _off(
+            writes.apply,
+            manifest,
+            namespace=namespace,
+            force=force,
+            dry_run=dry_run,
+            context=context,
+        )
+
+    @mcp.tool(annotations=PATCH)
+    @_documented("""Patch one object. patch_type `strategic` (default, lists merge by name),
+    `merge` (RFC 7386) or `json` (RFC 6902 list of operations). patch: an object, a list
+    (json) or the same as a JSON/YAML string.""")
+    async def patch(
+        kind: str,
+        name: str,
+        patch: dict[str, Any] | list[Any] | str,
+        patch_type: PatchType = "strategic",
+        namespace: str | None = None,
+        dry_run: bool = False,
+        context: str | None = None,
+    ) -> Json:
+        return await _off(
+            writes.patch,
+            kind,
+            name,
+            patch,
+            patch_type=patch_type,
+            namespace=namespace,
+            dry_run=dry_run,
+            context=context,
+        )
+
+    @mcp.tool(annotations=SCALE)
+    @_documented("Set the replicas of a Deployment, StatefulSet or ReplicaSet.")
+    async def scale(
+        name: str,
+        replicas: int,
+        kind: str = "deployment",
+        namespace: str | None = None,
+        dry_run: bool = False,
+        context: str | None = None,
+    ) -> Json:
+        return await _off(
+            writes.scale,
+            kind,
+            name,
+            replicas,
+            namespace=namespace,
+            dry_run=dry_run,
+            context=context,
+        )
+
+    @mcp.tool(annotations=SET_IMAGE)
+    @_documented("""Set one container's image (kubectl set image) in a Deployment, StatefulSet,
+    DaemonSet, ReplicaSet, Job, CronJob or Pod; init containers too.""")
+    async def set_image(
+        name: str,
+        container: str,
+        image: str,
+        kind: str = "deployment",
+        namespace: str | None = None,
+        dry_run: bool = False,
+        context: str | None = None,
+    ) -> Json:
+        return await _off(
+            writes.set_image,
+            kind,
+            name,
+            container,
+            image,
+            namespace=namespace,
+            dry_run=dry_run,
+            context=context,
+        )
+
+    @mcp.tool(annotations=RESTART)
+    @_documented("""Restart the pods of a Deployment, StatefulSet or DaemonSet by their rollout
+    strategy (kubectl rollout restart: a restartedAt annotation on the pod template).""")
+    async def rollout_restart(
+        name: str,
+        kind: str = "deployment",
+        namespace: str | None = None,
+        dry_run: bool = False,
+        context: str | None = None,
+    ) -> Json:
+        return await _off(
+            writes.rollout_restart,
+            kind,
+            name,
+            namespace=namespace,
+            dry_run=dry_run,
+            context=context,
+        )
+
+    @mcp.tool(annotations=UNDO)
+    @_documented("""Roll a Deployment back to the previous revision (to_revision=0) or to a
+    given one (see rollout_history), as kubectl rollout undo does.""")
+    async def rollout_undo(
+        name: str,
+        to_revision: int = 0,
+        namespace: str | None = None,
+        dry_run: bool = False,
+        context: str | None = None,
+    ) -> Json:
+        return await _off(
+            writes.rollout_undo,
+            name,
+            to_revision=to_revision,
+            namespace=namespace,
+            dry_run=dry_run,
+            context=context,
+        )
+
+    @mcp.tool(annotations=CORDON)
+    @_documented("Mark a node unschedulable: running pods stay, new pods go elsewhere.")
+    async def cordon(node: str, dry_run: bool = False, context: str | None = None) -> Json:
+        return await _off(writes.cordon, node, unschedulable=True, dry_run=dry_run, context=context)
+
+    @mcp.tool(annotations=CORDON)
+    @_documented("Mark a node schedulable again.")
+    async def uncordon(node: str, dry_run: bool = False, context: str | None = None) -> Json:
+        return await _off(
+            writes.cordon, node, unschedulable=False, dry_run=dry_run, context=context
+        )
+
+    @mcp.tool(annotations=TAINT)
+    @_documented("""Add a taint key[=value]:effect to a node, or remove=True to remove the taints
+    with that key (and that effect, if given). A different value needs overwrite=True.""")
+    async def taint(
+        node: str,
+        key: str,
+        effect: Effect | None = None,
+        value: str = "",
+        remove: bool = False,
+        overwrite: bool = False,
+        dry_run: bool = False,
+        context: str | None = None,
+    ) -> Json:
+        return await _off(
+            writes.taint,
+            node,
+            key,
+            value=value,
+            effect=effect,
+            remove=remove,
+            overwrite=overwrite,
+            dry_run=dry_run,
+            context=context,
+        )
+
+    @mcp.tool(annotations=DELETE)
+    @_documented("""Delete exactly one object by name (no selectors). Namespaces and other
+    cluster-scoped objects need confirm="<kind>/<name>" (e.g. "namespace/shop"), spelled exactly.
+    propagation: Background (default), Foreground or Orphan for dependents.""")
+    async def delete(
+        kind: str,
+        name: str,
+        namespace: str | None = None,
+        confirm: str = "",
+        propagation: Propagation = "Background",
+        dry_run: bool = False,
+        context: str | None = None,
+    ) -> Json:
+        return await _off(
+            writes.delete,
+            kind,
+            name,
+            namespace=namespace,
+            confirm=confirm,
+            propagation=propagation,
+            dry_run=dry_run,
+            context=context,
+        )

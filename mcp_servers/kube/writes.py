@@ -1,0 +1,528 @@
+"""The write side of the kube server: apply, patch, scale, images, rollouts, nodes and delete.
+
+Every write goes through `Writes.change`, which first sends the same request with `dryRun=All`
+and diffs the object before against what the API server says it would become (field paths with
+old and new values, Secret values redacted), and only then, unless asked for a dry run, sends it
+for real. The server-side dry run runs admission, defaulting and validation, so the diff is what
+the cluster would do, not what we guess; a request the cluster refuses fails before any change.
+
+Knows nothing of MCP (`tools_write` registers the tools) and nothing of the sandbox. The namespace
+allow-list is applied here; when one is set, cluster-scoped objects (nodes, namespaces) are out
+of reach, because a server confined to some namespaces must not change the whole cluster.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal, cast
+
+import yaml
+
+from mcp_servers.common import arguments, bounds
+from mcp_servers.common.errors import Conflict, InvalidArgument, NotFound, PermissionDenied
+from mcp_servers.kube import diffs
+from mcp_servers.kube.connection import Api, Clusters, Json
+from mcp_servers.kube.resources import Catalog, Resource
+from mcp_servers.kube.settings import KubeSettings
+
+PatchType = Literal["strategic", "merge", "json"]
+Effect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+Propagation = Literal["Background", "Foreground", "Orphan"]
+
+MANAGER = "kubecrew"
+MAX_DOCUMENTS = 20
+CHANGE_LIMIT = 100
+REVISION = "deployment.kubernetes.io/revision"
+RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
+_CONTENT_TYPES: dict[PatchType, str] = {
+    "strategic": "application/strategic-merge-patch+json",
+    "merge": "application/merge-patch+json",
+    "json": "application/json-patch+json",
+}
+# Annotations a Deployment keeps through an undo (kubectl skips the same ones).
+_UNDO_SKIP = {REVISION, "deployment.kubernetes.io/revision-history",
+              "deployment.kubernetes.io/desired-replicas", "deployment.kubernetes.io/max-replicas",
+              "kubectl.kubernetes.io/last-applied-configuration"}  # fmt: skip
+_SCALABLE = {"Deployment", "StatefulSet", "ReplicaSet", "ReplicationController"}
+_RESTARTABLE = {"Deployment", "StatefulSet", "DaemonSet"}
+_IMAGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-/:@]*$")
+_TAINT_KEY = re.compile(
+    r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
+)
+_TAINT_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
+
+
+@dataclass(frozen=True)
+class Target:
+    """One object a write is aimed at, resolved and checked against the allow-list."""
+
+    resource: Resource
+    name: str
+    namespace: str | None
+
+    @property
+    def path(self) -> str:
+        return self.resource.path(self.namespace, self.name)
+
+    @property
+    def what(self) -> str:
+        where = f" in namespace {self.namespace}" if self.namespace else ""
+        return f"{self.resource.kind.lower()} {self.name}{where}"
+
+    def ref(self) -> Json:
+        ref: Json = {"kind": self.resource.kind, "name": self.name}
+        if self.namespace:
+            ref["namespace"] = self.namespace
+        return ref
+
+
+class Writes:
+    def __init__(self, clusters: Clusters, settings: KubeSettings, catalog: Catalog | None = None):
+        self.clusters = clusters
+        self.settings = settings
+        self.catalog = catalog or Catalog()
+
+    # -- resolving and the dry-run-first write -----------------------------------------------
+
+    def api(self, context: str | None) -> Api:
+        return self.clusters.api(context or self.settings.context)
+
+    def target(self, api: Api, kind: str, name: str, namespace: str | None) -> Target:
+        return self._scoped(self.catalog.resolve(api, kind), name, namespace)
+
+    def _scoped(self, resource: Resource, name: str, namespace: str | None) -> Target:
+        arguments.name(name)
+        if not resource.namespaced:
+            if self.settings.namespaces is not None:
+                raise PermissionDenied(
+                    f"this server may only change objects in the namespaces "
+                    f"{', '.join(self.settings.namespaces)}; {resource.kind} {name} is "
+                    "cluster-scoped, so ask an operator with a cluster-wide server"
+                )
+            return Target(resource, name, None)
+        scope = self.settings.check_namespace(arguments.namespace(namespace or "default"))
+        return Target(resource, name, scope)
+
+    def current(self, api: Api, target: Target) -> Json | None:
+        try:
+            return api.get(target.path, what=target.what)
+        except NotFound:
+            return None
+
+    def change(
+        self,
+        api: Api,
+        target: Target,
+        method: str,
+        *,
+        body: Any,
+        content_type: str = "application/json",
+        query: dict[str, Any] | None = None,
+        dry_run: bool,
+        before: Json | None = None,
+        note: str = "",
+    ) -> Json:
+        """Dry-run `method target` with `body`, diff, and (unless `dry_run`) do it for real."""
+        before = self.current(api, target) if before is None else before
+        query = dict(query or {})
+        preview = api.request(
+            method, target.path, query={**query, "dryRun": "All"}, body=body,
+            content_type=content_type, what=target.what,
+        )  # fmt: skip
+        if not dry_run:
+            preview = api.request(
+                method, target.path, query=query, body=body, content_type=content_type,
+                what=target.what,
+            )  # fmt: skip
+        return result(target, before, preview, dry_run=dry_run, note=note)
+
+    # -- the writes --------------------------------------------------------------------------
+
+    def apply(
+        self,
+        manifest: str,
+        *,
+        namespace: str | None = None,
+        force: bool = False,
+        dry_run: bool = False,
+        context: str | None = None,
+    ) -> Json:
+        api = self.api(context)
+        documents = _documents(manifest)
+        planned = [self._apply_target(api, doc, namespace) for doc in documents]
+        query = {"fieldManager": MANAGER, "force": force}
+        # All dry runs first: a manifest the cluster refuses in part changes nothing at all.
+        results = [
+            self.change(api, t, "PATCH", body=d, content_type="application/apply-patch+yaml",
+                        query=query, dry_run=True)
+            for t, d in planned
+        ]  # fmt: skip
+        if not dry_run:
+            results = [
+                self.change(api, t, "PATCH", body=d, content_type="application/apply-patch+yaml",
+                            query=query, dry_run=False)
+                for t, d in planned
+            ]  # fmt: skip
+        return {"dry_run": dry_run, "objects": results}
+
+    def _apply_target(self, api: Api, doc: Json, namespace: str | None) -> tuple[Target, Json]:
+        api_version, kind = str(doc.get("apiVersion", "")), str(doc.get("kind", ""))
+        metadata = doc.get("metadata")
+        if not api_version or not kind or not isinstance(metadata, dict):
+            raise InvalidArgument("every manifest needs apiVersion, kind and metadata.name")
+        resource = self.catalog.resources(api).by_kind(api_version, kind)
+        if resource is None:
+            raise NotFound(f"the cluster has no {kind} in {api_version}; check the apiVersion")
+        declared = metadata.get("namespace")
+        if declared and namespace and declared != namespace:
+            raise InvalidArgument(
+                f"the manifest of {kind} {metadata.get('name')} says namespace {declared!r} but "
+                f"the namespace argument is {namespace!r}; drop one of them"
+            )
+        target = self._scoped(resource, str(metadata.get("name", "")), declared or namespace)
+        if target.namespace:
+            doc = {**doc, "metadata": {**metadata, "namespace": target.namespace}}
+        return target, doc
+
+    def patch(
+        self,
+        kind: str,
+        name: str,
+        patch: Json | list[Any] | str,
+        *,
+        patch_type: PatchType = "strategic",
+        namespace: str | None = None,
+        dry_run: bool = False,
+        context: str | None = None,
+    ) -> Json:
+        body = _parse_patch(patch, patch_type)
+        api = self.api(context)
+        target = self.target(api, kind, name, namespace)
+        return self.change(
+            api, target, "PATCH", body=body, content_type=_CONTENT_TYPES[patch_type],
+            query={"fieldManager": MANAGER}, dry_run=dry_run,
+        )  # fmt: skip
+
+    def merge(self, target: Target, api: Api, body: Json, *, dry_run: bool, note: str = "") -> Json:
+        return self.change(
+            api, target, "PATCH", body=body, content_type=_CONTENT_TYPES["merge"],
+            query={"fieldManager": MANAGER}, dry_run=dry_run, note=note,
+        )  # fmt: skip
+
+    def scale(
+        self,
+        kind: str,
+        name: str,
+        replicas: int,
+        *,
+        namespace: str | None = None,
+        dry_run: bool = False,
+        context: str | None = None,
+    ) -> Json:
+        if replicas < 0:
+            raise InvalidArgument(f"replicas must be 0 or more, not {replicas}")
+        api = self.api(context)
+        target = _only(self.target(api, kind, name, namespace), _SCALABLE, "scale")
+        return self.merge(target, api, {"spec": {"replicas": replicas}}, dry_run=dry_run)
+
+    def set_image(
+        self,
+        kind: str,
+        name: str,
+        container: str,
+        image: str,
+        *,
+        namespace: str | None = None,
+        dry_run: bool = False,
+        context: str | None = None,
+    ) -> Json:
+        arguments.name(container, argument="container")
+        if len(image) > 512 or not _IMAGE.match(image):
+            raise InvalidArgument(f"image {image!r} is not a container image reference")
+        api = self.api(context)
+        target = self.target(api, kind, name, namespace)
+        before = self.current(api, target)
+        if before is None:
+            raise NotFound(f"{target.what} was not found")
+        path = _pod_spec_path(target.resource.kind)
+        spec: Json = _dig(before, path)
+        field = next(
+            (f for f in ("containers", "initContainers")
+             if any(c.get("name") == container for c in spec.get(f) or [])),
+            None,
+        )  # fmt: skip
+        if field is None:
+            names = [
+                c.get("name") for f in ("containers", "initContainers") for c in spec.get(f) or []
+            ]
+            raise NotFound(f"{target.what} has no container {container!r}; it has {names}")
+        body: Json = {field: [{"name": container, "image": image}]}
+        for key in reversed(path):
+            body = {key: body}
+        return self.change(
+            api, target, "PATCH", body=body, content_type=_CONTENT_TYPES["strategic"],
+            query={"fieldManager": MANAGER}, dry_run=dry_run, before=before,
+        )  # fmt: skip
+
+    def rollout_restart(
+        self,
+        kind: str,
+        name: str,
+        *,
+        namespace: str | None = None,
+        dry_run: bool = False,
+        context: str | None = None,
+    ) -> Json:
+        api = self.api(context)
+        target = _only(self.target(api, kind, name, namespace), _RESTARTABLE, "restart")
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        body = {"spec": {"template": {"metadata": {"annotations": {RESTARTED_AT: now}}}}}
+        return self.merge(target, api, body, dry_run=dry_run)
+
+    def rollout_undo(
+        self,
+        name: str,
+        *,
+        to_revision: int = 0,
+        namespace: str | None = None,
+        dry_run: bool = False,
+        context: str | None = None,
+    ) -> Json:
+        """Put a Deployment's pod template back to a revision's (0: the one before the current),
+        taken from the ReplicaSet that carries that revision, as `kubectl rollout undo` does."""
+        if to_revision < 0:
+            raise InvalidArgument(
+                f"to_revision must be 0 (previous) or a revision, not {to_revision}"
+            )
+        api = self.api(context)
+        target = _only(
+            self.target(api, "deployments.apps", name, namespace), {"Deployment"}, "undo"
+        )
+        deployment = self.current(api, target)
+        if deployment is None:
+            raise NotFound(f"{target.what} was not found")
+        if deployment.get("spec", {}).get("paused"):
+            raise Conflict(f"{target.what} is paused: resume it first, then undo")
+        revisions = self._revisions(api, target, deployment)
+        current = int(deployment["metadata"].get("annotations", {}).get(REVISION, "0") or 0)
+        if to_revision == 0:
+            older = [r for r in revisions if r < current] or [r for r in revisions if r != current]
+            if not older:
+                raise NotFound(f"no rollout history found for {target.what}: nothing to undo to")
+            to_revision = max(older)
+        if to_revision not in revisions:
+            raise NotFound(
+                f"unable to find revision {to_revision} of {target.what}; "
+                f"it has revisions {sorted(revisions)} (see rollout_history)"
+            )
+        template = revisions[to_revision]["spec"]["template"]
+        labels = {
+            k: v
+            for k, v in (template.get("metadata", {}).get("labels") or {}).items()
+            if k != "pod-template-hash"
+        }
+        template = {**template, "metadata": {**template.get("metadata", {}), "labels": labels}}
+        if template == deployment["spec"]["template"]:
+            return result(target, deployment, deployment, dry_run=dry_run, note=(
+                f"skipped rollback (current template already matches revision {to_revision})"
+            ))  # fmt: skip
+        annotations = {
+            k: v
+            for k, v in (deployment["metadata"].get("annotations") or {}).items()
+            if k in _UNDO_SKIP
+        }
+        annotations.update(
+            (k, v)
+            for k, v in (revisions[to_revision]["metadata"].get("annotations") or {}).items()
+            if k not in _UNDO_SKIP
+        )
+        body = [
+            {"op": "test", "path": "/metadata/resourceVersion",
+             "value": deployment["metadata"]["resourceVersion"]},
+            {"op": "replace", "path": "/spec/template", "value": template},
+            {"op": "replace" if "annotations" in deployment["metadata"] else "add",
+             "path": "/metadata/annotations", "value": annotations},
+        ]  # fmt: skip
+        return self.change(
+            api, target, "PATCH", body=body, content_type=_CONTENT_TYPES["json"],
+            query={"fieldManager": MANAGER}, dry_run=dry_run, before=deployment,
+            note=f"rolled back to revision {to_revision}",
+        )  # fmt: skip
+
+    def _revisions(self, api: Api, target: Target, deployment: Json) -> dict[int, Json]:
+        uid = deployment["metadata"]["uid"]
+        path = f"/apis/apps/v1/namespaces/{target.namespace}/replicasets"
+        found: dict[int, Json] = {}
+        for rs in api.get(path, what=f"replicasets in namespace {target.namespace}")["items"]:
+            owners = rs["metadata"].get("ownerReferences") or []
+            revision = (rs["metadata"].get("annotations") or {}).get(REVISION)
+            if revision and any(o.get("uid") == uid for o in owners):
+                found[int(revision)] = rs
+        return found
+
+    def cordon(
+        self, node: str, *, unschedulable: bool = True, dry_run: bool = False,
+        context: str | None = None,
+    ) -> Json:  # fmt: skip
+        api = self.api(context)
+        target = self.target(api, "nodes", node, None)
+        # `null` removes the field, as kubectl uncordon leaves a node: no `unschedulable: false`.
+        body = {"spec": {"unschedulable": True if unschedulable else None}}
+        return self.merge(target, api, body, dry_run=dry_run)
+
+    def taint(
+        self,
+        node: str,
+        key: str,
+        *,
+        value: str = "",
+        effect: Effect | None = None,
+        remove: bool = False,
+        overwrite: bool = False,
+        dry_run: bool = False,
+        context: str | None = None,
+    ) -> Json:
+        check_taint(key, value)
+        if effect is None and not remove:
+            raise InvalidArgument(
+                "give the taint's effect: NoSchedule, PreferNoSchedule or NoExecute"
+            )
+        api = self.api(context)
+        target = self.target(api, "nodes", node, None)
+        current = self.current(api, target)
+        if current is None:
+            raise NotFound(f"{target.what} was not found")
+        taints: list[Json] = list(current.get("spec", {}).get("taints") or [])
+        same = [t for t in taints if t.get("key") == key and effect in (None, t.get("effect"))]
+        if remove:
+            if not same:
+                raise NotFound(f"taint {key!r} not found on node {node}")
+            taints = [t for t in taints if t not in same]
+        elif same and (same[0].get("value") or "") != value:
+            if not overwrite:
+                raise Conflict(
+                    f"node {node} already has taint {key}={same[0].get('value', '')}:{effect}; "
+                    "call again with overwrite=True to change its value"
+                )
+            taints = [t if t not in same else {**t, "value": value} for t in taints]
+        elif not same:
+            taints.append({"key": key, "effect": effect, **({"value": value} if value else {})})
+        # resourceVersion makes the list replacement fail (409) if someone changed it meanwhile.
+        body = {"metadata": {"resourceVersion": current["metadata"]["resourceVersion"]},
+                "spec": {"taints": taints or None}}  # fmt: skip
+        return self.change(
+            api, target, "PATCH", body=body, content_type=_CONTENT_TYPES["merge"],
+            query={"fieldManager": MANAGER}, dry_run=dry_run, before=current,
+        )  # fmt: skip
+
+    def delete(
+        self,
+        kind: str,
+        name: str,
+        *,
+        namespace: str | None = None,
+        confirm: str = "",
+        propagation: Propagation = "Background",
+        dry_run: bool = False,
+        context: str | None = None,
+    ) -> Json:
+        api = self.api(context)
+        target = self.target(api, kind, name, namespace)
+        exact = f"{target.resource.kind.lower()}/{name}"
+        if (target.resource.kind == "Namespace" or not target.resource.namespaced) and (
+            confirm != exact
+        ):
+            raise PermissionDenied(
+                f"deleting {target.what} removes a cluster-scoped object"
+                + (" and everything in it" if target.resource.kind == "Namespace" else "")
+                + f"; if that is really wanted, call again with confirm={exact!r}"
+            )
+        before = self.current(api, target)
+        if before is None:
+            raise NotFound(f"{target.what} was not found; nothing to delete")
+        body = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": propagation}
+        out = self.change(
+            api, target, "DELETE", body=body, dry_run=dry_run, before=before,
+            note="deleted" if not dry_run else "would be deleted",
+        )  # fmt: skip
+        out["changes"] = [{"path": ".", "old": "exists", "new": "deleted"}]
+        return out
+
+
+def result(target: Target, before: Json | None, after: Json, *, dry_run: bool, note: str) -> Json:
+    """What a write tells its caller: which object, what changed (bounded), whether it is done."""
+    kind = target.resource.kind
+    if after.get("kind") == "Status":  # a delete answers with a Status once the object is gone
+        after = {}
+    changes = diffs.changes(before, after, kind=kind)
+    chosen = bounds.page(changes, limit=CHANGE_LIMIT, what="changes")
+    out: Json = {
+        "object": target.ref(),
+        "dry_run": dry_run,
+        "applied": not dry_run,
+        "created": before is None,
+        "changes": chosen.items,
+    }
+    if not changes:
+        out["note"] = note or "nothing to change: the object already is as asked"
+    elif chosen.note or note:
+        out["note"] = "; ".join(n for n in (note, chosen.note) if n)
+    return out
+
+
+def _only(target: Target, kinds: set[str], verb: str) -> Target:
+    if target.resource.kind not in kinds:
+        raise InvalidArgument(f"cannot {verb} a {target.resource.kind}; use one of {sorted(kinds)}")
+    return target
+
+
+def _pod_spec_path(kind: str) -> tuple[str, ...]:
+    if kind == "Pod":
+        return ("spec",)
+    if kind == "CronJob":
+        return ("spec", "jobTemplate", "spec", "template", "spec")
+    return ("spec", "template", "spec")
+
+
+def _dig(obj: Json, path: tuple[str, ...]) -> Json:
+    for key in path:
+        obj = obj.get(key) or {}
+    return obj
+
+
+def _documents(manifest: str) -> list[Json]:
+    try:
+        found = [d for d in yaml.safe_load_all(manifest) if d is not None]
+    except yaml.YAMLError as exc:
+        raise InvalidArgument(f"the manifest is not valid YAML or JSON: {exc}") from exc
+    items: list[Any] = []
+    for doc in found:
+        items += doc.get("items", []) if isinstance(doc, dict) and "items" in doc else [doc]
+    if not items or not all(isinstance(d, dict) for d in items):
+        raise InvalidArgument("the manifest must hold one or more objects (YAML or JSON)")
+    if len(items) > MAX_DOCUMENTS:
+        raise InvalidArgument(f"at most {MAX_DOCUMENTS} objects per apply; split the manifest")
+    return items
+
+
+def _parse_patch(patch: Json | list[Any] | str, patch_type: PatchType) -> Json | list[Any]:
+    parsed: Any = patch
+    if isinstance(patch, str):
+        try:
+            parsed = yaml.safe_load(patch)
+        except yaml.YAMLError as exc:
+            raise InvalidArgument(f"the patch is not valid JSON or YAML: {exc}") from exc
+    if patch_type == "json" and not isinstance(parsed, list):
+        raise InvalidArgument('a json patch is a list of operations: [{"op": "replace", ...}]')
+    if patch_type != "json" and not isinstance(parsed, dict):
+        raise InvalidArgument(f"a {patch_type} patch is an object, such as {{'spec': {{...}}}}")
+    return cast("Json | list[Any]", parsed)
+
+
+def check_taint(key: str, value: str) -> None:
+    if len(key) > 316 or not _TAINT_KEY.match(key):
+        raise InvalidArgument(f"taint key {key!r} is not a qualified name (prefix/name)")
+    if len(value) > 63 or not _TAINT_VALUE.match(value):
+        raise InvalidArgument(f"taint value {value!r} is not a valid label value")
