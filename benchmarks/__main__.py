@@ -7,6 +7,8 @@ Measures, over real HTTPS on loopback with the server in a separate process:
 - fan-out of watch events to 20 watchers;
 - the server's peak RSS (VmHWM);
 - the same 5,000-pod lists timed inside the server (the ASGI app called directly);
+- the kube MCP server's tool calls on those 5,000 pods (benchmarks/mcp_tools.py): latency and
+  answer size;
 - the living cluster at size (benchmarks/living_cluster.py): 50 nodes, 200 Deployments and
   5,000 pods reaching Available with every controller and the kubelet running at a 10x clock.
 
@@ -35,7 +37,7 @@ from typing import Any
 
 import yaml
 
-from benchmarks import living_cluster
+from benchmarks import living_cluster, mcp_tools
 from benchmarks.client import Connection
 from sandbox.app import App
 from sandbox.cluster import Cluster
@@ -317,6 +319,10 @@ async def run(quick: bool, suite: str) -> dict[str, Any]:
             await bench_writes(server, "create_10000_in_memory", results)
             print("listing 5,000 pods ...", file=sys.stderr, flush=True)
             await bench_lists(server, results, rounds=5 if quick else 15)
+            print("kube MCP tool calls on 5,000 pods ...", file=sys.stderr, flush=True)
+            await mcp_tools.run(
+                Path(tmp) / "memory" / "kubeconfig", results, rounds=5 if quick else 20
+            )
             print("watch fan-out to 20 watchers ...", file=sys.stderr, flush=True)
             await bench_watch_fanout(server, results, events=100 if quick else 500)
             results["peak_rss_mb"] = round(server.peak_rss_mb(), 1)
