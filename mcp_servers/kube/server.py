@@ -22,7 +22,7 @@ from mcp.server.fastmcp import FastMCP
 from mcp.types import ToolAnnotations
 
 from mcp_servers.common.bounds import DEFAULT_LIMIT
-from mcp_servers.kube import tools_diagnose, tools_write
+from mcp_servers.kube import tools_diagnose, tools_drain, tools_write
 from mcp_servers.kube.connection import Clusters, Json
 from mcp_servers.kube.reads import Output, Reads
 from mcp_servers.kube.settings import KubeSettings
@@ -49,6 +49,7 @@ def build(settings: KubeSettings) -> FastMCP:
     mcp = FastMCP("kubecrew-kube", instructions=INSTRUCTIONS)
     register_reads(mcp, Reads(clusters, settings))
     tools_diagnose.register(mcp, clusters, settings)
+    tools_drain.register(mcp, clusters, settings)  # drain_plan always, drain unless read-only
     if not settings.read_only:
         tools_write.register(mcp, clusters, settings)
     return mcp

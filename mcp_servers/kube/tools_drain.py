@@ -1,0 +1,94 @@
+"""The `drain_plan` and `drain` tools of the kube server: thin FastMCP wrappers over `drain`.
+
+`drain_plan` only reads, so it is registered always; `drain` cordons and evicts, so a read-only
+server does not register it at all. Both run the engine off the event loop. `drain` reports
+progress to the client as MCP progress notifications (one per pod gone) when the client asked
+for them, since a drain that waits on a budget can take minutes.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import anyio.from_thread
+import anyio.to_thread
+from mcp.server.fastmcp import Context, FastMCP
+from mcp.types import ToolAnnotations
+
+from mcp_servers.kube import drain as engine
+from mcp_servers.kube.connection import Clusters, Json
+from mcp_servers.kube.settings import KubeSettings
+
+PLAN = ToolAnnotations(
+    readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False
+)
+# drain: evicts pods (destructive); a second call finds the node empty and changes nothing more.
+DRAIN = ToolAnnotations(
+    readOnlyHint=False, destructiveHint=True, idempotentHint=True, openWorldHint=False
+)
+
+
+def register(mcp: FastMCP, clusters: Clusters, settings: KubeSettings) -> None:
+    @mcp.tool(annotations=PLAN)
+    async def drain_plan(
+        node: str,
+        force: bool = False,
+        delete_emptydir_data: bool = False,
+        context: str | None = None,
+    ) -> Json:
+        """What draining `node` would do, changing nothing: each pod's action (evict, skip:
+        DaemonSet/mirror pods, refuse: no controller or emptyDir data unless force /
+        delete_emptydir_data), the PodDisruptionBudgets involved and which block now, the
+        eviction `order` in waves (no wave takes more of a budget than it allows), and the
+        expected disruption per workload (replicas unavailable at once during the move)."""
+
+        def run() -> Json:
+            api = clusters.api(context)
+            return engine.plan(
+                api, node, settings, force=force, delete_emptydir_data=delete_emptydir_data
+            ).as_dict()
+
+        return await anyio.to_thread.run_sync(run)
+
+    if settings.read_only:
+        return
+
+    @mcp.tool(annotations=DRAIN)
+    async def drain(
+        node: str,
+        ctx: Context[Any, Any, Any],
+        timeout_seconds: int = 120,
+        force: bool = False,
+        delete_emptydir_data: bool = False,
+        grace_period_seconds: int | None = None,
+        dry_run: bool = False,
+        context: str | None = None,
+    ) -> Json:
+        """Drain `node` as kubectl drain does: cordon it, then evict its pods through the
+        Eviction API, which refuses (429) while a PodDisruptionBudget would be broken; blocked
+        pods are retried until timeout_seconds. DaemonSet and mirror pods are skipped; pods
+        without a controller or with emptyDir data make the drain refuse (before any change)
+        unless force / delete_emptydir_data. dry_run=True returns the plan only. Returns the
+        evicted, blocked (with the budget), failed and skipped pods, whether it is `complete`,
+        and where the controllers recreated the pods. A blocked drain leaves the node cordoned:
+        free the budget (scale up, relax it) and call drain again."""
+        api = clusters.api(context)
+        drain_plan = await anyio.to_thread.run_sync(
+            functools.partial(
+                engine.plan, api, node, settings,
+                force=force, delete_emptydir_data=delete_emptydir_data,
+            )
+        )  # fmt: skip
+        if dry_run:
+            return {"dry_run": True, "plan": drain_plan.as_dict()}
+
+        def progress(done: int, total: int, message: str) -> None:
+            anyio.from_thread.run(functools.partial(ctx.report_progress, done, total, message))
+
+        return await anyio.to_thread.run_sync(
+            functools.partial(
+                engine.execute, api, drain_plan, timeout_seconds=timeout_seconds,
+                grace_period_seconds=grace_period_seconds, progress=progress,
+            )
+        )  # fmt: skip
