@@ -27,12 +27,19 @@ class Page(Generic[T]):
 
 
 def page(
-    items: Sequence[T], *, limit: int = DEFAULT_LIMIT, offset: int = 0, what: str = "items"
+    items: Sequence[T],
+    *,
+    limit: int = DEFAULT_LIMIT,
+    offset: int = 0,
+    what: str = "items",
+    total: int | None = None,
 ) -> Page[T]:
+    """Items `offset` to `offset + limit`. `total` is the full count when `items` holds only the
+    first ones (a server-side limited list)."""
     limit = max(1, min(limit, MAX_LIMIT))
     offset = max(0, offset)
     chosen = list(items[offset : offset + limit])
-    total = len(items)
+    total = len(items) if total is None else total
     note = ""
     if offset + len(chosen) < total:
         rest = total - offset - len(chosen)

@@ -57,21 +57,49 @@ class Reads:
     ) -> list[Json]:
         """Objects of `resource` in `namespace` (None: everywhere allowed), redacted, sorted."""
         query = {"labelSelector": label_selector, "fieldSelector": field_selector}
-        if not resource.namespaced:
-            scopes: list[str | None] = [None]
-        elif namespace is not None:
-            scopes = [self.namespace(namespace)]
-        elif self.settings.namespaces is not None:
-            scopes = list(self.settings.namespaces)
-        else:
-            scopes = [None]
         found: list[Json] = []
-        for scope in scopes:
+        for scope in self._scopes(resource, namespace):
             answer = api.get(resource.path(scope), what=_what(resource, scope), **query)
             found += redact(answer, kind=resource.kind).get("items", [])
         found = [o for o in found if self._visible(o)]
         found.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
         return found
+
+    def first(
+        self,
+        api: Api,
+        resource: Resource,
+        namespace: str | None,
+        *,
+        count: int,
+        label_selector: str = "",
+        field_selector: str = "",
+    ) -> tuple[list[Json], int] | None:
+        """The first `count` objects and how many there are in all, from one list the API
+        server limits (it sorts by namespace and name, as `objects` does), so a page of a
+        5,000-pod list does not download them all. None when that cannot be done: several
+        namespaces to merge, or a server that does not say how many remain."""
+        scopes = self._scopes(resource, namespace)
+        if len(scopes) != 1:
+            return None
+        query = {"labelSelector": label_selector, "fieldSelector": field_selector}
+        path = resource.path(scopes[0])
+        answer = api.get(path, what=_what(resource, scopes[0]), limit=count, **query)
+        meta = answer.get("metadata") or {}
+        remaining = meta.get("remainingItemCount")
+        if meta.get("continue") and remaining is None:
+            return None
+        items = redact(answer, kind=resource.kind).get("items", [])
+        return items, len(items) + int(remaining or 0)
+
+    def _scopes(self, resource: Resource, namespace: str | None) -> list[str | None]:
+        if not resource.namespaced:
+            return [None]
+        if namespace is not None:
+            return [self.namespace(namespace)]
+        if self.settings.namespaces is not None:
+            return list(self.settings.namespaces)
+        return [None]
 
     def object(self, api: Api, resource: Resource, name: str, namespace: str | None) -> Json:
         arguments.name(name)
@@ -103,14 +131,17 @@ class Reads:
         paths = rows.check_paths(fields or []) if output == "fields" else []
         api = self.api(context)
         resource = self.catalog.resolve(api, kind)
-        found = self.objects(
-            api,
-            resource,
-            namespace,
-            label_selector=label_selector,
-            field_selector=field_selector,
-        )
-        chosen = bounds.page(found, limit=limit, offset=offset, what=resource.label)
+        selectors = {"label_selector": label_selector, "field_selector": field_selector}
+        count = max(1, min(limit, bounds.MAX_LIMIT)) + max(0, offset)
+        quick = self.first(api, resource, namespace, count=count, **selectors)
+        if quick is not None:
+            items, total = quick
+            chosen = bounds.page(
+                items, limit=limit, offset=offset, what=resource.label, total=total
+            )
+        else:
+            found = self.objects(api, resource, namespace, **selectors)
+            chosen = bounds.page(found, limit=limit, offset=offset, what=resource.label)
         answer: Json = {"kind": resource.kind, "total": chosen.total, "offset": chosen.offset}
         if output == "yaml":
             answer["yaml"] = _yaml([_shown(o, resource) for o in chosen.items])
