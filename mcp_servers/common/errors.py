@@ -5,6 +5,7 @@
     +-- NotFound              the thing named does not exist (there, or at all)
     +-- PermissionDenied      the identity may not do this: names the verb and resource
     +-- Conflict              the object changed meanwhile, or a guard refused: re-read and retry
+    +-- TooManyRequests       the API said not now (429: a disruption budget, throttling): wait
     +-- Unavailable           the cluster, Prometheus or forge did not answer: retry later
 
 Third-party errors (the Kubernetes client's ApiException, httpx's, GitPython's) are wrapped and
@@ -35,6 +36,10 @@ class PermissionDenied(ToolError):
 
 
 class Conflict(ToolError):
+    retryable = True
+
+
+class TooManyRequests(ToolError):
     retryable = True
 
 

@@ -27,6 +27,7 @@ from mcp_servers.common.errors import (
     NotFound,
     PermissionDenied,
     ToolError,
+    TooManyRequests,
     Unavailable,
 )
 
@@ -152,6 +153,8 @@ def _tool_error(exc: ApiException, method: str, path: str, what: str) -> ToolErr
         return NotFound(f"{subject} was not found: {message}")
     if exc.status == 409:
         return Conflict(f"{subject}: {message}")
+    if exc.status == 429:
+        return TooManyRequests(f"{subject}: {message}")
     if exc.status in (400, 422):
         return InvalidArgument(f"{subject}: {message}")
     if exc.status == 401:
@@ -162,11 +165,15 @@ def _tool_error(exc: ApiException, method: str, path: str, what: str) -> ToolErr
 
 
 def _status_message(exc: ApiException) -> str:
+    """The Status message, with its causes (an eviction's names the disruption budget)."""
     try:
         status = json.loads(exc.body or "{}")
     except (TypeError, ValueError):
         return str(exc.reason or exc.status)
-    return str(status.get("message") or exc.reason or exc.status)
+    causes = (status.get("details") or {}).get("causes") or []
+    messages = [str(c["message"]) for c in causes if c.get("message")]
+    message = str(status.get("message") or exc.reason or exc.status)
+    return "; ".join([message, *[m for m in messages if m not in message]])
 
 
 def _verb(method: str) -> str:

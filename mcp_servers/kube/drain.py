@@ -20,16 +20,19 @@ Knows nothing of MCP (`tools_drain`) and nothing of the sandbox. Polling uses th
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
-
-from kubernetes.client.exceptions import ApiException
+from typing import Literal
 
 from mcp_servers.common import arguments
-from mcp_servers.common.errors import InvalidArgument, NotFound, PermissionDenied, ToolError
+from mcp_servers.common.errors import (
+    InvalidArgument,
+    NotFound,
+    PermissionDenied,
+    ToolError,
+    TooManyRequests,
+)
 from mcp_servers.kube.connection import Api, Json
 from mcp_servers.kube.settings import KubeSettings
 
@@ -395,29 +398,14 @@ def _try_evict(api: Api, move: PodMove, grace: int | None, outcome: Outcome) -> 
         api.request("POST", path, body=body, what=f"eviction of pod {move.pod}")
     except NotFound:
         return True
+    except TooManyRequests as exc:  # the budget allows no disruption now: try again later
+        outcome.blocked[move.pod] = {"pod": move.pod, "pdb": move.pdb, "reason": exc.message}
+        return False
     except ToolError as exc:
-        status = exc.__cause__.status if isinstance(exc.__cause__, ApiException) else None
-        if status != 429:
-            outcome.failed.append({"pod": move.pod, "reason": exc.message})
-            return False
-        outcome.blocked[move.pod] = {
-            "pod": move.pod,
-            "pdb": move.pdb,
-            "reason": _cause(exc.__cause__) or exc.message,
-        }
+        outcome.failed.append({"pod": move.pod, "reason": exc.message})
         return False
     outcome.blocked.pop(move.pod, None)
     return True
-
-
-def _cause(exc: Any) -> str:
-    try:
-        status = json.loads(exc.body or "{}")
-    except (TypeError, ValueError):
-        return ""
-    causes = (status.get("details") or {}).get("causes") or []
-    messages = [str(c.get("message")) for c in causes if c.get("message")]
-    return "; ".join([str(status.get("message") or ""), *messages]).strip("; ")
 
 
 def _uids(api: Api, node: str) -> dict[str, str]:
