@@ -37,7 +37,7 @@ from typing import Any
 
 import yaml
 
-from benchmarks import living_cluster, mcp_tools
+from benchmarks import living_cluster, mcp_peers, mcp_tools
 from benchmarks.client import Connection
 from sandbox.app import App
 from sandbox.cluster import Cluster
@@ -306,8 +306,25 @@ async def run_living_cluster(results: dict[str, Any]) -> None:
             server.stop()
 
 
+async def run_peers(results: dict[str, Any]) -> None:
+    """Our kube MCP server beside two peers from PyPI (installs them in a throwaway venv)."""
+    with tempfile.TemporaryDirectory(prefix="kubecrew-bench-") as tmp:
+        home = Path(tmp) / "peers"
+        server = start_server(home)
+        try:
+            print("creating 5,000 pods for the MCP peers ...", file=sys.stderr, flush=True)
+            await make_namespace(server, "bench")
+            await create_many(server, "bench", [("pods", pod(f"pod-{i:05d}")) for i in range(5000)])
+            await mcp_peers.run(home / "kubeconfig", Path(tmp), results)
+        finally:
+            server.stop()
+
+
 async def run(quick: bool, suite: str) -> dict[str, Any]:
     results: dict[str, Any] = {}
+    if suite == "peers":
+        await run_peers(results)
+        return results
     if suite in ("cluster", "all"):
         await run_living_cluster(results)
     if suite == "cluster":
@@ -357,16 +374,18 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the results to this file")
     parser.add_argument(
         "--suite",
-        choices=("all", "api", "cluster"),
+        choices=("all", "api", "cluster", "peers"),
         default="all",
-        help="api: the API server alone; cluster: the living cluster at size; all: both",
+        help="api: the API server alone; cluster: the living cluster at size; all: both; "
+        "peers: the kube MCP server beside two peers from PyPI (installs them; not in all)",
     )
     args = parser.parse_args()
     results = asyncio.run(run(args.quick, args.suite))
-    if args.suite != "cluster":
+    if args.suite in ("all", "api"):
         print("listing 5,000 pods inside the server ...", file=sys.stderr, flush=True)
         bench_server_side_lists(results, rounds=5 if args.quick else 15)
-    print(render(results))
+    if args.suite != "peers":  # the peers suite prints its own table
+        print(render(results))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     print(f"\nmachine: {os.cpu_count()} cores; python {sys.version.split()[0]}", flush=True)

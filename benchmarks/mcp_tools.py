@@ -6,7 +6,7 @@ the official MCP client over the in-memory transport, one session per call, as a
 it. Reported per call: median and p95 latency over the rounds, and the size of the JSON answer
 (the point of bounded output: it must not grow with the cluster).
 
-The side-by-side with other MCP servers for Kubernetes that issue 4 asks for is not here yet.
+The side-by-side with other MCP servers for Kubernetes is `--suite peers` (benchmarks/mcp_peers.py).
 """
 
 from __future__ import annotations
