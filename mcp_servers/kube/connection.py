@@ -50,7 +50,9 @@ class Clusters:
         return [c["name"] for c in found], str(current["name"])
 
     def api(self, context: str | None = None) -> Api:
-        name = context or self.default_context or self.contexts()[1]
+        if self.default_context is None:  # the current context, as the kubeconfig said at start
+            self.default_context = self.contexts()[1]
+        name = context or self.default_context
         if name not in self._clients:
             names, _ = self.contexts()
             if name not in names:

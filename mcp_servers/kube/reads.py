@@ -361,7 +361,9 @@ def _shown(obj: Json, resource: Resource) -> Json:
 
 
 def _yaml(data: object) -> str:
-    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False)
+    # libyaml's emitter when present: several times faster than the pure-Python one
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    return yaml.dump(data, Dumper=dumper, sort_keys=False, default_flow_style=False)
 
 
 def _containers(pod: Json) -> list[Json]:
