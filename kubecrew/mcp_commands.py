@@ -120,12 +120,11 @@ def kube(
     from mcp_servers.kube.server import build
     from mcp_servers.kube.settings import KubeSettings
 
-    allowed = tuple(n.strip() for n in (namespaces or "").split(",") if n.strip())
     settings = KubeSettings(
         kubeconfig=kubeconfig,
         context=context,
         read_only=read_only,
-        namespaces=allowed if namespaces else None,
+        namespaces=KubeSettings.namespace_list(namespaces),
     )
     _serve(lambda: serve(build(settings), options, name="kube"))
 
@@ -209,7 +208,7 @@ def gitops(
         _fail(f"--repo {repo} does not exist; give the path of a git repository of manifests")
     settings = GitopsSettings(
         repo=repo,
-        state_dir=state_dir or repo.with_name(repo.name + ".kubecrew"),
+        state_dir=state_dir or GitopsSettings.default_state_dir(repo),
         base_branch=base_branch,
         kubeconfig=kubeconfig,
         context=context,

@@ -156,9 +156,8 @@ class Objects:
         A spec change moves `metadata.generation` as it does for any client, so a controller
         that scales a Deployment is seen by the Deployment controller like `kubectl scale`.
         """
-        if old is not None and "generation" in old["metadata"] and _spec_of(new) != _spec_of(old):
-            meta = {**new["metadata"], "generation": int(old["metadata"]["generation"]) + 1}
-            new = {**new, "metadata": meta}
+        if old is not None:
+            new = _next_generation(new, old)
         return self._commit(rt, new, old, WriteOptions(field_manager=manager, system=True))
 
     # -- internals -----------------------------------------------------------------------------
@@ -290,9 +289,7 @@ class Objects:
                 merged["status"] = old["status"]
             else:
                 merged.pop("status", None)
-        if _spec_of(merged) != _spec_of(old) and "generation" in old_meta:
-            meta["generation"] = int(old_meta["generation"]) + 1
-        return merged
+        return _next_generation(merged, old)
 
     def _commit(
         self,
@@ -368,6 +365,15 @@ def _schema(rt: ResourceType) -> schemas.SchemaNode | None:
 
 def _spec_of(obj: Obj) -> dict[str, Any]:
     return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
+
+
+def _next_generation(new: Obj, old: Obj) -> Obj:
+    """`new` with `metadata.generation` one past old's when its spec changed (for objects that
+    carry a generation): what every writer, client or controller, gets."""
+    if "generation" not in old["metadata"] or _spec_of(new) == _spec_of(old):
+        return new
+    meta = {**new["metadata"], "generation": int(old["metadata"]["generation"]) + 1}
+    return {**new, "metadata": meta}
 
 
 def _same(new: Obj, old: Obj) -> bool:

@@ -24,15 +24,15 @@ class ToolError(Exception):
 
 
 class InvalidArgument(ToolError):
-    pass
+    """The caller asked for something malformed: fix the argument."""
 
 
 class NotFound(ToolError):
-    pass
+    """The thing named does not exist (there, or at all)."""
 
 
 class PermissionDenied(ToolError):
-    pass
+    """The identity may not do this; the message names the verb and resource."""
 
 
 class Conflict(ToolError):

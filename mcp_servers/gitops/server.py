@@ -18,6 +18,7 @@ from mcp.types import ToolAnnotations
 from mcp_servers.common import arguments
 from mcp_servers.common.bounds import page
 from mcp_servers.common.errors import InvalidArgument
+from mcp_servers.common.tools import READ_ONLY
 from mcp_servers.gitops import drift, paths, sync
 from mcp_servers.gitops.providers.base import Verdict
 from mcp_servers.gitops.providers.local import LocalProvider
@@ -27,9 +28,6 @@ from mcp_servers.gitops.settings import GitopsSettings
 from mcp_servers.gitops.yamledit import Edit, edit
 from mcp_servers.kube.connection import Clusters
 
-READ = ToolAnnotations(
-    readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False
-)
 CLUSTER_READ = ToolAnnotations(
     readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=True
 )
@@ -93,12 +91,12 @@ def _repo_tools(mcp: FastMCP, deps: _Deps) -> None:
     repo, settings, base = deps.repo, deps.settings, deps.base
     ref_or_base = deps.ref
 
-    @mcp.tool(annotations=READ)
+    @mcp.tool(annotations=READ_ONLY)
     def repo_status() -> dict[str, Any]:
         """The repository: base branch and its last commit, branches, uncommitted files."""
         return repo.status(base)
 
-    @mcp.tool(annotations=READ)
+    @mcp.tool(annotations=READ_ONLY)
     def list_manifests(
         ref: str = "", under: str = "", limit: int = 50, offset: int = 0
     ) -> dict[str, Any]:
@@ -119,7 +117,7 @@ def _repo_tools(mcp: FastMCP, deps: _Deps) -> None:
             "kustomize_dirs": repo.kustomize_dirs(ref_or_base(ref)),
         }
 
-    @mcp.tool(annotations=READ)
+    @mcp.tool(annotations=READ_ONLY)
     def read_manifest(path: str, ref: str = "") -> dict[str, Any]:
         """The text of one file of the repository at `ref` (default: the base branch)."""
         text = repo.read(ref_or_base(ref), path)
@@ -128,7 +126,7 @@ def _repo_tools(mcp: FastMCP, deps: _Deps) -> None:
             text, note = text[:40_000], "file cut at 40,000 characters"
         return {"path": paths.repo_path(path), "ref": ref_or_base(ref), "text": text, "note": note}
 
-    @mcp.tool(annotations=READ)
+    @mcp.tool(annotations=READ_ONLY)
     def find_manifest(kind: str, name: str, namespace: str = "", ref: str = "") -> dict[str, Any]:
         """The file (and document number) defining a live object, by kind, name, namespace."""
         arguments.kind(kind)
@@ -154,7 +152,7 @@ def _repo_tools(mcp: FastMCP, deps: _Deps) -> None:
 def _pr_tools(mcp: FastMCP, deps: _Deps) -> None:
     provider = deps.provider
 
-    @mcp.tool(annotations=READ)
+    @mcp.tool(annotations=READ_ONLY)
     def list_prs(
         state: Literal["open", "merged", "closed", "all"] = "open", limit: int = 20, offset: int = 0
     ) -> dict[str, Any]:
@@ -178,7 +176,7 @@ def _pr_tools(mcp: FastMCP, deps: _Deps) -> None:
             "note": chosen.note,
         }
 
-    @mcp.tool(annotations=READ)
+    @mcp.tool(annotations=READ_ONLY)
     def get_pr(number: int) -> dict[str, Any]:
         """One pull request with its diff, reviews, comments and checks."""
         detail = provider.get(number)

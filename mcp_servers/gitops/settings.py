@@ -29,6 +29,11 @@ class GitopsSettings:
     author_email: str = "kubecrew@localhost"
     read_only: bool = False
 
+    @staticmethod
+    def default_state_dir(repo: Path) -> Path:
+        """`<repo>.kubecrew` beside the repository: outside its work tree, easy to find."""
+        return repo.with_name(repo.name + ".kubecrew")
+
     @property
     def label_value(self) -> str:
         return self.repo_id or self.repo.resolve().name.removesuffix(".git")

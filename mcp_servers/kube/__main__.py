@@ -26,12 +26,11 @@ def _parse(argv: list[str] | None) -> tuple[KubeSettings, transport.TransportOpt
     parser.add_argument("--namespaces", help="comma-separated allow-list of namespaces")
     transport.add_arguments(parser)
     options = parser.parse_args(argv)
-    allowed = tuple(n.strip() for n in (options.namespaces or "").split(",") if n.strip())
     settings = KubeSettings(
         kubeconfig=options.kubeconfig,
         context=options.context,
         read_only=options.read_only,
-        namespaces=allowed if options.namespaces else None,
+        namespaces=KubeSettings.namespace_list(options.namespaces),
     )
     return settings, transport.from_arguments(parser, options)
 

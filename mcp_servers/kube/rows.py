@@ -1,4 +1,4 @@
-"""The compact shapes read tools answer with: summary rows per kind, selected fields, quantities.
+"""The compact shapes read tools answer with: summary rows per kind and selected fields.
 
 A summary row is what `kubectl get` shows as columns, as a small dict: every row has `name`
 (and `namespace` when namespaced), plus the few status-ish fields that say whether the object is
@@ -24,19 +24,6 @@ Row = dict[str, Any]
 
 _PATH = re.compile(r"^[A-Za-z0-9_\-./\[\]*]+$")
 _STEP = re.compile(r"([^.\[\]]+)|\[(\*|\d+)\]")
-_SUFFIX = {
-    "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
-    "n": 1e-9, "u": 1e-6, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
-}  # fmt: skip
-
-
-def quantity(value: object) -> float:
-    """A Kubernetes quantity (`250m`, `1Gi`, `2`, `1e3`) as a number of base units."""
-    text = str(value or "0").strip()
-    match = re.fullmatch(r"([+-]?[0-9.]+(?:[eE][+-]?\d+)?)([A-Za-z]*)", text)
-    if not match or (match[2] and match[2] not in _SUFFIX):
-        return 0.0
-    return float(match[1]) * _SUFFIX.get(match[2], 1)
 
 
 def age(metadata: Json, *, now: datetime | None = None) -> str:

@@ -13,26 +13,17 @@ cluster is a closed domain (its objects, not the open internet), so openWorldHin
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
-from typing import Any, TypeVar
-
-import anyio.to_thread
 from mcp.server.fastmcp import FastMCP
-from mcp.types import ToolAnnotations
 
 from mcp_servers.common.bounds import DEFAULT_LIMIT
+from mcp_servers.common.tools import READ_ONLY, off_loop
 from mcp_servers.kube import tools_diagnose, tools_drain, tools_write
 from mcp_servers.kube.connection import Clusters, Json
 from mcp_servers.kube.reads import Output, Reads
+from mcp_servers.kube.resources import Catalog
 from mcp_servers.kube.settings import KubeSettings
 from mcp_servers.kube.views import Views
-
-T = TypeVar("T")
-
-READ = ToolAnnotations(
-    readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False
-)
+from mcp_servers.kube.writes import Writes
 
 INSTRUCTIONS = """Read a Kubernetes cluster. Every tool takes an optional `context` (kubeconfig
 context; default: the current one). Lists are paged: when a `note` is present, call again with
@@ -40,25 +31,22 @@ context; default: the current one). Lists are paged: when a `note` is present, c
 for the cluster, `list_resources` / `describe` for objects, `events` and `logs` for why."""
 
 
-async def _off(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
-
-
 def build(settings: KubeSettings) -> FastMCP:
     clusters = Clusters(settings.kubeconfig, settings.context)
+    catalog = Catalog()  # one discovery cache per server, for reads and writes alike
     mcp = FastMCP("kubecrew-kube", instructions=INSTRUCTIONS)
-    register_reads(mcp, Reads(clusters, settings))
+    register_reads(mcp, Reads(clusters, settings, catalog))
     tools_diagnose.register(mcp, clusters, settings)
     tools_drain.register(mcp, clusters, settings)  # drain_plan always, drain unless read-only
     if not settings.read_only:
-        tools_write.register(mcp, clusters, settings)
+        tools_write.register(mcp, Writes(clusters, settings, catalog))
     return mcp
 
 
 def register_reads(mcp: FastMCP, reads: Reads) -> None:
     views = Views(reads)
 
-    @mcp.tool(annotations=READ)
+    @mcp.tool(annotations=READ_ONLY)
     async def list_resources(
         kind: str,
         namespace: str | None = None,
@@ -74,7 +62,7 @@ def register_reads(mcp: FastMCP, reads: Reads) -> None:
         namespace omitted: all (allowed) namespaces. output: `summary` rows (status columns, as
         kubectl get), `yaml`, or `fields` with dotted paths like `status.phase` or
         `spec.containers[*].image`. Paged with limit/offset."""
-        return await _off(
+        return await off_loop(
             reads.list_objects,
             kind,
             namespace=namespace,
@@ -87,7 +75,7 @@ def register_reads(mcp: FastMCP, reads: Reads) -> None:
             context=context,
         )
 
-    @mcp.tool(annotations=READ)
+    @mcp.tool(annotations=READ_ONLY)
     async def get_resource(
         kind: str,
         name: str,
@@ -98,7 +86,7 @@ def register_reads(mcp: FastMCP, reads: Reads) -> None:
     ) -> Json:
         """One object as `yaml` (default), a `summary` row, or selected `fields` (dotted paths).
         namespace defaults to `default` for namespaced kinds."""
-        return await _off(
+        return await off_loop(
             reads.get,
             kind,
             name,
@@ -108,15 +96,15 @@ def register_reads(mcp: FastMCP, reads: Reads) -> None:
             context=context,
         )
 
-    @mcp.tool(annotations=READ)
+    @mcp.tool(annotations=READ_ONLY)
     async def describe(
         kind: str, name: str, namespace: str | None = None, context: str | None = None
     ) -> Json:
         """Status summary, conditions, owner chain (pod -> ReplicaSet -> Deployment), containers
         (pods), and the most recent events of one object."""
-        return await _off(reads.describe, kind, name, namespace=namespace, context=context)
+        return await off_loop(reads.describe, kind, name, namespace=namespace, context=context)
 
-    @mcp.tool(annotations=READ)
+    @mcp.tool(annotations=READ_ONLY)
     async def events(
         namespace: str | None = None,
         kind: str = "",
@@ -130,7 +118,7 @@ def register_reads(mcp: FastMCP, reads: Reads) -> None:
     ) -> Json:
         """Events, newest first, filtered by involved object (kind, name), type (Normal or
         Warning), reason (BackOff, FailedScheduling, ...) and age (since_seconds)."""
-        return await _off(
+        return await off_loop(
             reads.events,
             namespace=namespace,
             kind=kind,
@@ -143,7 +131,7 @@ def register_reads(mcp: FastMCP, reads: Reads) -> None:
             context=context,
         )
 
-    @mcp.tool(annotations=READ)
+    @mcp.tool(annotations=READ_ONLY)
     async def logs(
         pod: str,
         namespace: str | None = None,
@@ -156,7 +144,7 @@ def register_reads(mcp: FastMCP, reads: Reads) -> None:
     ) -> Json:
         """The last `tail` lines of a container's log (previous=True: the crashed instance's),
         optionally only lines containing `grep` (plain, case-insensitive substring)."""
-        return await _off(
+        return await off_loop(
             reads.logs,
             pod,
             namespace=namespace,
@@ -168,7 +156,7 @@ def register_reads(mcp: FastMCP, reads: Reads) -> None:
             context=context,
         )
 
-    @mcp.tool(annotations=READ)
+    @mcp.tool(annotations=READ_ONLY)
     async def top(
         what: str = "pods",
         namespace: str | None = None,
@@ -179,7 +167,7 @@ def register_reads(mcp: FastMCP, reads: Reads) -> None:
     ) -> Json:
         """CPU (millicores) and memory (MiB) in use, from metrics.k8s.io: what=`pods` or `nodes`
         (nodes also as a percentage of allocatable). sort_by `cpu` or `memory`."""
-        return await _off(
+        return await off_loop(
             views.top,
             what,
             namespace=namespace,
@@ -189,21 +177,21 @@ def register_reads(mcp: FastMCP, reads: Reads) -> None:
             context=context,
         )
 
-    @mcp.tool(annotations=READ)
+    @mcp.tool(annotations=READ_ONLY)
     async def rollout_status(
         name: str, namespace: str | None = None, context: str | None = None
     ) -> Json:
         """Whether a Deployment's rollout is done, as `kubectl rollout status` words it."""
-        return await _off(views.rollout_status, name, namespace=namespace, context=context)
+        return await off_loop(views.rollout_status, name, namespace=namespace, context=context)
 
-    @mcp.tool(annotations=READ)
+    @mcp.tool(annotations=READ_ONLY)
     async def rollout_history(
         name: str, namespace: str | None = None, context: str | None = None
     ) -> Json:
         """A Deployment's revisions (from its ReplicaSets): images, change cause, replicas."""
-        return await _off(views.rollout_history, name, namespace=namespace, context=context)
+        return await off_loop(views.rollout_history, name, namespace=namespace, context=context)
 
-    @mcp.tool(annotations=READ)
+    @mcp.tool(annotations=READ_ONLY)
     async def can_i(
         verb: str,
         resource: str,
@@ -213,7 +201,7 @@ def register_reads(mcp: FastMCP, reads: Reads) -> None:
         context: str | None = None,
     ) -> Json:
         """Whether this server's identity may `verb` a `resource` (kubectl auth can-i)."""
-        return await _off(
+        return await off_loop(
             views.can_i,
             verb,
             resource,
@@ -223,8 +211,8 @@ def register_reads(mcp: FastMCP, reads: Reads) -> None:
             context=context,
         )
 
-    @mcp.tool(annotations=READ)
+    @mcp.tool(annotations=READ_ONLY)
     async def overview(context: str | None = None) -> Json:
         """The cluster at a glance: nodes with capacity vs requested CPU/memory, and the
         workloads and pods that are not healthy."""
-        return await _off(views.overview, context=context)
+        return await off_loop(views.overview, context=context)

@@ -20,6 +20,13 @@ class KubeSettings:
     read_only: bool = False  # True: no write tool is registered at all
     namespaces: tuple[str, ...] | None = None  # None: every namespace the identity may see
 
+    @staticmethod
+    def namespace_list(text: str | None) -> tuple[str, ...] | None:
+        """`--namespaces a,b` as an allow-list; None (no limit) when not given or empty."""
+        if not text:
+            return None
+        return tuple(n.strip() for n in text.split(",") if n.strip())
+
     def allows(self, namespace: str) -> bool:
         return self.namespaces is None or namespace in self.namespaces
 

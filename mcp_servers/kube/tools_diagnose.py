@@ -10,20 +10,17 @@ from __future__ import annotations
 from typing import Any
 
 from mcp.server.fastmcp import FastMCP
-from mcp.types import ToolAnnotations
 
 from mcp_servers.common import arguments
 from mcp_servers.common.bounds import page
 from mcp_servers.common.errors import InvalidArgument, PermissionDenied
+from mcp_servers.common.tools import READ_ONLY, off_loop
 from mcp_servers.kube.connection import Clusters
 from mcp_servers.kube.diagnosis import Diagnosis, diagnose
 from mcp_servers.kube.diagnosis.findings import ObjectRef, as_dict
 from mcp_servers.kube.diagnosis.recommend import recommend
 from mcp_servers.kube.settings import KubeSettings
 
-READ_ONLY = ToolAnnotations(
-    readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False
-)
 _KINDS = {
     "pod": "Pod",
     "pods": "Pod",
@@ -96,7 +93,7 @@ def register(mcp: FastMCP, clusters: Clusters, settings: KubeSettings) -> None:
         return diagnose(clusters.api(context), namespace=scope, target=target)
 
     @mcp.tool(name="diagnose", annotations=READ_ONLY)
-    def diagnose_tool(
+    async def diagnose_tool(
         namespace: str | None = None,
         kind: str | None = None,
         name: str | None = None,
@@ -109,7 +106,7 @@ def register(mcp: FastMCP, clusters: Clusters, settings: KubeSettings) -> None:
         object (kind + name + namespace), a namespace, or the whole cluster (no namespace)."""
         if min_severity not in _SEVERITIES:
             raise InvalidArgument(f"min_severity must be one of {', '.join(_SEVERITIES)}")
-        result = run(kind, name, namespace, context)
+        result = await off_loop(run, kind, name, namespace, context)
         cut = _SEVERITIES.index(min_severity)
         kept = [f for f in result.findings if _SEVERITIES.index(f.severity) <= cut]
         chosen = page(kept, limit=limit, offset=offset, what="findings")
@@ -122,7 +119,7 @@ def register(mcp: FastMCP, clusters: Clusters, settings: KubeSettings) -> None:
         }
 
     @mcp.tool(name="recommend", annotations=READ_ONLY)
-    def recommend_tool(
+    async def recommend_tool(
         namespace: str | None = None,
         kind: str | None = None,
         name: str | None = None,
@@ -133,7 +130,7 @@ def register(mcp: FastMCP, clusters: Clusters, settings: KubeSettings) -> None:
         """Ranked concrete fixes (a patch to a named object, or a manifest to create) for what
         `diagnose` finds in the same scope, each with expected effect, risk and evidence.
         Nothing is applied."""
-        result = run(kind, name, namespace, context)
+        result = await off_loop(run, kind, name, namespace, context)
         fixes = recommend(result.findings, result.snapshot)
         chosen = page(fixes, limit=limit, offset=offset, what="fixes")
         return {

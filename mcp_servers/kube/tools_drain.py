@@ -12,17 +12,14 @@ import functools
 from typing import Any
 
 import anyio.from_thread
-import anyio.to_thread
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.types import ToolAnnotations
 
+from mcp_servers.common.tools import READ_ONLY, off_loop
 from mcp_servers.kube import drain as engine
 from mcp_servers.kube.connection import Clusters, Json
 from mcp_servers.kube.settings import KubeSettings
 
-PLAN = ToolAnnotations(
-    readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False
-)
 # drain: evicts pods (destructive); a second call finds the node empty and changes nothing more.
 DRAIN = ToolAnnotations(
     readOnlyHint=False, destructiveHint=True, idempotentHint=True, openWorldHint=False
@@ -30,7 +27,7 @@ DRAIN = ToolAnnotations(
 
 
 def register(mcp: FastMCP, clusters: Clusters, settings: KubeSettings) -> None:
-    @mcp.tool(annotations=PLAN)
+    @mcp.tool(annotations=READ_ONLY)
     async def drain_plan(
         node: str,
         force: bool = False,
@@ -49,7 +46,7 @@ def register(mcp: FastMCP, clusters: Clusters, settings: KubeSettings) -> None:
                 api, node, settings, force=force, delete_emptydir_data=delete_emptydir_data
             ).as_dict()
 
-        return await anyio.to_thread.run_sync(run)
+        return await off_loop(run)
 
     if settings.read_only:
         return
@@ -74,21 +71,20 @@ def register(mcp: FastMCP, clusters: Clusters, settings: KubeSettings) -> None:
         and where the controllers recreated the pods. A blocked drain leaves the node cordoned:
         free the budget (scale up, relax it) and call drain again."""
         api = clusters.api(context)
-        drain_plan = await anyio.to_thread.run_sync(
-            functools.partial(
-                engine.plan, api, node, settings,
-                force=force, delete_emptydir_data=delete_emptydir_data,
-            )
-        )  # fmt: skip
+        drain_plan = await off_loop(
+            engine.plan, api, node, settings, force=force, delete_emptydir_data=delete_emptydir_data
+        )
         if dry_run:
             return {"dry_run": True, "plan": drain_plan.as_dict()}
 
         def progress(done: int, total: int, message: str) -> None:
             anyio.from_thread.run(functools.partial(ctx.report_progress, done, total, message))
 
-        return await anyio.to_thread.run_sync(
-            functools.partial(
-                engine.execute, api, drain_plan, timeout_seconds=timeout_seconds,
-                grace_period_seconds=grace_period_seconds, progress=progress,
-            )
-        )  # fmt: skip
+        return await off_loop(
+            engine.execute,
+            api,
+            drain_plan,
+            timeout_seconds=timeout_seconds,
+            grace_period_seconds=grace_period_seconds,
+            progress=progress,
+        )

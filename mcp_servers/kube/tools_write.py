@@ -9,19 +9,15 @@ these tools is read-only, and none reaches outside the cluster (openWorldHint Fa
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
-import anyio.to_thread
 from mcp.server.fastmcp import FastMCP
 from mcp.types import ToolAnnotations
 
-from mcp_servers.kube.connection import Clusters, Json
-from mcp_servers.kube.settings import KubeSettings
+from mcp_servers.common.tools import off_loop
+from mcp_servers.kube.connection import Json
 from mcp_servers.kube.writes import Effect, PatchType, Propagation, Writes
-
-T = TypeVar("T")
 
 
 def _hints(*, destructive: bool, idempotent: bool) -> ToolAnnotations:
@@ -57,10 +53,6 @@ DRY_RUN_DOC = """Every call first runs a server-side dry run and returns `change
 old and new values; Secret values redacted); dry_run=True stops there and changes nothing."""
 
 
-async def _off(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
-
-
 def _documented(doc: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
         fn.__doc__ = f"{doc}\n{DRY_RUN_DOC}"
@@ -69,8 +61,7 @@ def _documented(doc: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return decorate
 
 
-def register(mcp: FastMCP, clusters: Clusters, settings: KubeSettings) -> None:
-    writes = Writes(clusters, settings)
+def register(mcp: FastMCP, writes: Writes) -> None:
 
     @mcp.tool(annotations=APPLY)
     @_documented("""Server-side apply of a YAML or JSON manifest (one or more objects, field
@@ -83,7 +74,7 @@ def register(mcp: FastMCP, clusters: Clusters, settings: KubeSettings) -> None:
         dry_run: bool = False,
         context: str | None = None,
     ) -> Json:
-        return await _off(
+        return await off_loop(
             writes.apply,
             manifest,
             namespace=namespace,
@@ -105,7 +96,7 @@ def register(mcp: FastMCP, clusters: Clusters, settings: KubeSettings) -> None:
         dry_run: bool = False,
         context: str | None = None,
     ) -> Json:
-        return await _off(
+        return await off_loop(
             writes.patch,
             kind,
             name,
@@ -126,7 +117,7 @@ def register(mcp: FastMCP, clusters: Clusters, settings: KubeSettings) -> None:
         dry_run: bool = False,
         context: str | None = None,
     ) -> Json:
-        return await _off(
+        return await off_loop(
             writes.scale,
             kind,
             name,
@@ -148,7 +139,7 @@ def register(mcp: FastMCP, clusters: Clusters, settings: KubeSettings) -> None:
         dry_run: bool = False,
         context: str | None = None,
     ) -> Json:
-        return await _off(
+        return await off_loop(
             writes.set_image,
             kind,
             name,
@@ -169,7 +160,7 @@ def register(mcp: FastMCP, clusters: Clusters, settings: KubeSettings) -> None:
         dry_run: bool = False,
         context: str | None = None,
     ) -> Json:
-        return await _off(
+        return await off_loop(
             writes.rollout_restart,
             kind,
             name,
@@ -188,7 +179,7 @@ def register(mcp: FastMCP, clusters: Clusters, settings: KubeSettings) -> None:
         dry_run: bool = False,
         context: str | None = None,
     ) -> Json:
-        return await _off(
+        return await off_loop(
             writes.rollout_undo,
             name,
             to_revision=to_revision,
@@ -200,12 +191,14 @@ def register(mcp: FastMCP, clusters: Clusters, settings: KubeSettings) -> None:
     @mcp.tool(annotations=CORDON)
     @_documented("Mark a node unschedulable: running pods stay, new pods go elsewhere.")
     async def cordon(node: str, dry_run: bool = False, context: str | None = None) -> Json:
-        return await _off(writes.cordon, node, unschedulable=True, dry_run=dry_run, context=context)
+        return await off_loop(
+            writes.cordon, node, unschedulable=True, dry_run=dry_run, context=context
+        )
 
     @mcp.tool(annotations=CORDON)
     @_documented("Mark a node schedulable again.")
     async def uncordon(node: str, dry_run: bool = False, context: str | None = None) -> Json:
-        return await _off(
+        return await off_loop(
             writes.cordon, node, unschedulable=False, dry_run=dry_run, context=context
         )
 
@@ -222,7 +215,7 @@ def register(mcp: FastMCP, clusters: Clusters, settings: KubeSettings) -> None:
         dry_run: bool = False,
         context: str | None = None,
     ) -> Json:
-        return await _off(
+        return await off_loop(
             writes.taint,
             node,
             key,
@@ -247,7 +240,7 @@ def register(mcp: FastMCP, clusters: Clusters, settings: KubeSettings) -> None:
         dry_run: bool = False,
         context: str | None = None,
     ) -> Json:
-        return await _off(
+        return await off_loop(
             writes.delete,
             kind,
             name,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_servers.common import arguments, bounds
+from mcp_servers.common import arguments, bounds, quantity
 from mcp_servers.common.errors import InvalidArgument
 from mcp_servers.kube import rows
 from mcp_servers.kube.connection import Json
@@ -52,7 +52,7 @@ class Views:
             usage: dict[str, float] = {"cpu": 0.0, "memory": 0.0}
             for part in m.get("containers") or [m]:
                 for key in usage:
-                    usage[key] += rows.quantity((part.get("usage") or {}).get(key))
+                    usage[key] += quantity.amount((part.get("usage") or {}).get(key))
             row: Json = {"name": m["metadata"]["name"]}
             if m["metadata"].get("namespace"):
                 row["namespace"] = m["metadata"]["namespace"]
@@ -60,9 +60,9 @@ class Views:
             row["memory_mi"] = round(usage["memory"] / MiB)
             if what == "nodes":
                 alloc = allocatable.get(row["name"], {})
-                row["cpu_percent"] = _percent(usage["cpu"], rows.quantity(alloc.get("cpu")))
+                row["cpu_percent"] = _percent(usage["cpu"], quantity.amount(alloc.get("cpu")))
                 row["memory_percent"] = _percent(
-                    usage["memory"], rows.quantity(alloc.get("memory"))
+                    usage["memory"], quantity.amount(alloc.get("memory"))
                 )
             table.append(row)
         table.sort(key=lambda r: r["cpu_m" if sort_by == "cpu" else "memory_mi"], reverse=True)
@@ -200,7 +200,7 @@ class Views:
             sums = requested.setdefault(node, {"cpu": 0.0, "memory": 0.0})
             for c in pod["spec"].get("containers") or []:
                 for key in sums:
-                    sums[key] += rows.quantity(
+                    sums[key] += quantity.amount(
                         (c.get("resources") or {}).get("requests", {}).get(key)
                     )
         node_rows = []
@@ -209,9 +209,9 @@ class Views:
             alloc = node.get("status", {}).get("allocatable", {})
             sums = requested.get(row["name"], {"cpu": 0.0, "memory": 0.0})
             row["pods"] = sum(1 for p in pods if p.get("spec", {}).get("nodeName") == row["name"])
-            row["cpu_requested_percent"] = _percent(sums["cpu"], rows.quantity(alloc.get("cpu")))
+            row["cpu_requested_percent"] = _percent(sums["cpu"], quantity.amount(alloc.get("cpu")))
             row["memory_requested_percent"] = _percent(
-                sums["memory"], rows.quantity(alloc.get("memory"))
+                sums["memory"], quantity.amount(alloc.get("memory"))
             )
             node_rows.append(row)
         bad_deployments = [

@@ -12,11 +12,11 @@ real cluster uses); requests and limits come from the pods' specs, owners from o
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from mcp_servers.common import arguments
 from mcp_servers.common.errors import Unavailable
+from mcp_servers.common.quantity import amount
 from mcp_servers.kube.connection import Api
 from mcp_servers.metrics.utilization import PRESSURES, NodePressure, WorkloadUsage
 
@@ -25,35 +25,10 @@ WITHOUT_PROMETHEUS = (
     "no Prometheus is configured, so {what} is unavailable (metrics.k8s.io has only current CPU "
     "and memory use); start the metrics server with --prometheus-url to get it"
 )
-_QUANTITY = re.compile(r"^([+-]?[0-9.]+(?:[eE][+-]?[0-9]+)?)([a-zA-Z]*)$")
-_SUFFIX = {
-    "": 1.0,
-    "n": 1e-9,
-    "u": 1e-6,
-    "m": 1e-3,
-    "k": 1e3,
-    "M": 1e6,
-    "G": 1e9,
-    "T": 1e12,
-    "P": 1e15,
-    "Ki": 2.0**10,
-    "Mi": 2.0**20,
-    "Gi": 2.0**30,
-    "Ti": 2.0**40,
-    "Pi": 2.0**50,
-}
 
 
 def unavailable(what: str) -> Unavailable:
     return Unavailable(WITHOUT_PROMETHEUS.format(what=what))
-
-
-def quantity(text: str) -> float:
-    """A Kubernetes quantity as a number: "250m" -> 0.25, "64Mi" -> 67108864."""
-    matched = _QUANTITY.match(str(text).strip())
-    if matched is None or matched.group(2) not in _SUFFIX:
-        return 0.0
-    return float(matched.group(1)) * _SUFFIX[matched.group(2)]
 
 
 def workload_usage(api: Api, *, namespace: str) -> list[WorkloadUsage]:
@@ -82,17 +57,17 @@ def workload_usage(api: Api, *, namespace: str) -> list[WorkloadUsage]:
         row.pods += 1
         for container in item.get("containers") or ():
             usage = container.get("usage") or {}
-            row.cpu_used += quantity(usage.get("cpu", "0"))
-            memory = quantity(usage.get("memory", "0"))
+            row.cpu_used += amount(usage.get("cpu", "0"))
+            memory = amount(usage.get("memory", "0"))
             row.memory_used += memory
             row.memory_peak += memory
         for container in (pod.get("spec") or {}).get("containers") or ():
             resources = container.get("resources") or {}
             requests, limits = resources.get("requests") or {}, resources.get("limits") or {}
-            row.cpu_requests += quantity(requests.get("cpu", "0"))
-            row.memory_requests += quantity(requests.get("memory", "0"))
-            row.cpu_limits += quantity(limits.get("cpu", "0"))
-            row.memory_limits += quantity(limits.get("memory", "0"))
+            row.cpu_requests += amount(requests.get("cpu", "0"))
+            row.memory_requests += amount(requests.get("memory", "0"))
+            row.cpu_limits += amount(limits.get("cpu", "0"))
+            row.memory_limits += amount(limits.get("memory", "0"))
     return [rows[key].finish() for key in sorted(rows)]
 
 
@@ -129,6 +104,6 @@ def _controller(obj: dict[str, Any]) -> tuple[str, str] | None:
 
 
 def _fraction(used: str | None, allocatable: str | None) -> float | None:
-    if used is None or allocatable is None or quantity(allocatable) <= 0:
+    if used is None or allocatable is None or amount(allocatable) <= 0:
         return None
-    return quantity(used) / quantity(allocatable)
+    return amount(used) / amount(allocatable)

@@ -10,24 +10,16 @@ clients are closed when the server's run ends (its lifespan).
 
 from __future__ import annotations
 
-import functools
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any, TypeVar
+from typing import Any
 
-import anyio.to_thread
 from mcp.server.fastmcp import FastMCP
-from mcp.types import ToolAnnotations
 
 from mcp_servers.common.bounds import DEFAULT_LIMIT
+from mcp_servers.common.tools import READ_ONLY, off_loop
 from mcp_servers.metrics.engine import MetricsEngine
 from mcp_servers.metrics.settings import MetricsSettings
-
-T = TypeVar("T")
-
-READ_ONLY = ToolAnnotations(
-    readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False
-)
 
 INSTRUCTIONS = (
     "Metrics of a Kubernetes cluster: golden signals of a Service, utilization of workloads vs "
@@ -48,9 +40,6 @@ def build(settings: MetricsSettings) -> FastMCP:
 
     server = FastMCP("kubecrew-metrics", instructions=INSTRUCTIONS, lifespan=lifespan)
 
-    async def run(fn: Callable[..., T], /, **kwargs: Any) -> T:
-        return await anyio.to_thread.run_sync(functools.partial(fn, **kwargs))
-
     @server.tool(annotations=READ_ONLY)
     async def sources() -> dict[str, Any]:
         """Where answers come from (Prometheus or metrics.k8s.io) and which tools can answer."""
@@ -60,7 +49,7 @@ def build(settings: MetricsSettings) -> FastMCP:
     async def query(promql: str, time: float | None = None) -> dict[str, Any]:
         """Run a PromQL instant query (at `time`, POSIX seconds; default now).
         At most 200 series are returned; aggregate with sum by/topk for more."""
-        return await run(engine.query, promql_text=promql, at=time)
+        return await off_loop(engine.query, promql_text=promql, at=time)
 
     @server.tool(annotations=READ_ONLY)
     async def query_range(
@@ -68,7 +57,9 @@ def build(settings: MetricsSettings) -> FastMCP:
     ) -> dict[str, Any]:
         """Run a PromQL range query over the last `since` (e.g. '1h') up to `end` (POSIX
         seconds; default now), one point per `step` (e.g. '1m')."""
-        return await run(engine.query_range, promql_text=promql, since=since, step=step, end=end)
+        return await off_loop(
+            engine.query_range, promql_text=promql, since=since, step=step, end=end
+        )
 
     @server.tool(annotations=READ_ONLY)
     async def golden_signals(
@@ -76,7 +67,9 @@ def build(settings: MetricsSettings) -> FastMCP:
     ) -> dict[str, Any]:
         """Request rate (per second), error ratio (5xx / all) and p50/p95/p99 latency
         (seconds) of a Service over `window`, with the PromQL behind each number."""
-        return await run(engine.golden_signals, namespace=namespace, service=service, window=window)
+        return await off_loop(
+            engine.golden_signals, namespace=namespace, service=service, window=window
+        )
 
     @server.tool(annotations=READ_ONLY)
     async def workload_utilization(
@@ -88,7 +81,7 @@ def build(settings: MetricsSettings) -> FastMCP:
     ) -> dict[str, Any]:
         """CPU (cores) and memory (bytes) use per workload over `window` against the sum of
         its containers' requests and limits: the data for right-sizing and cost."""
-        return await run(
+        return await off_loop(
             engine.workload_utilization,
             namespace=namespace,
             window=window,
@@ -103,7 +96,7 @@ def build(settings: MetricsSettings) -> FastMCP:
     ) -> dict[str, Any]:
         """Per node: pressure conditions that hold, Ready, and CPU/memory use and requests as
         fractions of allocatable; the most pressed nodes first."""
-        return await run(engine.node_pressure, window=window, limit=limit, offset=offset)
+        return await off_loop(engine.node_pressure, window=window, limit=limit, offset=offset)
 
     @server.tool(annotations=READ_ONLY)
     async def slo_burn_rate(
@@ -115,7 +108,7 @@ def build(settings: MetricsSettings) -> FastMCP:
     ) -> dict[str, Any]:
         """Error-budget burn rate of a Service for an availability `objective` (e.g. 0.999)
         over each window (default 5m and 1h); `alerting` when all burn above `threshold`."""
-        return await run(
+        return await off_loop(
             engine.slo_burn_rate,
             namespace=namespace,
             service=service,

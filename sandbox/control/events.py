@@ -25,6 +25,7 @@ class EventRecorder:
     def __init__(self, objects: Objects) -> None:
         self._objects = objects
         self._latest: dict[tuple[str, ...], tuple[str, str]] = {}  # correlation -> (ns, name)
+        self._correlation: dict[tuple[str, str], tuple[str, ...]] = {}  # and back, to forget
         self._expiry: deque[tuple[float, str, str]] = deque()
         self._seq = 0
 
@@ -65,7 +66,9 @@ class EventRecorder:
                 written = self._objects.create(
                     rt, event, namespace=namespace, opts=opts, operation=None
                 )
-                self._latest[correlation] = (namespace, written["metadata"]["name"])
+                written_as = (namespace, written["metadata"]["name"])
+                self._latest[correlation] = written_as
+                self._correlation[written_as] = correlation
         except ApiError:
             return None
         self._expiry.append((now + TTL, namespace, written["metadata"]["name"]))
@@ -115,9 +118,13 @@ class EventRecorder:
         while self._expiry and self._expiry[0][0] <= now:
             _, namespace, name = self._expiry.popleft()
             event = store.get(EVENTS, namespace, name)
-            if event is None or _last_seen(event) + TTL > now:
-                continue
-            store.remove(EVENTS, namespace, name, store.stamp(event))
+            if event is not None and _last_seen(event) + TTL > now:
+                continue  # it happened again meanwhile: a later entry expires it
+            if event is not None:
+                store.remove(EVENTS, namespace, name, store.stamp(event))
+            correlation = self._correlation.pop((namespace, name), None)
+            if correlation is not None:
+                self._latest.pop(correlation, None)
 
 
 def _last_seen(event: Obj) -> float:

@@ -21,6 +21,7 @@ import heapq
 import logging
 import random
 import time
+from abc import ABC, abstractmethod
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -131,7 +132,7 @@ class Index:
                 bucket.pop(item, None)
 
 
-class Controller:
+class Controller(ABC):
     """One control loop. Subclasses set `name`, `primary` and `watches`, and write `reconcile`.
 
     `name` is the field manager of its writes and the source component of its events
@@ -148,10 +149,10 @@ class Controller:
 
     # -- what to do --------------------------------------------------------------------------
 
+    @abstractmethod
     def reconcile(self, namespace: str, name: str) -> float | None:
         """Bring one primary object closer to what it asks for; return seconds until the next
         look (sandbox time), or None when only a change should wake it again."""
-        raise NotImplementedError
 
     def items_for(self, change: Change) -> Iterable[Item]:
         """Primaries a change concerns: the object itself, or its controlling owner."""

@@ -12,6 +12,7 @@ on exit. `make install` installs the `prometheus` binary (Debian's package).
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import shutil
 import socket
@@ -137,11 +138,9 @@ def _wait_ready(prometheus: Prometheus, process: subprocess.Popen[bytes], timeou
             raise PrometheusError(
                 f"prometheus exited with {process.returncode}:\n{prometheus.log.read_text()}"
             )
-        try:
+        with contextlib.suppress(httpx.TransportError):  # not listening yet
             if httpx.get(f"{prometheus.url}/-/ready", timeout=1).status_code == 200:
                 return
-        except httpx.TransportError:
-            pass
         time.sleep(0.1)
     raise PrometheusError(f"prometheus not ready after {timeout} s:\n{prometheus.log.read_text()}")
 

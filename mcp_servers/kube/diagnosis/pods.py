@@ -17,8 +17,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from mcp_servers.common.quantity import parse
 from mcp_servers.kube.diagnosis.findings import Evidence, Finding, ObjectRef, Severity
-from mcp_servers.kube.diagnosis.quantities import parse
 from mcp_servers.kube.diagnosis.snapshot import Json, Snapshot, name_of, namespace_of, workload_of
 
 _PULL = ("ImagePullBackOff", "ErrImagePull", "InvalidImageName", "ErrImageNeverPull")

@@ -15,8 +15,8 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable, Iterator
 
+from mcp_servers.common.quantity import mebibytes, parse
 from mcp_servers.kube.diagnosis.findings import SEVERITY_RANK, Finding, Fix, ObjectRef
-from mcp_servers.kube.diagnosis.quantities import mebibytes, parse
 from mcp_servers.kube.diagnosis.snapshot import Json, Snapshot, name_of, namespace_of
 
 OOM_HEADROOM = 1.5

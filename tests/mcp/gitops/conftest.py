@@ -78,7 +78,7 @@ def settings_for(repo: Path, kubeconfig: Path | None = None, **extra: Any) -> Gi
 
 
 class ToolFailed(AssertionError):
-    pass
+    """A tool answered with an error where the test expected success."""
 
 
 Call = Callable[..., Awaitable[Any]]
