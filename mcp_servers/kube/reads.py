@@ -16,9 +16,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-import yaml
-
-from mcp_servers.common import arguments, bounds
+from mcp_servers.common import arguments, bounds, yamltext
 from mcp_servers.common.errors import InvalidArgument, NotFound, PermissionDenied
 from mcp_servers.kube import rows
 from mcp_servers.kube.connection import Api, Clusters, Json
@@ -144,7 +142,7 @@ class Reads:
             chosen = bounds.page(found, limit=limit, offset=offset, what=resource.label)
         answer: Json = {"kind": resource.kind, "total": chosen.total, "offset": chosen.offset}
         if output == "yaml":
-            answer["yaml"] = _yaml([_shown(o, resource) for o in chosen.items])
+            answer["yaml"] = yamltext.dump([_shown(o, resource) for o in chosen.items])
         elif output == "fields":
             answer["items"] = [rows.fields(o, paths) for o in chosen.items]
         else:
@@ -171,7 +169,7 @@ class Reads:
             return rows.fields(obj, paths)
         if output == "summary":
             return rows.summary(obj, kind=resource.kind)
-        text, note = bounds.tail_text(_yaml(_shown(obj, resource)))
+        text, note = bounds.tail_text(yamltext.dump(_shown(obj, resource)))
         return {"yaml": text, **({"note": note} if note else {})}
 
     # -- describe --------------------------------------------------------------------------------
@@ -358,12 +356,6 @@ def _shown(obj: Json, resource: Resource) -> Json:
     if LAST_APPLIED in annotations and len(str(annotations[LAST_APPLIED])) > 2_000:
         metadata["annotations"] = {**annotations, LAST_APPLIED: "<left out: long>"}
     return {"apiVersion": resource.api_version, "kind": resource.kind, **obj, "metadata": metadata}
-
-
-def _yaml(data: object) -> str:
-    # libyaml's emitter when present: several times faster than the pure-Python one
-    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    return yaml.dump(data, Dumper=dumper, sort_keys=False, default_flow_style=False)
 
 
 def _containers(pod: Json) -> list[Json]:

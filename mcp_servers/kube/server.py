@@ -16,7 +16,7 @@ from __future__ import annotations
 from mcp.server.fastmcp import FastMCP
 
 from mcp_servers.common.bounds import DEFAULT_LIMIT
-from mcp_servers.common.tools import READ_ONLY, off_loop
+from mcp_servers.common.tools import READ_ONLY, new_server, off_loop
 from mcp_servers.kube import tools_diagnose, tools_drain, tools_write
 from mcp_servers.kube.connection import Clusters, Json
 from mcp_servers.kube.reads import Output, Reads
@@ -34,7 +34,7 @@ for the cluster, `list_resources` / `describe` for objects, `events` and `logs` 
 def build(settings: KubeSettings) -> FastMCP:
     clusters = Clusters(settings.kubeconfig, settings.context)
     catalog = Catalog()  # one discovery cache per server, for reads and writes alike
-    mcp = FastMCP("kubecrew-kube", instructions=INSTRUCTIONS)
+    mcp = new_server("kubecrew-kube", INSTRUCTIONS)
     register_reads(mcp, Reads(clusters, settings, catalog))
     tools_diagnose.register(mcp, clusters, settings)
     tools_drain.register(mcp, clusters, settings)  # drain_plan always, drain unless read-only

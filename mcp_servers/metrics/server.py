@@ -17,7 +17,7 @@ from typing import Any
 from mcp.server.fastmcp import FastMCP
 
 from mcp_servers.common.bounds import DEFAULT_LIMIT
-from mcp_servers.common.tools import READ_ONLY, off_loop
+from mcp_servers.common.tools import READ_ONLY, new_server, off_loop
 from mcp_servers.metrics.engine import MetricsEngine
 from mcp_servers.metrics.settings import MetricsSettings
 
@@ -38,7 +38,7 @@ def build(settings: MetricsSettings) -> FastMCP:
         finally:
             engine.close()
 
-    server = FastMCP("kubecrew-metrics", instructions=INSTRUCTIONS, lifespan=lifespan)
+    server = new_server("kubecrew-metrics", INSTRUCTIONS, lifespan)
 
     @server.tool(annotations=READ_ONLY)
     async def sources() -> dict[str, Any]:
