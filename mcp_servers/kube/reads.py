@@ -73,22 +73,25 @@ class Reads:
         label_selector: str = "",
         field_selector: str = "",
     ) -> tuple[list[Json], int] | None:
-        """The first `count` objects and how many there are in all, from one list the API
-        server limits (it sorts by namespace and name, as `objects` does), so a page of a
-        5,000-pod list does not download them all. None when that cannot be done: several
-        namespaces to merge, or a server that does not say how many remain."""
-        scopes = self._scopes(resource, namespace)
-        if len(scopes) != 1:
-            return None
+        """The first `count` objects and how many there are in all, from lists the API server
+        limits (it sorts by namespace and name, as `objects` does), so a page of a 5,000-pod
+        list does not download them all; with an allow-list of several namespaces, one limited
+        list each, merged. None when the server does not say how many remain."""
         query = {"labelSelector": label_selector, "fieldSelector": field_selector}
-        path = resource.path(scopes[0])
-        answer = api.get(path, what=_what(resource, scopes[0]), limit=count, **query)
-        meta = answer.get("metadata") or {}
-        remaining = meta.get("remainingItemCount")
-        if meta.get("continue") and remaining is None:
-            return None
-        items = redact(answer, kind=resource.kind).get("items", [])
-        return items, len(items) + int(remaining or 0)
+        items: list[Json] = []
+        total = 0
+        for scope in self._scopes(resource, namespace):
+            path = resource.path(scope)
+            answer = api.get(path, what=_what(resource, scope), limit=count, **query)
+            meta = answer.get("metadata") or {}
+            remaining = meta.get("remainingItemCount")
+            if meta.get("continue") and remaining is None:
+                return None
+            found = redact(answer, kind=resource.kind).get("items", [])
+            items += found
+            total += len(found) + int(remaining or 0)
+        items.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
+        return items[:count], total
 
     def _scopes(self, resource: Resource, namespace: str | None) -> list[str | None]:
         if not resource.namespaced:

@@ -146,3 +146,35 @@ def test_every_read_tool_is_annotated_read_only_and_idempotent(shared_sandbox: S
         assert hints is not None, tool.name
         assert hints.readOnlyHint is True and hints.destructiveHint is False, tool.name
         assert hints.idempotentHint is True, tool.name
+
+
+def test_pages_over_several_allowed_namespaces_follow_namespace_then_name(
+    shared_sandbox: Sandbox, shared_kubectl: Kubectl, namespace: str
+) -> None:
+    other = f"{namespace}-b"
+    shared_kubectl("create", "namespace", other)
+    for ns, count in ((namespace, 30), (other, 40)):
+        items = [
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"cm-{i:03d}"}}
+            for i in range(count)
+        ]
+        body = json.dumps({"apiVersion": "v1", "kind": "List", "items": items})
+        shared_kubectl("create", "-n", ns, "-f", "-", input=body)
+    kube = KubeTools(
+        KubeSettings(kubeconfig=shared_sandbox.kubeconfig, namespaces=(other, namespace))
+    )
+    seen: list[tuple[str, str]] = []
+    for offset in range(0, 200, 25):
+        answer = kube.ok("list_resources", kind="cm", limit=25, offset=offset)
+        seen += [(c["namespace"], c["name"]) for c in answer["items"]]
+        if "note" not in answer:
+            break
+    expected = sorted(
+        (ns, name)
+        for ns in (namespace, other)
+        for name in shared_kubectl(
+            "get", "cm", "-n", ns, "-o", "jsonpath={.items[*].metadata.name}"
+        ).split()
+    )
+    assert seen == expected and len(seen) >= 70
+    assert answer["total"] == len(expected)
