@@ -17,6 +17,7 @@ from mcp.types import ToolAnnotations
 
 from mcp_servers.common.tools import READ_ONLY, off_loop
 from mcp_servers.kube import drain as engine
+from mcp_servers.kube import evictions
 from mcp_servers.kube.connection import Clusters, Json
 from mcp_servers.kube.settings import KubeSettings
 
@@ -81,7 +82,7 @@ def register(mcp: FastMCP, clusters: Clusters, settings: KubeSettings) -> None:
             anyio.from_thread.run(functools.partial(ctx.report_progress, done, total, message))
 
         return await off_loop(
-            engine.execute,
+            evictions.execute,
             api,
             drain_plan,
             timeout_seconds=timeout_seconds,

@@ -16,8 +16,10 @@ from mcp.server.fastmcp import FastMCP
 from mcp.types import ToolAnnotations
 
 from mcp_servers.common.tools import off_loop
+from mcp_servers.kube import node_writes, rollouts
 from mcp_servers.kube.connection import Json
-from mcp_servers.kube.writes import Effect, PatchType, Propagation, Writes
+from mcp_servers.kube.node_writes import Effect
+from mcp_servers.kube.writes import PatchType, Propagation, Writes
 
 
 def _hints(*, destructive: bool, idempotent: bool) -> ToolAnnotations:
@@ -161,7 +163,8 @@ def register(mcp: FastMCP, writes: Writes) -> None:
         context: str | None = None,
     ) -> Json:
         return await off_loop(
-            writes.rollout_restart,
+            rollouts.restart,
+            writes,
             kind,
             name,
             namespace=namespace,
@@ -180,7 +183,8 @@ def register(mcp: FastMCP, writes: Writes) -> None:
         context: str | None = None,
     ) -> Json:
         return await off_loop(
-            writes.rollout_undo,
+            rollouts.undo,
+            writes,
             name,
             to_revision=to_revision,
             namespace=namespace,
@@ -192,14 +196,14 @@ def register(mcp: FastMCP, writes: Writes) -> None:
     @_documented("Mark a node unschedulable: running pods stay, new pods go elsewhere.")
     async def cordon(node: str, dry_run: bool = False, context: str | None = None) -> Json:
         return await off_loop(
-            writes.cordon, node, unschedulable=True, dry_run=dry_run, context=context
+            node_writes.cordon, writes, node, unschedulable=True, dry_run=dry_run, context=context
         )
 
     @mcp.tool(annotations=CORDON)
     @_documented("Mark a node schedulable again.")
     async def uncordon(node: str, dry_run: bool = False, context: str | None = None) -> Json:
         return await off_loop(
-            writes.cordon, node, unschedulable=False, dry_run=dry_run, context=context
+            node_writes.cordon, writes, node, unschedulable=False, dry_run=dry_run, context=context
         )
 
     @mcp.tool(annotations=TAINT)
@@ -216,7 +220,8 @@ def register(mcp: FastMCP, writes: Writes) -> None:
         context: str | None = None,
     ) -> Json:
         return await off_loop(
-            writes.taint,
+            node_writes.taint,
+            writes,
             node,
             key,
             value=value,

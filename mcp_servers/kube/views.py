@@ -12,7 +12,7 @@ from typing import Any
 
 from mcp_servers.common import arguments, bounds, quantity
 from mcp_servers.common.errors import InvalidArgument
-from mcp_servers.kube import rows
+from mcp_servers.kube import rollouts, rows
 from mcp_servers.kube.connection import Json
 from mcp_servers.kube.reads import Reads
 
@@ -20,8 +20,6 @@ MiB = 2**20
 UNHEALTHY_LIMIT = 20
 VERBS = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection",
          "escalate", "bind", "impersonate", "use", "approve", "sign", "*")  # fmt: skip
-REVISION = "deployment.kubernetes.io/revision"
-CHANGE_CAUSE = "kubernetes.io/change-cause"
 
 
 class Views:
@@ -101,7 +99,7 @@ class Views:
             "done": done,
             "failed": failed,
             "message": message,
-            "revision": deployment["metadata"].get("annotations", {}).get(REVISION, ""),
+            "revision": str(rollouts.revision(deployment) or ""),
             "replicas": wanted,
             "updated": updated,
             "available": available,
@@ -116,27 +114,23 @@ class Views:
             api, self.reads.catalog.resolve(api, "deployments.apps"), name, namespace
         )
         scope = deployment["metadata"]["namespace"]
-        uid = deployment["metadata"]["uid"]
         sets = self.reads.objects(api, self.reads.catalog.resolve(api, "replicasets.apps"), scope)
         revisions = []
-        for rs in sets:
+        for number, rs in rollouts.revisions(deployment, sets).items():
             meta = rs["metadata"]
-            if not any(o.get("uid") == uid for o in meta.get("ownerReferences") or []):
-                continue
             containers = rs.get("spec", {}).get("template", {}).get("spec", {}).get("containers")
-            annotations = meta.get("annotations") or {}
             revisions.append(
                 {
-                    "revision": int(annotations.get(REVISION, "0") or 0),
+                    "revision": number,
                     "replicaset": meta["name"],
                     "images": [c.get("image") for c in containers or []],
-                    "change_cause": annotations.get(CHANGE_CAUSE, ""),
+                    "change_cause": (meta.get("annotations") or {}).get(rollouts.CHANGE_CAUSE, ""),
                     "replicas": rs.get("status", {}).get("replicas", 0),
                     "created": meta.get("creationTimestamp", ""),
                 }
             )
         revisions.sort(key=lambda r: r["revision"])
-        current = deployment["metadata"].get("annotations", {}).get(REVISION, "")
+        current = str(rollouts.revision(deployment) or "")
         return {"deployment": name, "current_revision": current, "revisions": revisions[-20:]}
 
     def can_i(

@@ -1,4 +1,5 @@
-"""The write side of the kube server: apply, patch, scale, images, rollouts, nodes and delete.
+"""The write side of the kube server: apply, patch, scale, images and delete; the dry-run-first
+change every write goes through (rollouts in `rollouts`, nodes in `node_writes`).
 
 Every write goes through `Writes.change`, which first sends the same request with `dryRun=All`
 and diffs the object before against what the API server says it would become (field paths with
@@ -15,43 +16,30 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, Literal, cast
 
 import yaml
 
 from mcp_servers.common import arguments, bounds
-from mcp_servers.common.errors import Conflict, InvalidArgument, NotFound, PermissionDenied
+from mcp_servers.common.errors import InvalidArgument, NotFound, PermissionDenied
 from mcp_servers.kube import diffs
 from mcp_servers.kube.connection import Api, Clusters, Json
 from mcp_servers.kube.resources import Catalog, Resource
 from mcp_servers.kube.settings import KubeSettings
 
 PatchType = Literal["strategic", "merge", "json"]
-Effect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 Propagation = Literal["Background", "Foreground", "Orphan"]
 
 MANAGER = "kubecrew"
 MAX_DOCUMENTS = 20
 CHANGE_LIMIT = 100
-REVISION = "deployment.kubernetes.io/revision"
-RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
-_CONTENT_TYPES: dict[PatchType, str] = {
+CONTENT_TYPES: dict[PatchType, str] = {
     "strategic": "application/strategic-merge-patch+json",
     "merge": "application/merge-patch+json",
     "json": "application/json-patch+json",
 }
-# Annotations a Deployment keeps through an undo (kubectl skips the same ones).
-_UNDO_SKIP = {REVISION, "deployment.kubernetes.io/revision-history",
-              "deployment.kubernetes.io/desired-replicas", "deployment.kubernetes.io/max-replicas",
-              "kubectl.kubernetes.io/last-applied-configuration"}  # fmt: skip
 _SCALABLE = {"Deployment", "StatefulSet", "ReplicaSet", "ReplicationController"}
-_RESTARTABLE = {"Deployment", "StatefulSet", "DaemonSet"}
 _IMAGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-/:@]*$")
-_TAINT_KEY = re.compile(
-    r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
-)
-_TAINT_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
 
 
 @dataclass(frozen=True)
@@ -201,13 +189,13 @@ class Writes:
         api = self.api(context)
         target = self.target(api, kind, name, namespace)
         return self.change(
-            api, target, "PATCH", body=body, content_type=_CONTENT_TYPES[patch_type],
+            api, target, "PATCH", body=body, content_type=CONTENT_TYPES[patch_type],
             query={"fieldManager": MANAGER}, dry_run=dry_run,
         )  # fmt: skip
 
     def merge(self, target: Target, api: Api, body: Json, *, dry_run: bool, note: str = "") -> Json:
         return self.change(
-            api, target, "PATCH", body=body, content_type=_CONTENT_TYPES["merge"],
+            api, target, "PATCH", body=body, content_type=CONTENT_TYPES["merge"],
             query={"fieldManager": MANAGER}, dry_run=dry_run, note=note,
         )  # fmt: skip
 
@@ -224,7 +212,7 @@ class Writes:
         if replicas < 0:
             raise InvalidArgument(f"replicas must be 0 or more, not {replicas}")
         api = self.api(context)
-        target = _only(self.target(api, kind, name, namespace), _SCALABLE, "scale")
+        target = only(self.target(api, kind, name, namespace), _SCALABLE, "scale")
         return self.merge(target, api, {"spec": {"replicas": replicas}}, dry_run=dry_run)
 
     def set_image(
@@ -262,159 +250,8 @@ class Writes:
         for key in reversed(path):
             body = {key: body}
         return self.change(
-            api, target, "PATCH", body=body, content_type=_CONTENT_TYPES["strategic"],
+            api, target, "PATCH", body=body, content_type=CONTENT_TYPES["strategic"],
             query={"fieldManager": MANAGER}, dry_run=dry_run, before=before,
-        )  # fmt: skip
-
-    def rollout_restart(
-        self,
-        kind: str,
-        name: str,
-        *,
-        namespace: str | None = None,
-        dry_run: bool = False,
-        context: str | None = None,
-    ) -> Json:
-        api = self.api(context)
-        target = _only(self.target(api, kind, name, namespace), _RESTARTABLE, "restart")
-        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        body = {"spec": {"template": {"metadata": {"annotations": {RESTARTED_AT: now}}}}}
-        return self.merge(target, api, body, dry_run=dry_run)
-
-    def rollout_undo(
-        self,
-        name: str,
-        *,
-        to_revision: int = 0,
-        namespace: str | None = None,
-        dry_run: bool = False,
-        context: str | None = None,
-    ) -> Json:
-        """Put a Deployment's pod template back to a revision's (0: the one before the current),
-        taken from the ReplicaSet that carries that revision, as `kubectl rollout undo` does."""
-        if to_revision < 0:
-            raise InvalidArgument(
-                f"to_revision must be 0 (previous) or a revision, not {to_revision}"
-            )
-        api = self.api(context)
-        target = _only(
-            self.target(api, "deployments.apps", name, namespace), {"Deployment"}, "undo"
-        )
-        deployment = self.current(api, target)
-        if deployment is None:
-            raise NotFound(f"{target.what} was not found")
-        if deployment.get("spec", {}).get("paused"):
-            raise Conflict(f"{target.what} is paused: resume it first, then undo")
-        revisions = self._revisions(api, target, deployment)
-        current = int(deployment["metadata"].get("annotations", {}).get(REVISION, "0") or 0)
-        if to_revision == 0:
-            older = [r for r in revisions if r < current] or [r for r in revisions if r != current]
-            if not older:
-                raise NotFound(f"no rollout history found for {target.what}: nothing to undo to")
-            to_revision = max(older)
-        if to_revision not in revisions:
-            raise NotFound(
-                f"unable to find revision {to_revision} of {target.what}; "
-                f"it has revisions {sorted(revisions)} (see rollout_history)"
-            )
-        template = revisions[to_revision]["spec"]["template"]
-        labels = {
-            k: v
-            for k, v in (template.get("metadata", {}).get("labels") or {}).items()
-            if k != "pod-template-hash"
-        }
-        template = {**template, "metadata": {**template.get("metadata", {}), "labels": labels}}
-        if template == deployment["spec"]["template"]:
-            return result(target, deployment, deployment, dry_run=dry_run, note=(
-                f"skipped rollback (current template already matches revision {to_revision})"
-            ))  # fmt: skip
-        annotations = {
-            k: v
-            for k, v in (deployment["metadata"].get("annotations") or {}).items()
-            if k in _UNDO_SKIP
-        }
-        annotations.update(
-            (k, v)
-            for k, v in (revisions[to_revision]["metadata"].get("annotations") or {}).items()
-            if k not in _UNDO_SKIP
-        )
-        body = [
-            {"op": "test", "path": "/metadata/resourceVersion",
-             "value": deployment["metadata"]["resourceVersion"]},
-            {"op": "replace", "path": "/spec/template", "value": template},
-            {"op": "replace" if "annotations" in deployment["metadata"] else "add",
-             "path": "/metadata/annotations", "value": annotations},
-        ]  # fmt: skip
-        return self.change(
-            api, target, "PATCH", body=body, content_type=_CONTENT_TYPES["json"],
-            query={"fieldManager": MANAGER}, dry_run=dry_run, before=deployment,
-            note=f"rolled back to revision {to_revision}",
-        )  # fmt: skip
-
-    def _revisions(self, api: Api, target: Target, deployment: Json) -> dict[int, Json]:
-        uid = deployment["metadata"]["uid"]
-        path = f"/apis/apps/v1/namespaces/{target.namespace}/replicasets"
-        found: dict[int, Json] = {}
-        for rs in api.get(path, what=f"replicasets in namespace {target.namespace}")["items"]:
-            owners = rs["metadata"].get("ownerReferences") or []
-            revision = (rs["metadata"].get("annotations") or {}).get(REVISION)
-            if revision and any(o.get("uid") == uid for o in owners):
-                found[int(revision)] = rs
-        return found
-
-    def cordon(
-        self, node: str, *, unschedulable: bool = True, dry_run: bool = False,
-        context: str | None = None,
-    ) -> Json:  # fmt: skip
-        api = self.api(context)
-        target = self.target(api, "nodes", node, None)
-        # `null` removes the field, as kubectl uncordon leaves a node: no `unschedulable: false`.
-        body = {"spec": {"unschedulable": True if unschedulable else None}}
-        return self.merge(target, api, body, dry_run=dry_run)
-
-    def taint(
-        self,
-        node: str,
-        key: str,
-        *,
-        value: str = "",
-        effect: Effect | None = None,
-        remove: bool = False,
-        overwrite: bool = False,
-        dry_run: bool = False,
-        context: str | None = None,
-    ) -> Json:
-        check_taint(key, value)
-        if effect is None and not remove:
-            raise InvalidArgument(
-                "give the taint's effect: NoSchedule, PreferNoSchedule or NoExecute"
-            )
-        api = self.api(context)
-        target = self.target(api, "nodes", node, None)
-        current = self.current(api, target)
-        if current is None:
-            raise NotFound(f"{target.what} was not found")
-        taints: list[Json] = list(current.get("spec", {}).get("taints") or [])
-        same = [t for t in taints if t.get("key") == key and effect in (None, t.get("effect"))]
-        if remove:
-            if not same:
-                raise NotFound(f"taint {key!r} not found on node {node}")
-            taints = [t for t in taints if t not in same]
-        elif same and (same[0].get("value") or "") != value:
-            if not overwrite:
-                raise Conflict(
-                    f"node {node} already has taint {key}={same[0].get('value', '')}:{effect}; "
-                    "call again with overwrite=True to change its value"
-                )
-            taints = [t if t not in same else {**t, "value": value} for t in taints]
-        elif not same:
-            taints.append({"key": key, "effect": effect, **({"value": value} if value else {})})
-        # resourceVersion makes the list replacement fail (409) if someone changed it meanwhile.
-        body = {"metadata": {"resourceVersion": current["metadata"]["resourceVersion"]},
-                "spec": {"taints": taints or None}}  # fmt: skip
-        return self.change(
-            api, target, "PATCH", body=body, content_type=_CONTENT_TYPES["merge"],
-            query={"fieldManager": MANAGER}, dry_run=dry_run, before=current,
         )  # fmt: skip
 
     def delete(
@@ -472,7 +309,7 @@ def result(target: Target, before: Json | None, after: Json, *, dry_run: bool, n
     return out
 
 
-def _only(target: Target, kinds: set[str], verb: str) -> Target:
+def only(target: Target, kinds: set[str], verb: str) -> Target:
     if target.resource.kind not in kinds:
         raise InvalidArgument(f"cannot {verb} a {target.resource.kind}; use one of {sorted(kinds)}")
     return target
@@ -519,10 +356,3 @@ def _parse_patch(patch: Json | list[Any] | str, patch_type: PatchType) -> Json |
     if patch_type != "json" and not isinstance(parsed, dict):
         raise InvalidArgument(f"a {patch_type} patch is an object, such as {{'spec': {{...}}}}")
     return cast("Json | list[Any]", parsed)
-
-
-def check_taint(key: str, value: str) -> None:
-    if len(key) > 316 or not _TAINT_KEY.match(key):
-        raise InvalidArgument(f"taint key {key!r} is not a qualified name (prefix/name)")
-    if len(value) > 63 or not _TAINT_VALUE.match(value):
-        raise InvalidArgument(f"taint value {value!r} is not a valid label value")
