@@ -2,7 +2,9 @@
 
 Thin: validate the arguments, pick the scope (one object, a namespace, or the cluster), run
 `diagnosis.diagnose` and (for `recommend`) its playbooks, and return bounded JSON. Neither tool
-changes anything; fixes are proposals the write tools (or a person) apply.
+changes anything; fixes are proposals the write tools (or a person) apply, and each names the
+write-tool calls (`steps`) that apply it. `partial` lists what could not be read (with the HTTP
+status), so a diagnosis under a failing API server says what it did not see.
 """
 
 from __future__ import annotations
@@ -55,10 +57,13 @@ _KINDS = {
     "nodes": "Node",
     "no": "Node",
     "horizontalpodautoscaler": "HorizontalPodAutoscaler",
+    "horizontalpodautoscalers": "HorizontalPodAutoscaler",
     "hpa": "HorizontalPodAutoscaler",
     "poddisruptionbudget": "PodDisruptionBudget",
+    "poddisruptionbudgets": "PodDisruptionBudget",
     "pdb": "PodDisruptionBudget",
     "networkpolicy": "NetworkPolicy",
+    "networkpolicies": "NetworkPolicy",
     "netpol": "NetworkPolicy",
 }
 _SEVERITIES = ("critical", "high", "medium", "low")
@@ -103,7 +108,9 @@ def register(mcp: FastMCP, clusters: Clusters, settings: KubeSettings) -> None:
         context: str | None = None,
     ) -> dict[str, Any]:
         """Find what is wrong, with evidence and confidence, highest severity first. Scope: one
-        object (kind + name + namespace), a namespace, or the whole cluster (no namespace)."""
+        object (kind + name + namespace), a namespace, or the whole cluster (no namespace).
+        `partial` names the reads that failed (resource and HTTP status): findings that need
+        them are left out, never guessed."""
         if min_severity not in _SEVERITIES:
             raise InvalidArgument(f"min_severity must be one of {', '.join(_SEVERITIES)}")
         result = await off_loop(run, kind, name, namespace, context)
@@ -127,9 +134,10 @@ def register(mcp: FastMCP, clusters: Clusters, settings: KubeSettings) -> None:
         offset: int = 0,
         context: str | None = None,
     ) -> dict[str, Any]:
-        """Ranked concrete fixes (a patch to a named object, or a manifest to create) for what
-        `diagnose` finds in the same scope, each with expected effect, risk and evidence.
-        Nothing is applied."""
+        """Ranked concrete fixes (a patch to a named object, a manifest to create, a rollback or
+        a cordon and drain) for what `diagnose` finds in the same scope, each with expected
+        effect, risk, evidence and `steps`: the write-tool calls (tool and arguments) that
+        apply it, in order. Nothing is applied."""
         result = await off_loop(run, kind, name, namespace, context)
         fixes = recommend(result.findings, result.snapshot)
         chosen = page(fixes, limit=limit, offset=offset, what="fixes")
@@ -141,6 +149,7 @@ def register(mcp: FastMCP, clusters: Clusters, settings: KubeSettings) -> None:
             "findings_without_fix": sorted(
                 {f.code for f in result.findings} - {f.finding for f in fixes}
             ),
+            "partial": result.snapshot.notes,
         }
 
 

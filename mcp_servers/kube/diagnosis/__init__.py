@@ -1,17 +1,24 @@
 """Rule-based diagnosis of a cluster, a namespace or one object, and the fixes it suggests.
 
-    snapshot.py     one list per kind for the scope (Secret values never read into it)
-    pods.py         pull errors, crash loops, OOM, missing ConfigMap/Secret, Pending, probes
+    snapshot.py     one list per kind for the scope (Secret values never read into it); the
+                    reads that failed, with their HTTP status, as notes
+    pods.py         pull errors, Pending (with the scheduler's reason), probes; dispatches to
+    crashes.py      crash loops and OOM kills (a leak told from an undersized limit)
+    references.py   missing ConfigMaps, Secrets and keys
+    logs.py         Ready pods whose recent log lines are mostly errors
+    events.py       Warning events no other rule reads (kept where nothing else is found)
     workloads.py    Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs, CronJobs
     network.py      Services, Endpoints, Ingresses, NetworkPolicies
     storage.py      PersistentVolumeClaims and StorageClasses
     nodes.py        NotReady, pressure, cordoned, custom conditions (GPUHealthy)
     scaling.py      HPAs and PDBs
-    findings.py     Finding / Evidence / Fix
-    recommend.py    playbooks: findings -> ranked fixes
+    evidence.py     how pod rules state a Finding
+    history.py      a Deployment's revisions, and the one a rollback should go to
+    findings.py     Finding / Evidence / Fix / Step
+    recommend.py    findings -> ranked fixes, through the playbooks/ package
 
 No LLM, no writes: `diagnose` reads once and runs every analyzer on the snapshot; for one object
-it keeps the findings about that object or the pods it owns.
+it keeps the findings about that object, the pods it owns, or (a node) the workloads on it.
 """
 
 from __future__ import annotations
@@ -20,7 +27,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mcp_servers.kube.connection import Api
-from mcp_servers.kube.diagnosis import network, nodes, pods, scaling, storage, workloads
+from mcp_servers.kube.diagnosis import (
+    events,
+    logs,
+    network,
+    nodes,
+    pods,
+    scaling,
+    storage,
+    workloads,
+)
 from mcp_servers.kube.diagnosis.findings import Finding, ObjectRef, ranked
 from mcp_servers.kube.diagnosis.snapshot import Snapshot, take
 
@@ -31,6 +47,7 @@ ANALYZERS: tuple[Callable[[Snapshot], list[Finding]], ...] = (
     storage.analyze,
     nodes.analyze,
     scaling.analyze,
+    logs.analyze,
 )
 
 
@@ -44,6 +61,8 @@ def diagnose(api: Api, *, namespace: str | None, target: ObjectRef | None = None
     """Findings for `namespace` (None: the cluster), narrowed to `target` when given."""
     snapshot = take(api, namespace)
     found = [finding for analyze in ANALYZERS for finding in analyze(snapshot)]
+    explained = {f.ref for f in found} | {r for f in found for r in f.related}
+    found.extend(f for f in events.analyze(snapshot) if f.ref not in explained)
     if target is not None:
         found = [f for f in found if f.concerns(target)]
     return Diagnosis(ranked(found), snapshot)

@@ -3,7 +3,8 @@
 A Service whose selector matches no pod (with the label sets the namespace's pods really carry,
 for the playbook), one whose Endpoints have no ready address, a `targetPort` no selected
 container declares; an Ingress whose backend Service does not exist or lacks the port; a
-NetworkPolicy whose podSelector selects nothing.
+NetworkPolicy whose podSelector selects nothing. Rules that conclude from an absence (no pod
+selected, no such Service) run only when that list was read (`Snapshot.read`).
 
 It knows selectors and Service/Endpoints/Ingress shapes; nothing of fixes or MCP.
 """
@@ -46,6 +47,8 @@ def _service(snapshot: Snapshot, service: Json) -> Iterator[Finding]:
         return
     namespace, name = namespace_of(service), name_of(service)
     ref = ObjectRef("Service", name, namespace)
+    if not snapshot.read("pods"):
+        return
     pods = [p for p in snapshot.pods_in(namespace) if _live(p)]
     selected = [p for p in pods if matches(selector, _labels(p))]
     if not selected:
@@ -100,15 +103,28 @@ def _target_ports(ref: ObjectRef, spec: Json, selected: list[Json]) -> Iterator[
         target = port.get("targetPort", port.get("port"))
         ok = target in declared if isinstance(target, str) else int(target or 0) in numbers
         if not ok:
+            pod = selected[0]
             yield Finding(
                 "ServiceTargetPortMismatch",
                 ref,
                 "high",
                 f"targetPort {target} of port {port.get('port')} is not a container port of "
                 f"the selected pods ({sorted(numbers)})",
-                (Evidence("spec", str(ref), f"ports: {spec.get('ports')}"),),
+                (
+                    Evidence("spec", str(ref), f"ports: {spec.get('ports')}"),
+                    Evidence(
+                        "spec",
+                        f"Pod {name_of(pod)}",
+                        f"container ports: {sorted(numbers)}, named: {declared or 'none'}",
+                    ),
+                ),
                 0.85,
-                details={"port": port, "container_ports": sorted(numbers)},
+                details={
+                    "port": port,
+                    "container_ports": sorted(numbers),
+                    "named_ports": declared,
+                    "pod": name_of(pod),
+                },
             )
 
 
@@ -119,11 +135,15 @@ def _ingress(snapshot: Snapshot, ingress: Json) -> Iterator[Finding]:
     backends = [spec["defaultBackend"]] if spec.get("defaultBackend") else []
     for rule in spec.get("rules") or []:
         backends.extend(p.get("backend") or {} for p in (rule.get("http") or {}).get("paths") or [])
+    if not snapshot.read("services"):
+        return
     for backend in backends:
         service = backend.get("service") or {}
         if not service.get("name"):
             continue
+        wanted = service.get("port") or {}
         found = snapshot.by_name("services", namespace, str(service["name"]))
+        details = {"service": service["name"], "port": wanted}
         if found is None:
             yield Finding(
                 "IngressBackendMissing",
@@ -132,15 +152,36 @@ def _ingress(snapshot: Snapshot, ingress: Json) -> Iterator[Finding]:
                 f"backend Service {service['name']} does not exist",
                 (Evidence("spec", str(ref), f"backend: {backend}"),),
                 0.95,
-                details={"service": service["name"]},
+                details=details,
             )
+            continue
+        ports = (found.get("spec") or {}).get("ports") or []
+        if wanted and not any(_serves(p, wanted) for p in ports):
+            yield Finding(
+                "IngressBackendPortMissing",
+                ref,
+                "high",
+                f"backend Service {service['name']} has no port {wanted.get('number') or wanted}",
+                (
+                    Evidence("spec", str(ref), f"backend: {backend}"),
+                    Evidence("spec", f"Service {service['name']}", f"ports: {ports}"),
+                ),
+                0.9,
+                details=details,
+            )
+
+
+def _serves(port: Json, wanted: Json) -> bool:
+    if wanted.get("name"):
+        return bool(port.get("name") == wanted["name"])
+    return bool(port.get("port") == wanted.get("number"))
 
 
 def _policy(snapshot: Snapshot, policy: Json) -> Iterator[Finding]:
     namespace = namespace_of(policy)
     selector = (policy.get("spec") or {}).get("podSelector") or {}
     labels = {str(k): str(v) for k, v in (selector.get("matchLabels") or {}).items()}
-    if not labels or selector.get("matchExpressions"):
+    if not labels or selector.get("matchExpressions") or not snapshot.read("pods"):
         return
     if not any(matches(labels, _labels(p)) for p in snapshot.pods_in(namespace)):
         ref = ObjectRef("NetworkPolicy", name_of(policy), namespace)
@@ -151,4 +192,5 @@ def _policy(snapshot: Snapshot, policy: Json) -> Iterator[Finding]:
             f"podSelector {labels} selects no pod: the policy has no effect",
             (Evidence("spec", str(ref), f"podSelector: {selector}"),),
             0.8,
+            details={"selector": labels},
         )

@@ -3,24 +3,32 @@
 `take(api, namespace)` lists every kind the analyzers need in one namespace (or the whole
 cluster when `namespace` is None), plus the cluster-scoped nodes and StorageClasses and the
 metrics.k8s.io usage. One list call per kind keeps a 5,000-pod cluster cheap; everything after
-that is dictionary look-ups (`by_name`, `events_for`, `pods_in`). Pod logs are the exception: the
-few crashing containers' last lines are read on demand through `log_tail`.
+that is dictionary look-ups (`by_name`, `events_for`, `pods_in`). Pod logs are the exception,
+read on demand through `log_tail`: the crashing containers' last lines, a failed Job's, and a
+bounded sample of Ready pods' (`logs.py`).
 
 Secrets and ConfigMaps are reduced to their names and keys the moment they arrive: a Secret's
-values never enter the snapshot, so no analyzer or playbook can leak one. A kind the identity may
-not list (or the cluster does not serve) is left empty and named in `notes`, so a diagnosis is
-partial rather than failed.
+values never enter the snapshot, so no analyzer or playbook can leak one.
+
+A diagnosis is partial rather than failed, and never wrong for want of a read: a list the
+identity may not read, the cluster does not serve, or the API server keeps failing (500, 429,
+504: retried once, as client-go retries) is left out of `items` and named in `notes` with its HTTP
+status, and `read(plural)` tells the analyzers which kinds they may trust, so a rule that
+concludes from an absence ("no pod matches this selector") stays silent when the pods were not
+read. A log that cannot be read is a note too. Only when nothing at all could be read does
+`take` fail: an unreachable cluster, or an identity that may read none of it.
 
 This module knows the API paths and nothing of rules or fixes.
 """
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_servers.common.errors import NotFound, PermissionDenied, ToolError
+from mcp_servers.common.errors import ToolError
 from mcp_servers.kube.connection import Api
 
 Json = dict[str, Any]
@@ -39,6 +47,7 @@ KINDS: dict[str, tuple[str, bool]] = {
     "replicasets": ("/apis/apps/v1", True),
     "statefulsets": ("/apis/apps/v1", True),
     "daemonsets": ("/apis/apps/v1", True),
+    "controllerrevisions": ("/apis/apps/v1", True),
     "jobs": ("/apis/batch/v1", True),
     "cronjobs": ("/apis/batch/v1", True),
     "ingresses": ("/apis/networking.k8s.io/v1", True),
@@ -50,6 +59,7 @@ KINDS: dict[str, tuple[str, bool]] = {
 }
 _PATH_PLURAL = {"podmetrics": "pods"}
 LOG_LINES = 20
+RETRY_PAUSE = 0.2  # seconds before the one retry of a read the API server failed
 
 
 def name_of(obj: Json) -> str:
@@ -72,6 +82,10 @@ class Snapshot:
 
     def of(self, plural: str) -> list[Json]:
         return self.items.get(plural, [])
+
+    def read(self, *plurals: str) -> bool:
+        """Whether every one of these kinds was listed, so that an absence in them is a fact."""
+        return all(plural in self.items for plural in plurals)
 
     def by_name(self, plural: str, namespace: str, name: str) -> Json | None:
         if plural not in self._names:
@@ -107,20 +121,26 @@ class Snapshot:
                 return dict(entry.get("usage") or {})
         return {}
 
-    def log_tail(self, namespace: str, pod: str, container: str, *, previous: bool) -> list[str]:
+    def log_tail(
+        self, namespace: str, pod: str, container: str, *, previous: bool, lines: int = LOG_LINES
+    ) -> list[str]:
         """The last lines a container printed (its previous instance's, for a crash), or []."""
         path = f"/api/v1/namespaces/{namespace}/pods/{pod}/log"
         try:
             text = self.api.text(
-                path, container=container, tailLines=LOG_LINES, previous=previous or None
+                path, container=container, tailLines=lines, previous=previous or None
             )
-        except ToolError:  # logs are a nicety of the evidence, never a failure
+        except ToolError as exc:  # logs are evidence, never a failure of the diagnosis
+            # 400: no previous instance or not started yet; 404: the pod is gone meanwhile
+            if status_of(exc) not in (400, 404):
+                self.notes.append(f"logs of pod {namespace}/{pod} not read: {_why(exc)}")
             return []
-        return [line for line in text.splitlines() if line.strip()][-LOG_LINES:]
+        return [line for line in text.splitlines() if line.strip()][-lines:]
 
 
 def take(api: Api, namespace: str | None) -> Snapshot:
     snapshot = Snapshot(api, namespace)
+    failures: list[ToolError] = []
     for plural, (prefix, namespaced) in KINDS.items():
         segment = _PATH_PLURAL.get(plural, plural)
         if namespaced and namespace:
@@ -128,17 +148,43 @@ def take(api: Api, namespace: str | None) -> Snapshot:
         else:
             path = f"{prefix}/{segment}"
         try:
-            listed = api.get(path, what=f"the {plural} list")
-        except (NotFound, PermissionDenied) as exc:
-            snapshot.notes.append(f"{plural} not read ({exc.message}); findings about them missing")
-            listed = {}
-        except ToolError:
-            raise
+            listed = _list(api, path, plural)
+        except ToolError as exc:
+            failures.append(exc)
+            snapshot.notes.append(
+                f"{plural} not read: {_why(exc)}; findings that need them are left out"
+            )
+            continue
         items = [dict(o) for o in listed.get("items") or []]
         if plural in ("secrets", "configmaps"):
             items = [_keys_only(o) for o in items]
         snapshot.items[plural] = items
+    if not snapshot.items and failures:  # not one list: nothing to diagnose, say why
+        last = failures[-1]
+        raise type(last)(f"nothing could be read for a diagnosis: {last.message}") from last
     return snapshot
+
+
+def _list(api: Api, path: str, plural: str) -> Json:
+    """One list, retried once when the API server failed it (5xx, 429) rather than refused it."""
+    try:
+        return api.get(path, what=f"the {plural} list")
+    except ToolError as exc:
+        if not exc.retryable:
+            raise
+    time.sleep(RETRY_PAUSE)
+    return api.get(path, what=f"the {plural} list")
+
+
+def status_of(exc: ToolError) -> int | None:
+    """The HTTP status behind a tool error (the client's exception is chained), if any."""
+    status = getattr(exc.__cause__, "status", None)
+    return status if isinstance(status, int) else None
+
+
+def _why(exc: ToolError) -> str:
+    status = status_of(exc)
+    return f"HTTP {status} ({exc.message})" if status else exc.message
 
 
 def _keys_only(obj: Json) -> Json:

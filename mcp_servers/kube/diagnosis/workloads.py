@@ -4,7 +4,8 @@ A controller's own status says what its pods' problems amount to: a Deployment n
 past its progress deadline, fewer ready replicas than wanted, a ReplicaSet refused by quota
 (ReplicaFailure), a Job failed (BackoffLimitExceeded, DeadlineExceeded), a CronJob suspended or
 whose last Job failed. The why, when it is in the pods, is the pod analyzers' Finding on the same
-object; these say how far the workload is from what was asked.
+object; these say how far the workload is from what was asked. A failed Job's pods are over
+(no pod rule looks at them), so its Finding carries their exit codes and last log lines itself.
 
 It knows workload status shapes; nothing of pods' internals, fixes or MCP.
 """
@@ -27,7 +28,7 @@ def analyze(snapshot: Snapshot) -> list[Finding]:
         for obj in snapshot.of(plural):
             found.extend(_ready_gap(obj, kind))
     for job in snapshot.of("jobs"):
-        found.extend(_job(job))
+        found.extend(_job(snapshot, job))
     for cronjob in snapshot.of("cronjobs"):
         found.extend(_cronjob(snapshot, cronjob))
     return found
@@ -140,7 +141,7 @@ def _ready_gap(obj: Json, kind: str) -> Iterator[Finding]:
         )
 
 
-def _job(job: Json) -> Iterator[Finding]:
+def _job(snapshot: Snapshot, job: Json) -> Iterator[Finding]:
     cond = _conditions(job).get("Failed")
     if cond and cond.get("status") == "True":
         status = job.get("status") or {}
@@ -149,22 +150,62 @@ def _job(job: Json) -> Iterator[Finding]:
             _ref(job, "Job"),
             "high",
             f"Job failed: {cond.get('reason')} ({status.get('failed') or 0} failed pods)",
-            (_cond_evidence(job, "Job", cond),),
+            (_cond_evidence(job, "Job", cond), *_failed_pod(snapshot, job)),
             0.95,
             details={"reason": cond.get("reason")},
         )
 
 
+def _failed_pod(snapshot: Snapshot, job: Json) -> list[Evidence]:
+    """How the Job's last failed pod ended: exit code and the last lines it printed."""
+    namespace, name = namespace_of(job), name_of(job)
+    failed = [
+        p
+        for p in snapshot.pods_in(namespace)
+        if (p.get("status") or {}).get("phase") == "Failed"
+        and any(
+            o.get("kind") == "Job" and o.get("name") == name
+            for o in (p.get("metadata") or {}).get("ownerReferences") or []
+        )
+    ]
+    if not failed:
+        return []
+    pod = max(failed, key=lambda p: str((p.get("metadata") or {}).get("creationTimestamp") or ""))
+    evidence = []
+    for cstatus in (pod.get("status") or {}).get("containerStatuses") or []:
+        ended = (cstatus.get("state") or {}).get("terminated") or {}
+        where = f"Pod {name_of(pod)} container {cstatus.get('name')}"
+        evidence.append(
+            Evidence(
+                "status",
+                where,
+                f"terminated: exit code {ended.get('exitCode')}, reason {ended.get('reason')}",
+            )
+        )
+        lines = snapshot.log_tail(namespace, name_of(pod), str(cstatus.get("name")), previous=False)
+        evidence.extend(Evidence("log", where, line) for line in lines[-5:])
+    return evidence
+
+
 def _cronjob(snapshot: Snapshot, cronjob: Json) -> Iterator[Finding]:
     ref = _ref(cronjob, "CronJob")
-    if (cronjob.get("spec") or {}).get("suspend"):
+    spec, status = cronjob.get("spec") or {}, cronjob.get("status") or {}
+    if spec.get("suspend"):
         yield Finding(
             "CronJobSuspended",
             ref,
             "low",
             "CronJob is suspended: no Job is started",
-            (Evidence("spec", str(ref), "spec.suspend: true"),),
+            (
+                Evidence("spec", str(ref), f"spec.suspend: true, schedule {spec.get('schedule')}"),
+                Evidence(
+                    "status",
+                    str(ref),
+                    f"last scheduled {status.get('lastScheduleTime') or 'never'}",
+                ),
+            ),
             0.9,
+            details={"schedule": spec.get("schedule")},
         )
     owned = [
         j
@@ -185,7 +226,8 @@ def _cronjob(snapshot: Snapshot, cronjob: Json) -> Iterator[Finding]:
                 ref,
                 "medium",
                 f"the last Job {name_of(last)} failed: {cond.get('reason')}",
-                (_cond_evidence(last, "Job", cond),),
+                (_cond_evidence(last, "Job", cond), *_failed_pod(snapshot, last)),
                 0.85,
                 related=(_ref(last, "Job"),),
+                details={"job": name_of(last)},
             )
