@@ -2,7 +2,8 @@
 
 Nodes are cluster-scoped, so `Writes.target` refuses them on a server confined to some
 namespaces. A taint change replaces the node's whole taint list, guarded by its resourceVersion,
-so a taint someone else added meanwhile is never lost (the write fails with a conflict instead).
+so a taint someone else added meanwhile is never lost: on a conflict the node is read again and
+the change recomputed (three tries).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ Effect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 _TAINT_KEY = re.compile(
     r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
 )
+_ATTEMPTS = 3
 _TAINT_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
 
 
@@ -54,30 +56,54 @@ def taint(
         raise InvalidArgument("give the taint's effect: NoSchedule, PreferNoSchedule or NoExecute")
     api = writes.api(context)
     target = writes.target(api, "nodes", node, None)
-    current = writes.current(api, target)
-    if current is None:
-        raise NotFound(f"{target.what} was not found")
+    attempt = 0
+    while True:
+        attempt += 1
+        current = writes.current(api, target)
+        if current is None:
+            raise NotFound(f"{target.what} was not found")
+        taints = _changed(current, node, key, value, effect, remove=remove, overwrite=overwrite)
+        body = {"metadata": {"resourceVersion": current["metadata"]["resourceVersion"]},
+                "spec": {"taints": taints or None}}  # fmt: skip
+        try:
+            return writes.change(
+                api, target, "PATCH", body=body, content_type=CONTENT_TYPES["merge"],
+                query={"fieldManager": MANAGER}, dry_run=dry_run, before=current,
+            )  # fmt: skip
+        except Conflict:
+            # The node changed meanwhile (the node controller adds and removes its own
+            # taints on cordon): read it again and recompute, never overwrite blindly.
+            if attempt == _ATTEMPTS:
+                raise
+
+
+def _changed(
+    current: Json,
+    node: str,
+    key: str,
+    value: str,
+    effect: Effect | None,
+    *,
+    remove: bool,
+    overwrite: bool,
+) -> list[Json]:
+    """The node's taint list with the asked change made."""
     taints: list[Json] = list(current.get("spec", {}).get("taints") or [])
     same = [t for t in taints if t.get("key") == key and effect in (None, t.get("effect"))]
     if remove:
         if not same:
             raise NotFound(f"taint {key!r} not found on node {node}")
-        taints = [t for t in taints if t not in same]
-    elif same and (same[0].get("value") or "") != value:
+        return [t for t in taints if t not in same]
+    if same and (same[0].get("value") or "") != value:
         if not overwrite:
             raise Conflict(
                 f"node {node} already has taint {key}={same[0].get('value', '')}:{effect}; "
                 "call again with overwrite=True to change its value"
             )
-        taints = [t if t not in same else {**t, "value": value} for t in taints]
-    elif not same:
+        return [t if t not in same else {**t, "value": value} for t in taints]
+    if not same:
         taints.append({"key": key, "effect": effect, **({"value": value} if value else {})})
-    body = {"metadata": {"resourceVersion": current["metadata"]["resourceVersion"]},
-            "spec": {"taints": taints or None}}  # fmt: skip
-    return writes.change(
-        api, target, "PATCH", body=body, content_type=CONTENT_TYPES["merge"],
-        query={"fieldManager": MANAGER}, dry_run=dry_run, before=current,
-    )  # fmt: skip
+    return taints
 
 
 def check_taint(key: str, value: str) -> None:

@@ -141,19 +141,37 @@ class Writes:
         documents = _documents(manifest)
         planned = [self._apply_target(api, doc, namespace) for doc in documents]
         query = {"fieldManager": MANAGER, "force": force}
-        # All dry runs first: a manifest the cluster refuses in part changes nothing at all.
-        results = [
-            self.change(api, t, "PATCH", body=d, content_type="application/apply-patch+yaml",
-                        query=query, dry_run=True)
-            for t, d in planned
-        ]  # fmt: skip
-        if not dry_run:
-            results = [
+
+        def send(batch: list[tuple[Target, Json]], dry: bool) -> list[Json]:
+            return [
                 self.change(api, t, "PATCH", body=d, content_type="application/apply-patch+yaml",
-                            query=query, dry_run=False)
-                for t, d in planned
+                            query=query, dry_run=dry)
+                for t, d in batch
             ]  # fmt: skip
-        return {"dry_run": dry_run, "objects": results}
+
+        # The server cannot dry-run an object in a namespace that does not exist yet, so the
+        # objects of a namespace this manifest creates are checked once it exists.
+        creating = {
+            t.name for t, _ in planned
+            if t.resource.kind == "Namespace" and self.current(api, t) is None
+        }  # fmt: skip
+        now = [(t, d) for t, d in planned if t.namespace not in creating]
+        later = [(t, d) for t, d in planned if t.namespace in creating]
+        # All dry runs first: a manifest the cluster refuses in part changes nothing at all.
+        results = send(now, True)
+        if dry_run:
+            results += [
+                result(t, None, d, dry_run=True, note=f"namespace {t.namespace} is created by "
+                       "this manifest; the server checks this object once it exists")
+                for t, d in later
+            ]  # fmt: skip
+        else:
+            results = send(now, False)
+            send(later, True)
+            results += send(later, False)
+        order = {id(d): i for i, (_, d) in enumerate(planned)}
+        paired = sorted(zip(now + later, results, strict=True), key=lambda p: order[id(p[0][1])])
+        return {"dry_run": dry_run, "objects": [r for _, r in paired]}
 
     def _apply_target(self, api: Api, doc: Json, namespace: str | None) -> tuple[Target, Json]:
         api_version, kind = str(doc.get("apiVersion", "")), str(doc.get("kind", ""))

@@ -8,14 +8,10 @@ client would meet them.
 
 from __future__ import annotations
 
-import json
-import os
-import socket
 import stat
 import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,61 +19,22 @@ import anyio
 import httpx
 import pytest
 from langchain_mcp_adapters.client import MultiServerMCPClient
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp import ClientSession
 from mcp.types import CallToolResult
 
 from sandbox.server import Sandbox
-from tests.support.waiting import eventually
+from tests.support.mcp_hosts import (
+    KUBECREW,
+    child_env,
+    content_json,
+    free_port,
+    http_server,
+    http_session,
+    stdio_session,
+)
 
-KUBECREW = str(Path(sys.executable).with_name("kubecrew"))
 TOKEN = "test-token-0123456789abcdef"
 NODES = {"node-1", "node-2", "node-3"}
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-def listening(port: int) -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-    except OSError:
-        return False
-    return True
-
-
-def child_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "KUBECREW_MCP_TOKEN"}
-    return {**env, **extra}
-
-
-@contextmanager
-def http_server(
-    command: list[str], port: int, log: Path, env: dict[str, str]
-) -> Iterator[subprocess.Popen[bytes]]:
-    with log.open("wb") as out:
-        child = subprocess.Popen(command, stdout=out, stderr=out, env=env)
-    try:
-
-        def up() -> bool:
-            assert child.poll() is None, f"server exited: {log.read_text()}"
-            return listening(port)
-
-        eventually(up, timeout=30, what=f"MCP server listening on {port}")
-        yield child
-    finally:
-        child.terminate()
-        try:
-            child.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            child.kill()
-            child.wait()
 
 
 @pytest.fixture
@@ -98,7 +55,6 @@ def structured(result: CallToolResult) -> dict[str, Any]:
 
 
 async def list_nodes(session: ClientSession) -> tuple[set[str], set[str]]:
-    await session.initialize()
     tools = {tool.name for tool in (await session.list_tools()).tools}
     nodes = structured(await session.call_tool("list_resources", {"kind": "nodes"}))
     return tools, {item["name"] for item in nodes["items"]}
@@ -106,12 +62,7 @@ async def list_nodes(session: ClientSession) -> tuple[set[str], set[str]]:
 
 def over_http(url: str, token: str) -> tuple[set[str], set[str]]:
     async def go() -> tuple[set[str], set[str]]:
-        headers = {"Authorization": f"Bearer {token}"}
-        async with (
-            create_mcp_http_client(headers=headers) as client,
-            streamable_http_client(url, http_client=client) as (read, write, _),
-            ClientSession(read, write) as session,
-        ):
+        async with http_session(url, token) as session:
             return await list_nodes(session)
 
     return anyio.run(go)
@@ -195,20 +146,14 @@ def test_python_module_refuses_a_remote_host_without_allow_remote() -> None:
     assert "--allow-remote" in done.stderr
 
 
-def stdio_parameters(sandbox: Sandbox) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=KUBECREW, args=["mcp", "kube", "--kubeconfig", str(sandbox.kubeconfig)]
-    )
+def stdio_command(sandbox: Sandbox) -> list[str]:
+    return [KUBECREW, "mcp", "kube", "--kubeconfig", str(sandbox.kubeconfig)]
 
 
 def test_stdio_via_kubecrew_mcp_kube(sandbox: Sandbox, tmp_path: Path) -> None:
     async def go() -> tuple[set[str], set[str]]:
-        with (tmp_path / "stdio.log").open("w") as errlog:
-            async with (
-                stdio_client(stdio_parameters(sandbox), errlog=errlog) as (read, write),
-                ClientSession(read, write) as session,
-            ):
-                return await list_nodes(session)
+        async with stdio_session(stdio_command(sandbox), tmp_path / "stdio.log") as session:
+            return await list_nodes(session)
 
     tools, nodes = anyio.run(go)
     assert {"list_resources", "describe", "diagnose"} <= tools
@@ -216,10 +161,10 @@ def test_stdio_via_kubecrew_mcp_kube(sandbox: Sandbox, tmp_path: Path) -> None:
 
 
 def test_langchain_adapters_over_stdio_and_http(sandbox: Sandbox, kube_http: str) -> None:
-    parameters = stdio_parameters(sandbox)
+    command, *args = stdio_command(sandbox)
     client = MultiServerMCPClient(
         {
-            "stdio": {"transport": "stdio", "command": parameters.command, "args": parameters.args},
+            "stdio": {"transport": "stdio", "command": command, "args": args},
             "http": {
                 "transport": "streamable_http",
                 "url": kube_http,
@@ -242,14 +187,4 @@ def test_langchain_adapters_over_stdio_and_http(sandbox: Sandbox, kube_http: str
     for server in ("stdio", "http"):
         assert {f"{server}_list_resources", f"{server}_describe"} <= names
     for answer in answers:
-        assert {item["name"] for item in _json_of(answer)["items"]} == NODES
-
-
-def _json_of(answer: Any) -> dict[str, Any]:
-    """The tool's JSON, whether the adapter returned a string or a list of content blocks."""
-    if isinstance(answer, str):
-        parsed: dict[str, Any] = json.loads(answer)
-        return parsed
-    texts = [block["text"] for block in answer if block.get("type") == "text"]
-    parsed = json.loads("".join(texts))
-    return parsed
+        assert {item["name"] for item in content_json(answer)["items"]} == NODES

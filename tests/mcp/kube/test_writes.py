@@ -89,6 +89,24 @@ def test_apply_refuses_the_whole_manifest_when_one_object_is_invalid(
     assert shared_kubectl.run("get", "deploy/web", "-n", namespace, check=False).returncode != 0
 
 
+def test_apply_creates_a_namespace_and_what_lives_in_it_in_one_manifest(
+    kube: KubeTools, shared_kubectl: Kubectl, namespace: str
+) -> None:
+    fresh = f"{namespace}-fresh"
+    manifest = (
+        f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c, namespace: {fresh}}}\n"
+        "data: {k: v}\n---\n"
+        f"apiVersion: v1\nkind: Namespace\nmetadata: {{name: {fresh}}}\n"
+    )
+    preview = kube.ok("apply", manifest=manifest, dry_run=True)
+    assert [o["object"]["kind"] for o in preview["objects"]] == ["ConfigMap", "Namespace"]
+    assert "created by this manifest" in preview["objects"][0]["note"]
+    assert shared_kubectl.run("get", "namespace", fresh, check=False).returncode != 0
+    done = kube.ok("apply", manifest=manifest)
+    assert all(o["applied"] and o["created"] for o in done["objects"])
+    assert field(shared_kubectl, fresh, "configmap/c", "{.data.k}") == "v"
+
+
 def test_dry_run_changes_nothing_but_returns_the_diff(
     kube: KubeTools, shared_kubectl: Kubectl, namespace: str, web: str
 ) -> None:
