@@ -17,7 +17,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from kubecrew import mcp_commands, sandbox_commands, sandbox_faults
+from kubecrew import mcp_commands, policy_commands, sandbox_commands, sandbox_faults
 from kubecrew.terminal import print_failure
 from sandbox.schemas import KUBERNETES_VERSION
 
@@ -47,6 +47,7 @@ app = _OneLineErrors(
 sandbox_commands.app.add_typer(sandbox_faults.app)
 app.add_typer(sandbox_commands.app)
 app.add_typer(mcp_commands.app)
+app.add_typer(policy_commands.app)
 
 
 def _installed_version() -> str:

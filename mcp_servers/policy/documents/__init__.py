@@ -1,0 +1,45 @@
+"""The policy kinds, Kubernetes-style (`apiVersion: kubecrew.io/v1alpha1`, kind, metadata, spec).
+
+One module per kind, the shared parts in `common` and `selectors`. The same documents live in git
+(`policies/`) and, later, as custom resources; `loading` turns YAML into these models.
+"""
+
+from __future__ import annotations
+
+from mcp_servers.policy.documents.capacity import CapacityPolicy
+from mcp_servers.policy.documents.change import ChangePolicy
+from mcp_servers.policy.documents.common import API_VERSION, Concern
+from mcp_servers.policy.documents.cost import CostPolicy
+from mcp_servers.policy.documents.egress import EgressPolicy
+from mcp_servers.policy.documents.priority import Ownership, PriorityPolicy
+
+PolicyDocument = (
+    CapacityPolicy | CostPolicy | EgressPolicy | ChangePolicy | PriorityPolicy | Ownership
+)
+
+MODELS: dict[str, type[PolicyDocument]] = {
+    model.model_fields["kind"].default: model
+    for model in (CapacityPolicy, CostPolicy, EgressPolicy, ChangePolicy, PriorityPolicy, Ownership)
+}
+KINDS = tuple(MODELS)
+
+# The concern each kind speaks for when it objects or supports; ChangePolicy findings are gates.
+CONCERN_OF: dict[str, Concern] = {
+    "CapacityPolicy": "reliability",
+    "CostPolicy": "cost",
+    "EgressPolicy": "security",
+}
+
+__all__ = [
+    "API_VERSION",
+    "CONCERN_OF",
+    "KINDS",
+    "MODELS",
+    "CapacityPolicy",
+    "ChangePolicy",
+    "CostPolicy",
+    "EgressPolicy",
+    "Ownership",
+    "PolicyDocument",
+    "PriorityPolicy",
+]

@@ -1,0 +1,93 @@
+"""PriorityPolicy and Ownership: how conflicts between concerns resolve, and who owns what.
+
+    kind: PriorityPolicy
+    spec:
+      order: [security, reliability, cost]      # first outranks the rest
+      tieBreaks: [owner, most-conservative]     # when one concern both supports and rejects
+
+    kind: Ownership
+    spec:
+      team: shop
+      agent: dev-team                           # platform | cluster-operator | dev-team
+      humans: {groups: [shop-admins]}
+      owns:                                     # any selector matching makes the team an owner
+        - {namespaces: [shop]}
+
+Tie-breaks, tried in order until one decides: `owner` (the finding from a policy labelled
+`kubecrew.io/team` with the target owner's team wins), `most-conservative` (the rejection wins:
+do less), `escalate` (a person decides). One PriorityPolicy governs a policy set; without one the
+order above applies. Several Ownerships may select one target: all are stakeholders, and the most
+specific selector names the owner.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from mcp_servers.policy.documents.common import (
+    API_VERSION,
+    CONCERNS,
+    Concern,
+    DnsLabel,
+    Metadata,
+    Principals,
+    Strict,
+)
+from mcp_servers.policy.documents.selectors import TargetSelector
+
+TieBreak = Literal["owner", "most-conservative", "escalate"]
+Agent = Literal["platform", "cluster-operator", "dev-team"]
+TEAM_LABEL = "kubecrew.io/team"
+
+
+class PrioritySpec(Strict):
+    description: str = ""
+    order: Annotated[list[Concern], Field(min_length=1)]
+    tieBreaks: list[TieBreak] = ["most-conservative"]
+
+    @model_validator(mode="after")
+    def _unique(self) -> PrioritySpec:
+        if len(set(self.order)) != len(self.order):
+            raise ValueError("a concern is listed twice in order")
+        if len(set(self.tieBreaks)) != len(self.tieBreaks):
+            raise ValueError("a tie-break is listed twice in tieBreaks")
+        return self
+
+    def ranked(self) -> tuple[Concern, ...]:
+        """Every concern, in this order; concerns left out rank after the listed ones."""
+        return (*self.order, *(c for c in CONCERNS if c not in self.order))
+
+
+class PriorityPolicy(Strict):
+    apiVersion: Literal["kubecrew.io/v1alpha1"] = API_VERSION
+    kind: Literal["PriorityPolicy"] = "PriorityPolicy"
+    metadata: Metadata
+    spec: PrioritySpec
+
+
+DEFAULT_PRIORITY = PrioritySpec(order=["security", "reliability", "cost"])
+
+
+class OwnershipSpec(Strict):
+    team: DnsLabel
+    agent: Agent | None = None
+    humans: Principals | None = None
+    owns: Annotated[list[TargetSelector], Field(min_length=1)]
+
+    def specificity(self, *, kind: str, namespace: str | None, labels: dict[str, str]) -> int:
+        """-1 when no selector matches, else the most specific matching selector's count."""
+        scores = [
+            s.specificity
+            for s in self.owns
+            if s.matches(kind=kind, namespace=namespace, labels=labels)
+        ]
+        return max(scores, default=-1)
+
+
+class Ownership(Strict):
+    apiVersion: Literal["kubecrew.io/v1alpha1"] = API_VERSION
+    kind: Literal["Ownership"] = "Ownership"
+    metadata: Metadata
+    spec: OwnershipSpec
