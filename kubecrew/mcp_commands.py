@@ -40,6 +40,11 @@ class Transport(StrEnum):
     http = "http"
 
 
+class PrProvider(StrEnum):
+    local = "local"
+    github = "github"
+
+
 TransportOption = Annotated[
     Transport,
     typer.Option(help="`stdio` for a host that spawns the server; `http` for streamable HTTP."),
@@ -183,6 +188,36 @@ def gitops(
     context: ContextOption = None,
     namespace: Annotated[str, typer.Option(help="For manifests that name none.")] = "default",
     read_only: ReadOnlyOption = False,
+    provider: Annotated[
+        PrProvider,
+        typer.Option(
+            help="Where pull requests live: `local` keeps them beside the repository (no forge "
+            "needed); `github` opens them on GitHub, with --repo a clone of the GitHub "
+            "repository (remote `origin`) and a token in $GITHUB_TOKEN."
+        ),
+    ] = PrProvider.local,
+    github_repo: Annotated[
+        str, typer.Option(help="github: the repository, `owner/name`.", show_default=False)
+    ] = "",
+    github_api_url: Annotated[
+        str,
+        typer.Option(help="github: REST API base; GitHub Enterprise is `https://HOST/api/v3`."),
+    ] = "https://api.github.com",
+    allow_direct_revert: Annotated[
+        bool,
+        typer.Option(
+            help="Let revert_pr(direct=true) commit the revert straight onto the base branch "
+            "(local provider) instead of opening a revert PR."
+        ),
+    ] = False,
+    repo_url: Annotated[
+        str,
+        typer.Option(
+            help="Another URL this repository is known by, to find the Argo CD Application or "
+            "Flux GitRepository that syncs it (sync then defers to them).",
+            show_default=False,
+        ),
+    ] = "",
     transport: TransportOption = Transport.stdio,
     host: HostOption = LOOPBACK,
     port: PortOption = DEFAULT_PORT,
@@ -196,9 +231,11 @@ def gitops(
     ```
     kubecrew mcp gitops --repo ./deploy --kubeconfig ~/.kube/config
     kubecrew mcp gitops --repo ./deploy --read-only --transport http --port 8813
+    GITHUB_TOKEN=... kubecrew mcp gitops --repo ./deploy --provider github --github-repo acme/deploy
     ```
     """
     options = _transport(transport, host, port, token_file, allow_remote)
+    from mcp_servers.common.errors import ToolError
     from mcp_servers.common.transport import serve
     from mcp_servers.gitops.server import build
     from mcp_servers.gitops.settings import GitopsSettings
@@ -214,8 +251,17 @@ def gitops(
         context=context,
         default_namespace=namespace,
         read_only=read_only,
+        provider="github" if provider is PrProvider.github else "local",
+        github_repo=github_repo,
+        github_api_url=github_api_url,
+        allow_direct_revert=allow_direct_revert,
+        repo_url=repo_url,
     )
-    _serve(lambda: serve(build(settings), options, name="gitops"))
+    try:
+        server = build(settings)
+    except ToolError as exc:  # a configuration the server cannot start with
+        _fail(exc.message)
+    _serve(lambda: serve(server, options, name="gitops"))
 
 
 def _serve(run: Callable[[], None]) -> None:

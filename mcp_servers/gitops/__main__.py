@@ -1,4 +1,6 @@
-"""`python -m mcp_servers.gitops --repo PATH --state-dir PATH`: the gitops server over stdio."""
+"""`python -m mcp_servers.gitops --repo PATH [--provider github --github-repo OWNER/NAME]`: the
+gitops server over stdio (or streamable HTTP). A configuration the server cannot start with
+(no token for GitHub, no such remote) ends with a one-line usage error, not a traceback."""
 
 from __future__ import annotations
 
@@ -6,6 +8,7 @@ import argparse
 from pathlib import Path
 
 from mcp_servers.common import transport
+from mcp_servers.common.errors import ToolError
 from mcp_servers.gitops.server import build
 from mcp_servers.gitops.settings import GitopsSettings
 
@@ -19,6 +22,28 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--context")
     parser.add_argument("--namespace", default="default", help="for manifests that name none")
     parser.add_argument("--read-only", action="store_true", help="register no write tool")
+    parser.add_argument(
+        "--provider",
+        choices=["local", "github"],
+        default="local",
+        help="where pull requests live: 'local' keeps them beside the repository (no forge "
+        "needed); 'github' opens them on GitHub, with --repo a clone of the GitHub repository "
+        "(remote 'origin') and a token in $GITHUB_TOKEN",
+    )
+    parser.add_argument("--github-repo", default="", help="github: the repository, owner/name")
+    parser.add_argument(
+        "--github-api-url",
+        default="https://api.github.com",
+        help="github: REST API base; GitHub Enterprise Server is https://HOST/api/v3",
+    )
+    parser.add_argument(
+        "--allow-direct-revert",
+        action="store_true",
+        help="let revert_pr(direct=true) commit the revert straight onto the base branch",
+    )
+    parser.add_argument(
+        "--repo-url", default="", help="another URL of this repository (finds Argo CD / Flux)"
+    )
     transport.add_arguments(parser)
     args = parser.parse_args(argv)
     options = transport.from_arguments(parser, args)
@@ -31,8 +56,17 @@ def main(argv: list[str] | None = None) -> None:
         context=args.context,
         default_namespace=args.namespace,
         read_only=args.read_only,
+        provider=args.provider,
+        github_repo=args.github_repo,
+        github_api_url=args.github_api_url,
+        allow_direct_revert=args.allow_direct_revert,
+        repo_url=args.repo_url,
     )
-    transport.serve(build(settings), options, name="gitops")
+    try:
+        server = build(settings)
+    except ToolError as exc:
+        parser.error(exc.message)
+    transport.serve(server, options, name="gitops")
 
 
 if __name__ == "__main__":

@@ -103,6 +103,8 @@ def report(docs: list[Document], resources: Resources) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for doc in docs:
         entry: dict[str, Any] = {"file": doc.path, **doc.ref}
+        if doc.rendered:
+            entry["rendered_by"] = "kustomize"  # `file` is then the kustomization directory
         try:
             resource, namespace, name = resources.locate(doc.obj)
             entry["namespace"] = namespace

@@ -3,9 +3,10 @@
 Reads come from a ref (a branch, tag or commit), never from the work tree, so a half-edited
 checkout never leaks into what we list, diff or sync. Writes build commits with a private index
 file (`GIT_INDEX_FILE`) and move branch refs, so they work in a bare repository and never touch
-the files of whoever has the repository checked out. The one exception is `merge` into the
-branch that is checked out: git then carries the work tree along (`read-tree -m -u`), as
-`git merge` would.
+the files of whoever has the repository checked out. The one exception is `merge` (or a direct
+`revert_onto`) into the branch that is checked out: git then carries the work tree along
+(`read-tree -m -u`), as `git merge` would. `export` writes a ref's files into a scratch directory
+for tools that can only read files (kustomize), never the work tree.
 
 GitPython errors are wrapped into the tool error tree here; nothing above sees them.
 """
@@ -30,6 +31,7 @@ from mcp_servers.gitops import paths
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 _LINK_MODE = "120000"
+_SUBMODULE_MODE = "160000"
 
 
 @dataclass(frozen=True)
@@ -41,11 +43,14 @@ class Entry:
 
 @dataclass(frozen=True)
 class Document:
-    """One Kubernetes object a manifest file defines (document `index` of a multi-doc file)."""
+    """One Kubernetes object a manifest file defines (document `index` of a multi-doc file), or
+    one that `kubectl kustomize` rendered: then `rendered` is set and `path` is the kustomization
+    directory ("." for the repository root), since no single file holds the object."""
 
     path: str
     index: int
     obj: dict[str, Any]
+    rendered: bool = False
 
     @property
     def ref(self) -> dict[str, str]:
@@ -162,21 +167,30 @@ class Repository:
             if e.path.rsplit("/", 1)[-1] in KUSTOMIZATION_FILES
         )
 
-    def find(
-        self, ref: str, *, kind: str, name: str, namespace: str, default_ns: str
-    ) -> list[Document]:
-        """The documents defining `kind` `name` (in `namespace`; "" matches any)."""
-        hits = []
-        for doc in self.documents(ref):
-            if not isinstance(doc, Document):
+    def export(self, ref: str, root: Path, *, under: list[str]) -> None:
+        """Write the regular files below the folders `under` ("" is the whole tree) at `ref`
+        into the directory `root`, for tools that read files (kustomize). Symlinks are left
+        out, so nothing in `root` can point outside it."""
+        prefixes = [u.rstrip("/") + "/" if u else "" for u in under]
+        for entry in self.entries(ref):
+            if entry.mode in (_LINK_MODE, _SUBMODULE_MODE):
                 continue
-            r = doc.ref
-            if r["kind"].lower() != kind.lower() or r["name"] != name:
-                continue
-            scoped = "" if kind_is_cluster_scoped(r["kind"]) else default_ns
-            if not namespace or (r["namespace"] or scoped) == namespace:
-                hits.append(doc)
-        return hits
+            if any(entry.path.startswith(p) for p in prefixes):
+                target = root / paths.repo_path(entry.path)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(self.git_repo.odb.stream(bytes.fromhex(entry.sha)).read())
+
+    def locations(self) -> list[str]:
+        """Where this repository is: its work tree, its git directory and its remotes' URLs
+        (what an Argo CD or Flux object may name it by)."""
+        repo = self.git_repo
+        found = [str(repo.working_tree_dir or ""), str(repo.git_dir)]
+        for remote in repo.remotes:
+            try:
+                found += list(remote.urls)
+            except git.GitCommandError:
+                continue  # a remote without a URL names nothing
+        return [f for f in found if f]
 
     def diff(self, base: str, head: str) -> tuple[str, list[str]]:
         """The unified diff of `head` against where it forked from `base`, and the files."""
@@ -239,16 +253,28 @@ class Repository:
     def revert(self, *, commit: str, start: str, branch: str, message: str) -> str:
         """A new branch from `start` undoing `commit` (a merge is undone against its first
         parent), as one commit; Conflict when later changes touch the same lines."""
+        paths.branch(branch)
+        if branch in self.branches():
+            raise Conflict(f"branch {branch!r} exists already; choose another branch name")
+        sha = self._revert_commit(commit, self.resolve(start), message)
+        self.git_repo.git.update_ref(f"refs/heads/{branch}", sha, "0" * 40)
+        return sha
+
+    def revert_onto(self, *, commit: str, branch: str, message: str) -> str:
+        """One commit on `branch` itself undoing `commit`; the branch (and its checkout, if it
+        is the one checked out) moves to it. For emergencies: no review happens."""
+        tip = self.resolve(branch)
+        sha = self._revert_commit(commit, tip, message)
+        self._move_branch(branch, tip, sha)
+        return sha
+
+    def _revert_commit(self, commit: str, tip: str, message: str) -> str:
         target = self.resolve(commit)
         parents = self.git_repo.commit(target).parents
         if not parents:
             raise InvalidArgument(f"{commit[:12]} is the first commit; there is nothing to undo")
         parent = parents[0].hexsha
         patch = str(self.git_repo.git.diff(parent, target, "--binary", "--no-color")) + "\n"
-        paths.branch(branch)
-        if branch in self.branches():
-            raise Conflict(f"branch {branch!r} exists already; choose another branch name")
-        tip = self.resolve(start)
         with tempfile.NamedTemporaryFile("w", suffix=".patch", delete=False) as fh:
             fh.write(patch)
         try:
@@ -263,9 +289,7 @@ class Repository:
                 tree = g.write_tree()
         finally:
             os.unlink(fh.name)
-        sha = self._commit_tree(tree, [tip], message)
-        self.git_repo.git.update_ref(f"refs/heads/{branch}", sha, "0" * 40)
-        return sha
+        return self._commit_tree(tree, [tip], message)
 
     def delete_branch(self, branch: str) -> None:
         if branch in self.branches():
@@ -294,15 +318,21 @@ class Repository:
 
     def _move_branch(self, branch: str, old: str, new: str) -> None:
         repo = self.git_repo
-        repo.git.update_ref(f"refs/heads/{branch}", new, old)
+        try:
+            repo.git.update_ref(f"refs/heads/{branch}", new, old)
+        except git.GitCommandError as exc:
+            raise Conflict(
+                f"{branch} moved while this change was being made ({str(exc.stderr).strip()[:200]})"
+                "; read it again and retry"
+            ) from exc
         checked_out = not repo.bare and not repo.head.is_detached
         if checked_out and repo.active_branch.name == branch:
             try:
                 repo.git.read_tree("-m", "-u", old, new)
             except git.GitCommandError as exc:
                 raise Conflict(
-                    f"merged as {new[:12]}, but the checkout of {branch} has local changes "
-                    f"in the way ({str(exc.stderr).strip()[:300]}); commit or discard them"
+                    f"{branch} is now {new[:12]}, but its checkout has local changes in the "
+                    f"way ({str(exc.stderr).strip()[:300]}); commit or discard them"
                 ) from exc
 
 
@@ -325,3 +355,18 @@ _CLUSTER_SCOPED = {
 
 def kind_is_cluster_scoped(kind: str) -> bool:
     return kind.lower() in _CLUSTER_SCOPED
+
+
+def matching(
+    docs: list[Document], *, kind: str, name: str, namespace: str, default_ns: str
+) -> list[Document]:
+    """The documents defining `kind` `name` (in `namespace`; "" matches any)."""
+    hits = []
+    for doc in docs:
+        r = doc.ref
+        if r["kind"].lower() != kind.lower() or r["name"] != name:
+            continue
+        scoped = "" if kind_is_cluster_scoped(r["kind"]) else default_ns
+        if not namespace or (r["namespace"] or scoped) == namespace:
+            hits.append(doc)
+    return hits

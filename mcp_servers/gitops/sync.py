@@ -1,21 +1,28 @@
 """Making the cluster what a branch of the repository says: server-side apply, then prune.
 
-Every object of every plain YAML manifest at the ref is applied with field manager `kubecrew`
-and `force=true` (git is the source of truth, so its fields win over a manual edit), labelled
-with the repository's `MANAGED_BY_LABEL` so a later prune can find what this repo put there.
-A server-side dry run (`dryRun=All`) comes first for every object and decides what would
-change; with `dry_run` nothing else happens. Prune deletes labelled objects the ref no longer
-defines, only for the kinds the repository manages.
+The desired state at a ref (`desired`) is every object of every plain YAML manifest outside
+kustomize directories, plus what each top-level kustomization renders (`kustomize`; files inside
+a kustomize directory are never applied raw, since their patches and overlays would be lost).
+Each object is applied with field manager `kubecrew` and `force=true` (git is the source of
+truth, so its fields win over a manual edit), labelled with the repository's `MANAGED_BY_LABEL`
+so a later prune can find what this repo put there. A server-side dry run (`dryRun=All`) comes
+first for every object and decides what would change; with `dry_run` nothing else happens.
+Prune deletes labelled objects the ref no longer defines, only for the kinds the repository
+manages, and only when every file parsed and every kustomization rendered: an object missing
+because its overlay failed to render is not an object git deleted.
 
-Files under a kustomize directory are not rendered here (yet): they are reported as skipped,
-never applied raw, since their patches and overlays would be lost.
+Before any of that, sync looks for an Argo CD Application or Flux Kustomization that deploys this
+repository (`deferral`); if one does, applying is its job, and sync only reports (and, asked to,
+follows) it, so two controllers never fight over the same objects.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from mcp_servers.common.errors import NotFound, ToolError
+from mcp_servers.gitops import deferral, kustomize
 from mcp_servers.gitops.drift import compare
 from mcp_servers.gitops.repo import Document, Repository
 from mcp_servers.gitops.resources import Resource, Resources
@@ -36,29 +43,84 @@ PRUNABLE = (
 )
 
 
-def plain_documents(repo: Repository, ref: str) -> tuple[list[Document], list[str]]:
-    """The objects sync applies at `ref`, and the notes of what it left out (and why)."""
-    kustomized = repo.kustomize_dirs(ref)
+@dataclass(frozen=True)
+class Desired:
+    docs: list[Document]  # in apply order: namespaces and CRDs first
+    notes: list[str]  # files that did not parse, kustomizations that did not render, duplicates
+    complete: bool  # every file parsed and every kustomization rendered (prune may run)
+
+
+def desired(repo: Repository, ref: str) -> Desired:
+    """The objects sync applies at `ref`, and the notes of what it could not read (and why)."""
+    kdirs = repo.kustomize_dirs(ref)
     docs: list[Document] = []
     notes: list[str] = []
     for doc in repo.documents(ref):
-        if not isinstance(doc, Document):
-            notes.append(f"{doc[0]}: {doc[1]}")
-        elif any(doc.path.startswith(f"{k}/") or k == "" for k in kustomized):
-            notes.append(f"{doc.path}: in a kustomize directory, not rendered; skipped")
-        else:
+        path = doc.path if isinstance(doc, Document) else doc[0]
+        if any(k == "" or path.startswith(f"{k}/") for k in kdirs):
+            continue  # kustomize reads it (or reports it) when it renders the directory
+        if isinstance(doc, Document):
             docs.append(doc)
-    return sorted(docs, key=lambda d: (_FIRST.get(d.ref["kind"], 9), d.path, d.index)), notes
+        else:
+            notes.append(f"{doc[0]}: {doc[1]}")
+    rendered, failures = kustomize.render(repo, ref, kdirs)
+    notes += failures
+    complete = not notes
+    ordered = sorted(docs + rendered, key=lambda d: (_FIRST.get(d.ref["kind"], 9), d.path, d.index))
+    return Desired(_unique(ordered, notes), notes, complete)
+
+
+def _unique(docs: list[Document], notes: list[str]) -> list[Document]:
+    """The first definition of each object; a second one (two overlays rendering the same
+    object) is left out with a note, since applying both would flip it on every sync."""
+    seen: dict[tuple[str, ...], str] = {}
+    kept: list[Document] = []
+    for doc in docs:
+        r = doc.ref
+        key = (r["apiVersion"].split("/")[0], r["kind"], r["namespace"], r["name"])
+        if key in seen:
+            notes.append(
+                f"{doc.path}: {r['kind']} {r['name']} is defined already by {seen[key]}; "
+                "left out (render each object from one place)"
+            )
+            continue
+        seen[key] = doc.path
+        kept.append(doc)
+    return kept
 
 
 def sync(
-    repo: Repository, resources: Resources, *, ref: str, label: str, dry_run: bool, prune: bool
+    repo: Repository,
+    resources: Resources,
+    *,
+    ref: str,
+    label: str,
+    dry_run: bool,
+    prune: bool,
+    repo_urls: tuple[str, ...] = (),
+    wait_seconds: float = 0,
 ) -> dict[str, Any]:
-    docs, notes = plain_documents(repo, ref)
+    """Apply `ref` (or defer to the Argo CD / Flux object deploying the repository, known by
+    its locations and `repo_urls`, following it for up to `wait_seconds`)."""
+    deferral.check_wait(wait_seconds)
+    commit = repo.resolve(ref)
+    controller = deferral.find(resources.api, [*repo.locations(), *repo_urls])
+    if controller is not None:
+        return deferral.follow(
+            resources.api,
+            controller,
+            ref=ref,
+            commit=commit,
+            wait_seconds=wait_seconds,
+            refresh=not dry_run,
+        )
+    want = desired(repo, ref)
     results: list[dict[str, Any]] = []
     wanted: set[tuple[str, str, str, str]] = set()
-    for doc in docs:
+    for doc in want.docs:
         entry: dict[str, Any] = {"file": doc.path, "kind": doc.ref["kind"], "name": doc.ref["name"]}
+        if doc.rendered:
+            entry["rendered_by"] = "kustomize"
         try:
             resource, namespace, name = resources.locate(doc.obj)
             entry["namespace"] = namespace
@@ -67,16 +129,21 @@ def sync(
         except ToolError as exc:
             entry.update(action="error", error=exc.message)
         results.append(entry)
-    pruned = _prune(resources, wanted, label=label, dry_run=dry_run) if prune else []
+    notes = list(want.notes)
+    pruned: list[dict[str, Any]] = []
+    if prune and not want.complete:
+        notes.append("prune skipped: fix the notes above first, so nothing is deleted by mistake")
+    elif prune:
+        pruned = _prune(resources, wanted, label=label, dry_run=dry_run)
     errors = [r for r in results if r["action"] == "error"]
     return {
         "ref": ref,
-        "commit": repo.resolve(ref),
+        "commit": commit,
         "dry_run": dry_run,
         "objects": results,
         "pruned": pruned,
         "notes": notes,
-        "ok": not errors,
+        "ok": not errors and want.complete,
         "summary": _summary(results, pruned, dry_run),
     }
 

@@ -17,7 +17,6 @@ from typing import Literal
 
 import yaml
 
-from mcp_servers.common.bounds import tail_text
 from mcp_servers.common.errors import Conflict, InvalidArgument, NotFound
 from mcp_servers.gitops.providers.base import (
     Check,
@@ -31,6 +30,14 @@ from mcp_servers.gitops.providers.base import (
 from mcp_servers.gitops.repo import Repository
 
 DIFF_BUDGET = 12_000
+
+
+def bounded_diff(diff: str) -> tuple[str, str]:
+    """The diff within DIFF_BUDGET characters, and a note when it was cut. Unlike a log, the
+    head is kept: the first files and hunks are where a reviewer starts reading."""
+    if len(diff) <= DIFF_BUDGET:
+        return diff, ""
+    return diff[:DIFF_BUDGET], "diff cut to fit; read_manifest at the head ref"
 
 
 def _now() -> str:
@@ -115,9 +122,7 @@ class LocalProvider:
             diff = str(self.repo.git_repo.git.diff(parent, pr.merge_commit, "--no-color"))
         else:
             diff, _files = self.repo.diff(pr.base, pr.head)
-        text, note = tail_text(diff, budget=DIFF_BUDGET)
-        if note:
-            text, note = diff[:DIFF_BUDGET], "diff cut to fit; read_manifest at the head ref"
+        text, note = bounded_diff(diff)
         return PullRequestDetail(pr=pr, diff=text, diff_note=note, checks=self._checks(pr))
 
     def comment(self, number: int, *, author: str, body: str) -> PullRequest:

@@ -1,0 +1,213 @@
+"""The gitops tools that change the repository: propose and adopt changes, review, merge, close
+and revert pull requests."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from mcp.server.fastmcp import FastMCP
+
+from mcp_servers.common import arguments
+from mcp_servers.common.errors import Conflict, InvalidArgument, PermissionDenied
+from mcp_servers.gitops import adopt, paths, sync
+from mcp_servers.gitops.deps import Deps, text_arg, write_hints
+from mcp_servers.gitops.providers.base import Verdict
+from mcp_servers.gitops.providers.local import LocalProvider
+from mcp_servers.gitops.yamledit import Edit, edit
+
+
+def register_changes(mcp: FastMCP, deps: Deps) -> None:
+    repo, settings, base, provider = deps.repo, deps.settings, deps.base, deps.provider
+
+    @mcp.tool(annotations=write_hints(destructive=False, idempotent=False))
+    def propose_change(
+        title: str,
+        edits: list[dict[str, Any]] | None = None,
+        path: str = "",
+        kind: str = "",
+        name: str = "",
+        document: int = -1,
+        content: str | None = None,
+        body: str = "",
+        labels: list[str] | None = None,
+        branch: str = "",
+    ) -> dict[str, Any]:
+        """Open a pull request against the base branch: either field `edits` to one document
+        of the manifest at `path` (each {"path": "spec.replicas", "value": 3} or
+        {"path": ..., "delete": true}; pick the document by kind/name or number; comments and
+        formatting are kept), or `content`, a whole file written at `path`."""
+        text_arg(title, "title", 200)
+        text_arg(body, "body")
+        target = paths.repo_path(path)
+        if (content is None) == (not edits):
+            raise InvalidArgument("give either edits or content (a whole manifest), not both")
+        if content is not None:
+            new_text = text_arg(content, "content", 200_000)
+        else:
+            new_text = edit(
+                repo.read(base, target),
+                [_edit(e) for e in edits or []],
+                kind=kind,
+                name=name,
+                index=document,
+            )
+        branch_name = paths.branch(branch) if branch else _branch_for(title, repo.branches())
+        message = f"{title}\n\n{body}".strip() + "\n"
+        repo.commit(branch=branch_name, start=base, files={target: new_text}, message=message)
+        pr = provider.open(
+            title=title,
+            body=body,
+            labels=labels or [],
+            head=branch_name,
+            base=base,
+            author=settings.author_name,
+        )
+        return {
+            "number": pr.number,
+            "branch": branch_name,
+            "files": pr.files,
+            "next": f"review it (get_pr {pr.number}), approve, then merge_pr",
+        }
+
+    @mcp.tool(annotations=write_hints(destructive=False, idempotent=False, cluster=True))
+    def adopt_live(
+        kind: str, name: str, namespace: str = "", title: str = "", context: str | None = None
+    ) -> dict[str, Any]:
+        """Open a pull request that takes a drifted live object's values into git (cluster ->
+        git; sync is git -> cluster): each field drift reports is set in the manifest to the
+        live value, or removed when the live object dropped it; comments and formatting are
+        kept. Not for objects a kustomization renders (edit the overlay with propose_change),
+        Secrets, or objects no manifest defines."""
+        arguments.kind(kind)
+        arguments.name(name)
+        if namespace:
+            arguments.namespace(namespace)
+        doc = adopt.choose(
+            sync.desired(repo, base).docs,
+            kind=kind,
+            name=name,
+            namespace=namespace,
+            default_ns=settings.default_namespace,
+        )
+        taken = adopt.adopt(doc, repo.read(base, doc.path), deps.resources(context))
+        fields = ", ".join(d.path for d in taken.diffs[:3]) + (", ..." * (len(taken.diffs) > 3))
+        default_title = f"Adopt live {doc.ref['kind']} {doc.ref['name']}: {fields}"
+        title = text_arg(title, "title", 200) or default_title[:200]
+        body = taken.describe()
+        branch_name = _branch_for(title, repo.branches())
+        message = f"{title}\n\n{body}"
+        repo.commit(branch=branch_name, start=base, files={doc.path: taken.text}, message=message)
+        pr = provider.open(
+            title=title,
+            body=body,
+            labels=["adopt-live"],
+            head=branch_name,
+            base=base,
+            author=settings.author_name,
+        )
+        return {
+            "number": pr.number,
+            "branch": branch_name,
+            "files": pr.files,
+            "adopted": [d.as_dict() for d in taken.diffs[:50]],
+            "next": f"review it (get_pr {pr.number}), approve, then merge_pr; sync then finds "
+            "nothing to change",
+        }
+
+
+def register_reviews(mcp: FastMCP, deps: Deps) -> None:
+    provider, settings = deps.provider, deps.settings
+
+    @mcp.tool(annotations=write_hints(destructive=False, idempotent=False))
+    def comment_pr(number: int, body: str, author: str = "kubecrew") -> dict[str, Any]:
+        """Add a comment to a pull request."""
+        pr = provider.comment(
+            number, author=text_arg(author, "author", 100), body=text_arg(body, "body")
+        )
+        return {"number": pr.number, "comments": len(pr.comments)}
+
+    @mcp.tool(annotations=write_hints(destructive=False, idempotent=False))
+    def review_pr(
+        number: int, verdict: Verdict, body: str = "", author: str = "reviewer"
+    ) -> dict[str, Any]:
+        """Review a pull request: approve, request_changes or comment."""
+        pr = provider.review(
+            number,
+            author=text_arg(author, "author", 100),
+            verdict=verdict,
+            body=text_arg(body, "body"),
+        )
+        return {"number": pr.number, "approved": pr.approved}
+
+    @mcp.tool(annotations=write_hints(destructive=True, idempotent=False))
+    def merge_pr(number: int) -> dict[str, Any]:
+        """Merge an approved pull request with passing checks into its base branch (a merge
+        commit). The cluster changes only on sync."""
+        pr = provider.merge(number)
+        return {
+            "number": pr.number,
+            "state": pr.state,
+            "merge_commit": pr.merge_commit,
+            "next": "sync to apply it to the cluster",
+        }
+
+    @mcp.tool(annotations=write_hints(destructive=True, idempotent=True))
+    def close_pr(number: int) -> dict[str, Any]:
+        """Close a pull request without merging; its branch stays."""
+        pr = provider.close(number)
+        return {"number": pr.number, "state": pr.state}
+
+    @mcp.tool(annotations=write_hints(destructive=True, idempotent=False))
+    def revert_pr(number: int, direct: bool = False) -> dict[str, Any]:
+        """Undo a merged pull request: by default open a new pull request that reverts it.
+        direct=True commits the revert straight onto the base branch with no review (for
+        emergencies; only where the server allows direct reverts). Either way the cluster
+        changes only on sync."""
+        if not direct:
+            pr = provider.revert(number, author=settings.author_name)
+            return {"number": pr.number, "branch": pr.head, "reverts": number, "files": pr.files}
+        if not settings.allow_direct_revert:
+            raise PermissionDenied(
+                "direct reverts are not allowed on this server (allow_direct_revert is off); "
+                "call revert_pr without direct to open a revert pull request"
+            )
+        if not isinstance(provider, LocalProvider):
+            raise InvalidArgument("direct revert needs the local provider; open a revert PR")
+        merged = provider.get(number).pr
+        if merged.state != "merged" or not merged.merge_commit:
+            raise Conflict(f"pull request #{number} is {merged.state}; only merged ones revert")
+        sha = deps.repo.revert_onto(
+            commit=merged.merge_commit,
+            branch=merged.base,
+            message=f'Revert "{merged.title}"\n\nThis reverts pull request #{number} '
+            f"({merged.merge_commit}) directly on {merged.base}, without review.\n",
+        )
+        provider.comment(
+            number,
+            author=settings.author_name,
+            body=f"Reverted directly on {merged.base} by {sha}; sync applies it.",
+        )
+        return {
+            "reverts": number,
+            "direct": True,
+            "revert_commit": sha,
+            "base": merged.base,
+            "next": "sync to apply it to the cluster",
+        }
+
+
+def _edit(raw: dict[str, Any]) -> Edit:
+    if not isinstance(raw.get("path"), str) or set(raw) - {"path", "value", "delete"}:
+        raise InvalidArgument(
+            'each edit is {"path": "spec.replicas", "value": 3} or {"path": ..., "delete": true}'
+        )
+    return Edit(path=raw["path"], value=raw.get("value"), delete=bool(raw.get("delete")))
+
+
+def _branch_for(title: str, existing: list[str]) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:40] or "change"
+    name, n = f"kubecrew/{slug}", 2
+    while name in existing:
+        name, n = f"kubecrew/{slug}-{n}", n + 1
+    return name
