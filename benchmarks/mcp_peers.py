@@ -1,8 +1,11 @@
 """`make bench` suite `peers`: our kube MCP server beside two MCP servers for Kubernetes from PyPI.
 
 All three talk to the same 5,000-pod sandbox over stdio through the official MCP client
-(`mcp.client.stdio`), one session per server (start-up timed apart), each read called `ROUNDS`
-times: list the pods of namespace `bench`, get one pod as YAML, list the events of `bench`.
+(`mcp.client.stdio`), one session per server (start-up timed apart), all open at once: each
+read is called `ROUNDS` times per server after `WARM_UP` uncounted rounds, the servers taking
+turns within a round so the sandbox's and the machine's busy moments fall on all alike, rounds
+`ROUND_SPACING_S` apart so no client-side rate limiter is what gets measured: list the
+pods of namespace `bench`, get one pod as YAML, list the events of `bench`.
 Reported per call: median and p95 latency and the answer's size (UTF-8 bytes of its text
 content, what a model would read), with ratios against ours.
 
@@ -16,6 +19,7 @@ comes first on its PATH. A peer that cannot be installed or started is skipped w
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import platform
@@ -24,6 +28,7 @@ import subprocess
 import sys
 import tarfile
 import time
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -33,7 +38,12 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import TextContent
 
-ROUNDS = 10
+ROUNDS = 30
+WARM_UP = 3
+# Rounds start this far apart: client-go's default client-side limiter (5 requests/s, burst 10)
+# would otherwise delay the Go peer's calls (131 ms a get when called back to back), which
+# measures the limiter, not the server.
+ROUND_SPACING_S = 0.25
 POD = "pod-02500"
 OPERATIONS = ("list pods in bench", "get one pod (YAML)", "list events in bench")
 KMS_VERSION = "0.0.69"
@@ -48,6 +58,7 @@ class Peer:
     calls: dict[str, tuple[str, dict[str, Any]]]  # operation -> (tool, arguments)
     note: str = ""
     measured: dict[str, dict[str, Any]] = field(default_factory=dict)
+    sizes: dict[str, int] = field(default_factory=dict)
 
 
 def _log(text: str) -> None:
@@ -162,41 +173,81 @@ def _size(result: Any) -> int:
     return sum(len(c.text.encode()) for c in result.content if isinstance(c, TextContent))
 
 
-async def _measure(peer: Peer, rounds: int) -> None:
+async def _start(peer: Peer, stack: AsyncExitStack) -> tuple[ClientSession, set[str]]:
     params = StdioServerParameters(command=peer.command[0], args=peer.command[1:], env=peer.env)
     began = time.perf_counter()
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
-        tools = {tool.name for tool in (await session.list_tools()).tools}
-        peer.measured["start"] = {
-            "ms": round((time.perf_counter() - began) * 1000),
-            "tools": len(tools),
-        }
-        for operation, (tool, arguments) in peer.calls.items():
-            if tool not in tools:
-                peer.measured[operation] = {"error": f"no tool {tool}"}
-                continue
-            times, size, error = [], 0, ""
-            for _ in range(rounds):
-                began = time.perf_counter()
-                result = await session.call_tool(
-                    tool, arguments, read_timeout_seconds=timedelta(seconds=120)
-                )
-                times.append(time.perf_counter() - began)
-                size = _size(result)
-                if result.isError:
-                    error = "".join(c.text for c in result.content if isinstance(c, TextContent))[
-                        :160
-                    ]
-                    break
-            times.sort()
-            peer.measured[operation] = {
-                "tool": tool,
-                "median_ms": round(statistics.median(times) * 1000, 1),
-                "p95_ms": round(times[min(len(times) - 1, int(len(times) * 0.95))] * 1000, 1),
-                "answer_bytes": size,
-                **({"error": error} if error else {}),
-            }  # fmt: skip
+    read, write = await stack.enter_async_context(stdio_client(params))
+    session = await stack.enter_async_context(ClientSession(read, write))
+    await session.initialize()
+    tools = {tool.name for tool in (await session.list_tools()).tools}
+    peer.measured["start"] = {
+        "ms": round((time.perf_counter() - began) * 1000),
+        "tools": len(tools),
+    }
+    return session, tools
+
+
+async def _call(session: ClientSession, tool: str, arguments: dict[str, Any]) -> tuple[float, Any]:
+    began = time.perf_counter()
+    result = await session.call_tool(tool, arguments, read_timeout_seconds=timedelta(seconds=120))
+    return time.perf_counter() - began, result
+
+
+async def _measure(peers: list[Peer], rounds: int) -> None:
+    """All servers open at once; each round calls every server in turn, so slow moments of the
+    shared sandbox and machine fall on all of them alike. Warm-up calls are not counted."""
+    async with AsyncExitStack() as stack:
+        sessions: dict[str, tuple[ClientSession, set[str]]] = {}
+        for peer in peers:
+            try:
+                sessions[peer.label] = await _start(peer, stack)
+            except Exception as error:  # a peer failing to start must not sink the others
+                if peer is peers[0]:
+                    raise
+                print(f"skipped {peer.label}: could not start it: {error!r}", flush=True)
+        running = [p for p in peers if p.label in sessions]
+        for operation in OPERATIONS:
+            times: dict[str, list[float]] = {p.label: [] for p in running}
+            for round_ in range(WARM_UP + rounds):
+                next_round = time.perf_counter() + ROUND_SPACING_S
+                for peer in running:
+                    took = await _once(peer, sessions[peer.label], operation)
+                    if took is not None and round_ >= WARM_UP:
+                        times[peer.label].append(took)
+                await asyncio.sleep(max(0.0, next_round - time.perf_counter()))
+            for peer in running:
+                _summarize(peer, operation, times[peer.label])
+
+
+async def _once(
+    peer: Peer, session: tuple[ClientSession, set[str]], operation: str
+) -> float | None:
+    """One timed call of `operation`; None once the peer cannot answer it (recorded why)."""
+    if operation in peer.measured:  # failed before
+        return None
+    tool, arguments = peer.calls[operation]
+    if tool not in session[1]:
+        peer.measured[operation] = {"error": f"no tool {tool}"}
+        return None
+    took, result = await _call(session[0], tool, arguments)
+    if result.isError:
+        text = "".join(c.text for c in result.content if isinstance(c, TextContent))
+        peer.measured[operation] = {"tool": tool, "error": text[:160]}
+        return None
+    peer.sizes[operation] = _size(result)
+    return took
+
+
+def _summarize(peer: Peer, operation: str, times: list[float]) -> None:
+    if operation in peer.measured or not times:
+        return
+    taken = sorted(times)
+    peer.measured[operation] = {
+        "tool": peer.calls[operation][0],
+        "median_ms": round(statistics.median(taken) * 1000, 1),
+        "p95_ms": round(taken[min(len(taken) - 1, int(len(taken) * 0.95))] * 1000, 1),
+        "answer_bytes": peer.sizes[operation],
+    }
 
 
 def _ratio(value: float, ours: float) -> str:
@@ -245,14 +296,9 @@ async def run(
         print(f"{peer.label}: {' '.join(peer.command)}" + (f"  [{peer.note}]" if peer.note else ""))
         for operation, (tool, arguments) in peer.calls.items():
             print(f"  {operation}: {tool} {json.dumps(arguments)}")
+    _log(f"  {rounds} rounds of each call, servers in turn, after {WARM_UP} warm-up rounds ...")
+    await _measure(peers, rounds)
     for peer in peers:
-        _log(f"  {peer.label}: {rounds} rounds of each call ...")
-        try:
-            await _measure(peer, rounds)
-        except Exception as error:  # a peer failing to start must not sink the others
-            if peer is peers[0]:
-                raise
-            print(f"skipped {peer.label}: could not start or call it: {error!r}", flush=True)
         results[f"peers: {peer.label}"] = peer.measured
     print()
     print(render(peers), flush=True)

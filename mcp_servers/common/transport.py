@@ -120,9 +120,11 @@ def serve(
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
+    from mcp_servers.common import stdio
+
     check(options)
     if options.transport == "stdio":
-        mcp.run("stdio")
+        stdio.serve(mcp)
         return
     token = _token(options, name=name, environ=environ)
     if not is_loopback(options.host):

@@ -20,6 +20,23 @@ from mcp_servers.gitops.yamledit import Edit, edit
 def register_changes(mcp: FastMCP, deps: Deps) -> None:
     repo, settings, base, provider = deps.repo, deps.settings, deps.base, deps.provider
 
+    def open_pr(
+        title: str, body: str, labels: list[str], branch: str, files: dict[str, str]
+    ) -> dict[str, Any]:
+        """Commit `files` on a new `branch` from the base and open its pull request."""
+        message = f"{title}\n\n{body}".strip() + "\n"
+        repo.commit(branch=branch, start=base, files=files, message=message)
+        pr = provider.open(
+            title=title, body=body, labels=labels, head=branch, base=base,
+            author=settings.author_name,
+        )  # fmt: skip
+        return {
+            "number": pr.number,
+            "branch": branch,
+            "files": pr.files,
+            "next": f"review it (get_pr {pr.number}), approve, then merge_pr",
+        }
+
     @mcp.tool(annotations=write_hints(destructive=False, idempotent=False))
     def propose_change(
         title: str,
@@ -53,22 +70,7 @@ def register_changes(mcp: FastMCP, deps: Deps) -> None:
                 index=document,
             )
         branch_name = paths.branch(branch) if branch else _branch_for(title, repo.branches())
-        message = f"{title}\n\n{body}".strip() + "\n"
-        repo.commit(branch=branch_name, start=base, files={target: new_text}, message=message)
-        pr = provider.open(
-            title=title,
-            body=body,
-            labels=labels or [],
-            head=branch_name,
-            base=base,
-            author=settings.author_name,
-        )
-        return {
-            "number": pr.number,
-            "branch": branch_name,
-            "files": pr.files,
-            "next": f"review it (get_pr {pr.number}), approve, then merge_pr",
-        }
+        return open_pr(title, body, labels or [], branch_name, {target: new_text})
 
     @mcp.tool(annotations=write_hints(destructive=False, idempotent=False, cluster=True))
     def adopt_live(
@@ -95,25 +97,12 @@ def register_changes(mcp: FastMCP, deps: Deps) -> None:
         default_title = f"Adopt live {doc.ref['kind']} {doc.ref['name']}: {fields}"
         title = text_arg(title, "title", 200) or default_title[:200]
         body = taken.describe()
-        branch_name = _branch_for(title, repo.branches())
-        message = f"{title}\n\n{body}"
-        repo.commit(branch=branch_name, start=base, files={doc.path: taken.text}, message=message)
-        pr = provider.open(
-            title=title,
-            body=body,
-            labels=["adopt-live"],
-            head=branch_name,
-            base=base,
-            author=settings.author_name,
+        answer = open_pr(
+            title, body, ["adopt-live"], _branch_for(title, repo.branches()), {doc.path: taken.text}
         )
-        return {
-            "number": pr.number,
-            "branch": branch_name,
-            "files": pr.files,
-            "adopted": [d.as_dict() for d in taken.diffs[:50]],
-            "next": f"review it (get_pr {pr.number}), approve, then merge_pr; sync then finds "
-            "nothing to change",
-        }
+        answer["adopted"] = [d.as_dict() for d in taken.diffs[:50]]
+        answer["next"] += "; sync then finds nothing to change"
+        return answer
 
 
 def register_reviews(mcp: FastMCP, deps: Deps) -> None:

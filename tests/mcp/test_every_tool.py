@@ -28,6 +28,7 @@ from langchain_mcp_adapters.client import MultiServerMCPClient
 from langchain_mcp_adapters.sessions import StreamableHttpConnection
 
 from sandbox.server import Sandbox
+from tests.support import shop
 from tests.support.kubectl import Kubectl
 from tests.support.mcp_hosts import (
     KUBECREW,
@@ -226,33 +227,6 @@ def world_for(server: str, run: str) -> World:
 
 # --- servers and what they serve -----------------------------------------------------------------
 
-SHOP_MANIFESTS = """
-apiVersion: v1
-kind: Namespace
-metadata: {name: shop}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: shop}
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers:
-      - name: web
-        image: nginx:1.27
-        ports: [{containerPort: 80}]
-        resources: {requests: {cpu: 100m, memory: 32Mi}}
----
-apiVersion: v1
-kind: Service
-metadata: {name: web, namespace: shop}
-spec:
-  selector: {app: web}
-  ports: [{port: 80}]
-"""
 GITOPS_WEB = """\
 # The web front end.
 apiVersion: apps/v1
@@ -288,7 +262,7 @@ def backends(
 ) -> Iterator[Backends]:
     workdir = tmp_path_factory.mktemp("every-tool")
     kubectl = Kubectl(shared_sandbox.kubeconfig, workdir / "kube-cache")
-    kubectl.run("apply", "-f", "-", input=SHOP_MANIFESTS)
+    kubectl.run("apply", "-f", "-", input=shop.WEB)
     with running_prometheus(shared_sandbox.kubeconfig, workdir / "prometheus") as prom:
         rate = 'sum(rate(http_requests_total{namespace="shop",service="web"}[30s]))'
         eventually(lambda: (prom.value(rate) or 0) > 0, timeout=60, what="web's traffic scraped")

@@ -8,6 +8,7 @@ client would meet them.
 
 from __future__ import annotations
 
+import json
 import stat
 import subprocess
 import sys
@@ -158,6 +159,25 @@ def test_stdio_via_kubecrew_mcp_kube(sandbox: Sandbox, tmp_path: Path) -> None:
     tools, nodes = anyio.run(go)
     assert {"list_resources", "describe", "diagnose"} <= tools
     assert nodes == NODES
+
+
+def test_stdio_starts_when_stdin_is_a_file_not_a_pipe(sandbox: Sandbox, tmp_path: Path) -> None:
+    """Hosts give pipes (served on the event loop); a file on stdin takes the SDK's transport,
+    which answers what it has handled before the end of the file closes the session."""
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "file", "version": "1"}}},
+    ]  # fmt: skip
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text("".join(json.dumps(m) + "\n" for m in messages))
+    with requests.open() as stdin:
+        done = subprocess.run(
+            stdio_command(sandbox), stdin=stdin, capture_output=True, text=True, timeout=60,
+            env=child_env(),
+        )  # fmt: skip
+    answers = {a["id"]: a for a in map(json.loads, done.stdout.splitlines())}
+    assert answers[1]["result"]["serverInfo"]["name"] == "kubecrew-kube", done.stderr
 
 
 def test_langchain_adapters_over_stdio_and_http(sandbox: Sandbox, kube_http: str) -> None:

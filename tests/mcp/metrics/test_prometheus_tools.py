@@ -19,6 +19,7 @@ from sandbox.server import Sandbox
 from tests.mcp.metrics.session import Answer, call, tools
 from tests.support.kubectl import Kubectl
 from tests.support.prometheus import PROMETHEUS, running_prometheus
+from tests.support.shop import WEB
 from tests.support.waiting import eventually
 
 pytestmark = [
@@ -30,35 +31,9 @@ pytestmark = [
 ]
 
 NAMESPACE = "shop"
-MANIFESTS = """
-apiVersion: v1
-kind: Namespace
-metadata: {name: shop}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: shop}
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers:
-      - name: web
-        image: nginx:1.27
-        ports: [{containerPort: 80}]
-        resources:
-          requests: {cpu: 100m, memory: 32Mi}
-          limits: {memory: 64Mi}
----
-apiVersion: v1
-kind: Service
-metadata: {name: web, namespace: shop}
-spec:
-  selector: {app: web}
-  ports: [{port: 80}]
----
+MANIFESTS = (
+    WEB
+    + """---
 apiVersion: v1
 kind: Service
 metadata: {name: misrouted, namespace: shop}
@@ -87,6 +62,7 @@ spec:
   selector: {app: flaky}
   ports: [{port: 80}]
 """
+)
 
 
 @pytest.fixture(scope="module")
