@@ -2,7 +2,8 @@
 
 Once per node and period (not per pod) it records each running pod's usage for
 metrics.k8s.io (`kubectl top`) and the node's total plus the system daemons' share, and appends
-what running containers printed since the last round (profile log lines, shell loop output).
+what running containers printed since the last round (profile log lines, shell loop output;
+a serving app a fault makes fail or slow prints its requests as they go, `access.py`).
 It also notices what the store cannot show: the node's kubelet coming back to life and the
 application profiles changing (a fault), and then asks the pod worker to look at the node's pods.
 """
@@ -13,6 +14,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from sandbox.control.runtime import NODES, Context, Controller, Item
+from sandbox.kubelet import access
 from sandbox.kubelet.commands import interpret
 from sandbox.kubelet.usage import SYSTEM_CPU, SYSTEM_MEMORY, pod_usage
 from sandbox.metrics import Usage
@@ -104,9 +106,10 @@ class NodeAgent(Controller):
             if not plan.own_process:
                 kubelet.runner.write_script_output(pod, run, plan, self.now() - run.started_at)
                 continue
-            lines = self.ctx.world.profiles.profile_for(pod, container).log_lines
-            for _ in range(LOG_LINES_PER_ROUND if lines else 0):
-                line = lines[run.log_seq % len(lines)]
+            book = self.ctx.world.profiles
+            profile = book.profile_for(pod, container)
+            usual = book.usual_latency(profile)
+            for line in access.lines(profile, usual, run.log_seq, LOG_LINES_PER_ROUND):
                 run.log_seq += 1
                 self.ctx.logs.append(meta["namespace"], meta["name"], name, line)
 

@@ -3,10 +3,13 @@
 A real kubelet runs each probe every `periodSeconds`. Simulated, a probe's answer is a step
 function of the container's age: it fails until the application listens (`startup_seconds` of
 its profile) and passes from then on, or it never passes (a port the app does not listen on, a
-path it does not serve, `exit 1`). `Outcome` captures that step, and `Schedule` turns it into the
-moments that matter: when readiness is first reached, when `failureThreshold` consecutive
-failures have piled up, which probes failed in a window (the `Unhealthy` events). The kubelet
-sets a timer for the next such moment instead of probing every period.
+path it does not serve, `exit 1`, an app whose `latency_ms` reaches the probe's
+`timeoutSeconds`). A slow app fails HTTP and gRPC probes, which wait for its answer, with the
+kubelet's timeout message; it passes TCP probes, which only need the kernel's handshake.
+`Outcome` captures that step, and `Schedule` turns it into the moments that matter: when
+readiness is first reached, when `failureThreshold` consecutive failures have piled up, which
+probes failed in a window (the `Unhealthy` events). The kubelet sets a timer for the next such
+moment instead of probing every period.
 
 An `epoch` restarts the reckoning when the answer changes (a fault altered the profile): only
 probes at or after it count. This module knows profiles and container specs; it writes nothing.
@@ -137,19 +140,31 @@ def outcome(
         port = _port(action.get("port"), container)
         address = f"{pod_ip}:{port}"
         refused = f"dial tcp {address}: connect: connection refused"
+        timeout = probe.get("timeoutSeconds") or 1
+        slow = plan.own_process and profile.serves(port) and profile.latency_ms >= timeout * 1000
         if kind == "grpc":
             refused = (
                 f'timeout: failed to connect service "{address}" within '
-                f"{probe.get('timeoutSeconds') or 1}s: context deadline exceeded"
+                f"{timeout}s: context deadline exceeded"
             )
+            if slow and port in listening:
+                late = f"timeout: health rpc did not complete within {timeout}s"
+                return Outcome(None, late, refused)
         if kind == "httpGet":
             scheme = str(action.get("scheme") or "HTTP").lower()
             path = str(action.get("path") or "/")
-            refused = f'Get "{scheme}://{address}{path}": {refused}'
+            url = f"{scheme}://{address}{path}"
+            refused = f'Get "{url}": {refused}'
             if port not in listening:
                 return Outcome(None, refused, refused)
             if path.split("?", 1)[0] not in _paths(profile, plan):
                 return Outcome(None, "HTTP probe failed with statuscode: 404", refused)
+            if slow:
+                late = (
+                    f'Get "{url}": context deadline exceeded '
+                    "(Client.Timeout exceeded while awaiting headers)"
+                )
+                return Outcome(None, late, refused)
             return Outcome(startup, "", refused)
         return Outcome(startup if port in listening else None, refused, refused)
     return Outcome(0.0, "", "")

@@ -151,6 +151,17 @@ class ProfileBook:
     def overrides(self) -> list[Override]:
         return list(self._overrides.values())
 
+    def usual_latency(self, profile: Profile) -> float:
+        """The latency `profile`'s log lines were written for: that of the built-in profile
+        they come from (a scenario's `base`, a fault switching profiles), else that of the
+        profile of its name before any override. A profile answering at another latency is
+        slow (or fast), and logs so (`sandbox.kubelet.access`)."""
+        written = _WRITTEN_FOR.get(profile.log_lines)
+        if written is not None:
+            return written
+        named = self._profiles.get(profile.name)
+        return named.latency_ms if named is not None else profile.latency_ms
+
     def _apply(self, profile: Profile, changes: dict[str, Any]) -> Profile:
         if "profile" in changes:
             switched = self._profiles.get(changes["profile"])
@@ -429,3 +440,8 @@ _DEFAULT_PROFILES: tuple[Profile, ...] = (
     ),
     Profile("idle", (), (), 0.0, cpu_millis=0, memory_bytes=1 * MIB),
 )
+
+# Each built-in profile's log lines and the latency their logged durations show.
+_WRITTEN_FOR: dict[tuple[str, ...], float] = {
+    p.log_lines: p.latency_ms for p in _DEFAULT_PROFILES if p.log_lines
+}

@@ -5,14 +5,17 @@ about it, and reports on the object a person would change (`workload_of`: the De
 than its ReplicaSet's pods), so 300 crashing replicas make one Finding with the pod names in
 `related`, not 300. Rules here: image pull failures, Pending with the scheduler's reason and the
 constraint behind it (the taints no toleration matches, named), and failing readiness/liveness
-probes (Unhealthy events). Crash loops and OOM kills are `crashes.py`'s, missing ConfigMaps and
-Secrets `references.py`'s; this module dispatches each container status to its rule.
+probes (Unhealthy events; an HTTP probe that times out says the app answers too slowly). Crash
+loops and OOM kills are `crashes.py`'s (with the probe that killed the container, if one did),
+missing ConfigMaps and Secrets `references.py`'s; this module dispatches each container status
+to its rule.
 
 It knows pod and event shapes; it knows nothing of fixes (`recommend.py`) or of the MCP layer.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator
 
@@ -23,6 +26,7 @@ from mcp_servers.kube.diagnosis.snapshot import Json, Snapshot, name_of, namespa
 
 _PULL = ("ImagePullBackOff", "ErrImagePull", "InvalidImageName", "ErrImageNeverPull")
 _TAINT = re.compile(r"untolerated taint \{([^:}]+): ?([^}]*)\}")
+_TIMEOUT = "context deadline exceeded (Client.Timeout exceeded while awaiting headers)"
 MAX_RELATED = 20
 
 
@@ -109,7 +113,11 @@ def _container_findings(snapshot: Snapshot, pod: Json, cstatus: Json) -> Iterato
     elif reason in ("CrashLoopBackOff", "RunContainerError", "StartError") or (
         last and int(cstatus.get("restartCount") or 0) > 2 and not cstatus.get("ready")
     ):
-        yield crashes.crash_loop(snapshot, pod, cstatus, where)
+        found = crashes.crash_loop(snapshot, pod, cstatus, where)
+        # exit code 137 only says "killed": a liveness or startup probe's kill says why
+        events = pod_events(snapshot, pod, "Unhealthy", "Killing", limit=20)
+        killed = [e for e in events if _kill(e.text)]
+        yield dataclasses.replace(found, evidence=(*found.evidence, *killed[-2:]))
 
 
 _CONSTRAINTS = (
@@ -161,6 +169,7 @@ def _probes(snapshot: Snapshot, pod: Json) -> Iterator[Finding]:
     statuses = (pod.get("status") or {}).get("containerStatuses") or []
     if statuses and all(s.get("ready") for s in statuses):
         return
+    slow = _timed_out(unhealthy)
     for container in (pod.get("spec") or {}).get("containers") or []:
         ports = [p.get("containerPort") for p in container.get("ports") or []]
         for probe_kind in ("readinessProbe", "livenessProbe", "startupProbe"):
@@ -170,13 +179,17 @@ def _probes(snapshot: Snapshot, pod: Json) -> Iterator[Finding]:
             if port is None:
                 continue
             wrong = _resolve_port(container, port) not in ports and bool(ports)
+            timed_out = slow and not wrong and "httpGet" in probe
+            why = f": port {port} is not a container port ({ports})" if wrong else ""
+            if timed_out:
+                timeout = probe.get("timeoutSeconds") or 1
+                why = f": the app answers slower than the probe's timeoutSeconds ({timeout}s)"
             yield pod_finding(
                 snapshot,
                 pod,
                 "ProbeFailing",
                 "high",
-                f"{probe_kind} of container {container.get('name')} fails"
-                + (f": port {port} is not a container port ({ports})" if wrong else ""),
+                f"{probe_kind} of container {container.get('name')} fails{why}",
                 [
                     *unhealthy,
                     Evidence(
@@ -191,7 +204,19 @@ def _probes(snapshot: Snapshot, pod: Json) -> Iterator[Finding]:
                 port=port,
                 ports=ports,
                 wrong_port=wrong,
+                timed_out=timed_out,
             )
+
+
+def _kill(message: str) -> bool:
+    return message.startswith(("Liveness probe failed", "Startup probe failed")) or (
+        "probe, will be restarted" in message
+    )
+
+
+def _timed_out(unhealthy: list[Evidence]) -> bool:
+    """The app answered the probe too late (the kubelet's HTTP and gRPC timeout messages)."""
+    return any(_TIMEOUT in e.text or "did not complete within" in e.text for e in unhealthy)
 
 
 def _resolve_port(container: Json, port: object) -> object:

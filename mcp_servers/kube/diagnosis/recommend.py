@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from itertools import chain
 
 from mcp_servers.kube.diagnosis.findings import SEVERITY_RANK, Finding, Fix
 from mcp_servers.kube.diagnosis.playbooks import (
@@ -49,7 +50,9 @@ PLAYBOOKS: dict[str, Playbook] = {
     "IngressBackendMissing": network.ingress_fix,
     "IngressBackendPortMissing": network.ingress_fix,
     "NetworkPolicySelectsNothing": network.policy_selector_fix,
-    "ProbeFailing": network.probe_port_fix,
+    "ProbeFailing": lambda f, s: chain(
+        network.probe_port_fix(f, s), rollbacks.slow_probe_fix(f, s)
+    ),
     "Unschedulable": scheduling.unschedulable_fix,
     "NodeNotReady": nodes.node_fix,
     "NodeConditionFailed": nodes.node_fix,

@@ -7,10 +7,13 @@ the pods come up elsewhere; an image deleted from the registry, a leak, a crash 
 that came with a rollout are rolled back to the revision before; a failing API server leaves the
 diagnosis partial, saying what it could not read, never wrong.
 
-The `error-rate` and `slow` shortcut faults change only what the traffic counters (Prometheus)
-see: no status, event, probe or log line moves, so they are out of the Kubernetes API's sight.
-The same fault written as an `app-profile` that also makes the application log its errors is
-what a real application shows, and that is diagnosed from the logs.
+The `error-rate` and `slow` shortcut faults show where a real application shows them: an app
+failing a share of its requests logs that share as 5xx request lines (the `LogErrors` rule reads
+them), and an app slower than a probe's `timeoutSeconds` fails its HTTP probes by timeout, so it
+is taken out of service and, under a liveness probe, killed and restarted into a crash loop whose
+evidence names the timeout. Each is keyed on the bad revision's image tag, as a bug that shipped
+in that build is, so the rollback truly escapes it (a label selector would follow the pods back).
+An `app-profile` fault may also write the error lines itself, and is diagnosed the same way.
 """
 
 from __future__ import annotations
@@ -48,10 +51,12 @@ def fault(sandbox: Sandbox, spec: dict[str, Any]) -> None:
     sandbox.call(lambda cluster: cluster.faults.add(spec))
 
 
-def api_v1_then(shop: Kubectl, sandbox: Sandbox, spec: dict[str, Any] | None) -> None:
-    """The api Deployment at revision 1 (shop-api 1.0.0, healthy), then `spec` injected, then
-    revision 2 rolled out with 1.1.0 (which the fault concerns)."""
-    container = {"image": f"{API}:1.0.0", "resources": RESOURCES}
+def api_v1_then(
+    shop: Kubectl, sandbox: Sandbox, spec: dict[str, Any] | None, **probes: Any
+) -> None:
+    """The api Deployment at revision 1 (shop-api 1.0.0, healthy, with `probes`), then `spec`
+    injected, then revision 2 rolled out with 1.1.0 (which the fault concerns)."""
+    container = {"image": f"{API}:1.0.0", "resources": RESOURCES, **probes}
     shop("apply", "-f", "-", input=deployment("api", container, replicas=2))
     rollout(shop, "api")
     if spec is not None:
@@ -227,6 +232,86 @@ def test_errors_in_the_logs_of_ready_pods_after_a_rollout_are_rolled_back(
     rollout(shop, "api")
     assert images(shop, "api") == {f"{API}:1.0.0"}
     assert "LogErrors" not in doctor.codes(namespace=NS, kind="deployment", name="api")
+
+
+def test_error_rate_fault_after_a_rollout_is_read_from_the_logs_and_rolled_back(
+    shop: Kubectl, sandbox: Sandbox, doctor: Doctor
+) -> None:
+    errors = {"kind": "error-rate", "image": f"{API}:1.1.0", "namespace": NS, "rate": 0.5}
+    api_v1_then(shop, sandbox, errors)
+    rollout(shop, "api")  # failing requests fail no probe: the rollout completes
+
+    finding = doctor.finding("LogErrors", namespace=NS)
+    assert finding["ref"]["name"] == "api"
+    logged = [e["text"] for e in finding["evidence"] if e["kind"] == "log"]
+    assert logged and all('"level":"error"' in line and " 500" in line for line in logged)
+
+    fix = doctor.fix("LogErrors", namespace=NS)
+    assert tool(fix) == ["rollout_undo"] and fix["steps"][0]["arguments"]["to_revision"] == 1
+    doctor.apply(fix)
+    rollout(shop, "api")
+    assert images(shop, "api") == {f"{API}:1.0.0"}
+    eventually(
+        lambda: "LogErrors" not in doctor.codes(namespace=NS, kind="deployment", name="api"),
+        what="the rolled-back api logs no errors",
+    )
+
+
+HEALTHZ = {"httpGet": {"path": "/healthz", "port": 8080}, "periodSeconds": 5}
+
+
+def test_slow_fault_after_a_rollout_fails_the_probes_and_is_rolled_back(
+    shop: Kubectl, sandbox: Sandbox, doctor: Doctor
+) -> None:
+    slow = {"kind": "slow", "image": f"{API}:1.1.0", "namespace": NS, "latency_ms": 1500}
+    api_v1_then(shop, sandbox, slow, readinessProbe=HEALTHZ, livenessProbe=HEALTHZ)
+
+    probing = doctor.finding("ProbeFailing", namespace=NS)  # first: never Ready
+    assert probing["ref"]["name"] == "api"
+    assert "slower than the probe's timeoutSeconds (1s)" in probing["summary"]
+    assert any("context deadline exceeded" in e["text"] for e in probing["evidence"])
+
+    def crash_looping() -> bool:  # then: killed by its liveness probe, again and again
+        restarts = [
+            s["restartCount"]
+            for p in pods(shop, "api")
+            for s in p["status"].get("containerStatuses") or []
+        ]
+        return max(restarts, default=0) >= 3
+
+    eventually(crash_looping, what="the slow api pod restarted three times")
+    finding = doctor.finding("CrashLoopBackOff", namespace=NS)
+    assert finding["ref"]["name"] == "api"
+    texts = [e["text"] for e in finding["evidence"]]
+    assert any(t.startswith("Liveness probe failed:") and "deadline" in t for t in texts)
+    assert any("failed liveness probe, will be restarted" in t for t in texts)
+
+    fix = doctor.fix("CrashLoopBackOff", namespace=NS, kind="deployment", name="api")
+    assert tool(fix) == ["rollout_undo"] and fix["steps"][0]["arguments"]["to_revision"] == 1
+    doctor.apply(fix)
+    rollout(shop, "api")
+    assert images(shop, "api") == {f"{API}:1.0.0"}
+    eventually(
+        lambda: not {"ProbeFailing", "CrashLoopBackOff"} & doctor.codes(namespace=NS),
+        what="the rolled-back api passes its probes",
+    )
+
+
+def test_slow_fault_with_readiness_only_is_rolled_back_from_the_probe_finding(
+    shop: Kubectl, sandbox: Sandbox, doctor: Doctor
+) -> None:
+    slow = {"kind": "slow", "image": f"{API}:1.1.0", "namespace": NS, "latency_ms": 1500}
+    api_v1_then(shop, sandbox, slow, readinessProbe=HEALTHZ)
+    assert doctor.finding("ProbeFailing", namespace=NS)["ref"]["name"] == "api"
+    fix = doctor.fix("ProbeFailing", namespace=NS)
+    assert tool(fix) == ["rollout_undo"] and fix["steps"][0]["arguments"]["to_revision"] == 1
+    doctor.apply(fix)
+    rollout(shop, "api")
+    assert images(shop, "api") == {f"{API}:1.0.0"}
+    eventually(
+        lambda: "ProbeFailing" not in doctor.codes(namespace=NS),
+        what="the rolled-back api passes its readiness probe",
+    )
 
 
 def test_a_failing_api_server_leaves_the_diagnosis_partial_never_wrong(

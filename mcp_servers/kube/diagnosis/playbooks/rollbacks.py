@@ -71,3 +71,15 @@ def log_errors_fix(finding: Finding, snapshot: Snapshot) -> Iterator[Fix]:
         *(e.text for e in finding.evidence[-2:]),
     ]
     yield from rollback(finding, snapshot, confidence=0.6, why=why)
+
+
+def slow_probe_fix(finding: Finding, snapshot: Snapshot) -> Iterator[Fix]:
+    """Probes that time out since the latest rollout: the app got slower, back to the one before."""
+    if not finding.details.get("timed_out"):
+        return
+    why = [
+        f"the {finding.details.get('probe')} of container {finding.details.get('container')} "
+        "times out: the app answers slower than the probe allows",
+        *(e.text for e in finding.evidence[-2:]),
+    ]
+    yield from rollback(finding, snapshot, confidence=0.6, why=why)
