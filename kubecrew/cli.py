@@ -17,7 +17,13 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from kubecrew import mcp_commands, policy_commands, sandbox_commands, sandbox_faults
+from kubecrew import (
+    mcp_commands,
+    policy_commands,
+    proposal_commands,
+    sandbox_commands,
+    sandbox_faults,
+)
 from kubecrew.terminal import print_failure
 from sandbox.schemas import KUBERNETES_VERSION
 
@@ -48,6 +54,7 @@ sandbox_commands.app.add_typer(sandbox_faults.app)
 app.add_typer(sandbox_commands.app)
 app.add_typer(mcp_commands.app)
 app.add_typer(policy_commands.app)
+app.add_typer(proposal_commands.app)
 
 
 def _installed_version() -> str:

@@ -14,4 +14,7 @@ approvals and the audit log build on these modules, and `kubecrew policy` drives
     resolution   findings -> one verdict, by the PriorityPolicy's order of concerns
     evaluation   the dry run: which policies apply, which rules fire, who the stakeholders are
     explaining   a policy in words, rule by rule; reporting: an evaluation report in words
+    proposals    the negotiation's records: Proposal, Evaluation, Decision, transcript events
+    negotiation  stakeholders' automatic answers, counter rounds, one decision per proposal
+    store/       the Store interface (base) and its embedded SQLite backend (sqlite)
 """

@@ -1,0 +1,127 @@
+"""The negotiation's records: a Proposal, stakeholders' Evaluations, the Decision, the transcript.
+
+These are the nouns every store backend persists and every reader prints: plain pydantic
+models, serialised as JSON, so the SQLite rows and (later) the Kubernetes custom resources hold
+the same documents. They know nothing of storage or of how a decision is reached
+(`negotiation` does that); they only say what was proposed, who answered what citing which
+rule, and how it ended.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from mcp_servers.policy.actions import Action
+from mcp_servers.policy.documents.common import Principals
+from mcp_servers.policy.findings import Citation
+
+ProposalState = Literal["open", "decided", "escalated"]
+Verdict = Literal["accept", "reject", "counter"]
+Outcome = Literal["approved", "approved-as-countered", "rejected", "escalated"]
+EventKind = Literal["proposed", "evaluated", "decided"]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Identity(_Record):
+    """Who acts: an agent (by its agent name) or a person (as the identity provider names them)."""
+
+    kind: Literal["agent", "person"]
+    name: Annotated[str, Field(min_length=1)]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.name}"
+
+
+class Impact(_Record):
+    savings_per_month: Annotated[float, Field(ge=0)] | None = None  # in the org's currency
+    risk: Literal["low", "medium", "high"] = "low"
+
+
+class Proposal(_Record):
+    id: str
+    proposer: Identity
+    action: Action
+    rationale: str
+    impact: Impact = Impact()
+    deadline: datetime | None = None
+    state: ProposalState = "open"
+    created: datetime
+    # What the policies judge the action by: the live target and its metrics, as proposed.
+    target: dict[str, Any] | None = None
+    metrics: dict[str, float] = {}
+    # Whether the proposer takes a counter-offer; "refuse" sends a counter to a person instead.
+    counters: Literal["accept", "refuse"] = "accept"
+    # The version of the target's approvals this was proposed against (optimistic locking).
+    basis: int = 0
+
+
+class Evaluation(_Record):
+    stakeholder: str  # the team, or the proposer answering a counter-offer
+    agent: str | None = None  # the agent that answered for the team
+    round: int
+    verdict: Verdict
+    citations: list[Citation] = []
+    counter: Action | None = None  # verdict counter: the action this stakeholder would accept
+    reasons: list[str] = []
+
+    def describe(self) -> str:
+        who = self.stakeholder + (f" ({self.agent})" if self.agent else "")
+        text = f"{who} {self.verdict}s"
+        if self.counter is not None:
+            text += f" with {self.counter.describe()}"
+        return text + "".join(f"; cites {citation}" for citation in self.citations)
+
+
+class Decision(_Record):
+    outcome: Outcome
+    action: Action  # the final action: as proposed, or as countered
+    reasons: list[str]
+    rounds: int
+    decided_by: Identity
+    escalate_to: Principals | None = None  # escalated: the people who decide now
+    at: datetime
+
+    def describe(self) -> str:
+        text = self.outcome.replace("-", " ")
+        if self.outcome == "approved-as-countered" and self.action.replicas is not None:
+            text += f" ({self.action.replicas.to})"
+        text += f": {self.action.describe()} after {self.rounds} round(s)"
+        if self.escalate_to is not None:
+            text += f", to {self.escalate_to.describe()}"
+        return text
+
+
+class TranscriptEvent(_Record):
+    """One line of the negotiation, in order: the proposal, each evaluation, the decision."""
+
+    seq: int
+    at: datetime
+    kind: EventKind
+    actor: str
+    evaluation: Evaluation | None = None
+    decision: Decision | None = None
+    note: str = ""
+
+    def describe(self) -> str:
+        if self.evaluation is not None:
+            body = f"round {self.evaluation.round}: {self.evaluation.describe()}"
+            return body + "".join(f"\n    {reason}" for reason in self.evaluation.reasons)
+        if self.decision is not None:
+            body = f"decision: {self.decision.describe()}"
+            return body + "".join(f"\n    {reason}" for reason in self.decision.reasons)
+        return self.note
+
+
+class ProposalRecord(_Record):
+    """A proposal as a store holds it: with its row version, transcript and decision."""
+
+    proposal: Proposal
+    version: int
+    transcript: list[TranscriptEvent]
+    decision: Decision | None = None

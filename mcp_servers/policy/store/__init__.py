@@ -1,0 +1,1 @@
+"""Where proposals live: one `Store` interface (`base`), an embedded SQLite backend (`sqlite`)."""
