@@ -139,11 +139,9 @@ class Objects:
         if old is None:
             raise not_found(rt.plural, rt.group, name)
         patched = self._patched(rt, old, patch_type, patch)
-        sent_rv = (
-            (patch.get("metadata") or {}).get("resourceVersion")
-            if isinstance(patch, dict)
-            else None
-        )
+        # A resourceVersion the patch sets (any patch type, a JSON patch's "replace" included)
+        # is a precondition, as in the API server: it must still be the stored one.
+        sent_rv = (patched.get("metadata") or {}).get("resourceVersion")
         if sent_rv and sent_rv != old["metadata"]["resourceVersion"]:
             raise self._conflict(rt, name)
         patched = self._accept_body(rt, patched, namespace=namespace)

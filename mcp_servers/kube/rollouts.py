@@ -12,13 +12,14 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from mcp_servers.common.errors import Conflict, InvalidArgument, NotFound
-from mcp_servers.kube.connection import Json
-from mcp_servers.kube.writes import CONTENT_TYPES, MANAGER, Writes, only, result
+from mcp_servers.kube.connection import Api, Json
+from mcp_servers.kube.writes import CONTENT_TYPES, MANAGER, Target, Writes, only, result
 
 REVISION = "deployment.kubernetes.io/revision"
 CHANGE_CAUSE = "kubernetes.io/change-cause"
 RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
 RESTARTABLE = {"Deployment", "StatefulSet", "DaemonSet"}
+_ATTEMPTS = 3
 # Annotations a Deployment keeps through an undo (kubectl skips the same ones).
 _UNDO_SKIP = {REVISION, "deployment.kubernetes.io/revision-history",
               "deployment.kubernetes.io/desired-replicas", "deployment.kubernetes.io/max-replicas",
@@ -72,11 +73,26 @@ def undo(
         raise InvalidArgument(f"to_revision must be 0 (previous) or a revision, not {to_revision}")
     api = writes.api(context)
     target = only(writes.target(api, "deployments.apps", name, namespace), {"Deployment"}, "undo")
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return _undo_once(writes, api, target, to_revision, dry_run=dry_run)
+        except Conflict:
+            # The Deployment changed between our read and the patch (its controller writes
+            # status all the time): read it again and recompute, up to three tries.
+            if attempt == _ATTEMPTS:
+                raise
+
+
+def _undo_once(
+    writes: Writes, api: Api, target: Target, to_revision: int, *, dry_run: bool
+) -> Json:
     deployment = writes.current(api, target)
     if deployment is None:
         raise NotFound(f"{target.what} was not found")
     if deployment.get("spec", {}).get("paused"):
-        raise Conflict(f"{target.what} is paused: resume it first, then undo")
+        raise InvalidArgument(f"{target.what} is paused: resume it first, then undo")
     path = f"/apis/apps/v1/namespaces/{target.namespace}/replicasets"
     listed = api.get(path, what=f"replicasets in namespace {target.namespace}")["items"]
     history = revisions(deployment, listed)
@@ -113,7 +129,8 @@ def undo(
         if k not in _UNDO_SKIP
     )
     body = [
-        {"op": "test", "path": "/metadata/resourceVersion",
+        # A resourceVersion in the patch is a precondition: 409 if the object moved on.
+        {"op": "replace", "path": "/metadata/resourceVersion",
          "value": deployment["metadata"]["resourceVersion"]},
         {"op": "replace", "path": "/spec/template", "value": template},
         {"op": "replace" if "annotations" in deployment["metadata"] else "add",
