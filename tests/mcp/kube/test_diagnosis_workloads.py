@@ -82,10 +82,16 @@ def test_cronjob_whose_last_job_failed_is_diagnosed_with_its_logs(
 ) -> None:
     apply(shared_kubectl, cronjob("report", namespace, "echo smtp refused; exit 1", suspend=False))
 
-    finding = doctor.finding("CronJobFailing", namespace=namespace)
+    def with_logs() -> dict[str, Any]:
+        # The CronJob starts a new Job every schedule; the finding names the newest failed one,
+        # whose log is read once its pod has run, so wait for a finding that carries it.
+        found = doctor.finding("CronJobFailing", namespace=namespace)
+        logs = [e["text"] for e in found["evidence"] if e["kind"] == "log"]
+        return found if "smtp refused" in logs else {}
+
+    finding = eventually(with_logs, what="CronJobFailing with the failed Job's log line")
     assert finding["ref"] == {"kind": "CronJob", "name": "report", "namespace": namespace}
     assert finding["related"][0]["kind"] == "Job"
-    assert "smtp refused" in [e["text"] for e in finding["evidence"] if e["kind"] == "log"]
 
 
 def test_suspended_cronjob_is_resumed_and_runs(
