@@ -13,14 +13,13 @@ from typing import Literal
 
 from mcp_servers.common.errors import Conflict, InvalidArgument, NotFound
 from mcp_servers.kube.connection import Json
-from mcp_servers.kube.writes import CONTENT_TYPES, MANAGER, Writes
+from mcp_servers.kube.writes import CONTENT_TYPES, MANAGER, Writes, retrying
 
 Effect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 
 _TAINT_KEY = re.compile(
     r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
 )
-_ATTEMPTS = 3
 _TAINT_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
 
 
@@ -56,25 +55,20 @@ def taint(
         raise InvalidArgument("give the taint's effect: NoSchedule, PreferNoSchedule or NoExecute")
     api = writes.api(context)
     target = writes.target(api, "nodes", node, None)
-    attempt = 0
-    while True:
-        attempt += 1
+
+    def once() -> Json:
         current = writes.current(api, target)
         if current is None:
             raise NotFound(f"{target.what} was not found")
         taints = _changed(current, node, key, value, effect, remove=remove, overwrite=overwrite)
         body = {"metadata": {"resourceVersion": current["metadata"]["resourceVersion"]},
                 "spec": {"taints": taints or None}}  # fmt: skip
-        try:
-            return writes.change(
-                api, target, "PATCH", body=body, content_type=CONTENT_TYPES["merge"],
-                query={"fieldManager": MANAGER}, dry_run=dry_run, before=current,
-            )  # fmt: skip
-        except Conflict:
-            # The node changed meanwhile (the node controller adds and removes its own
-            # taints on cordon): read it again and recompute, never overwrite blindly.
-            if attempt == _ATTEMPTS:
-                raise
+        return writes.change(
+            api, target, "PATCH", body=body, content_type=CONTENT_TYPES["merge"],
+            query={"fieldManager": MANAGER}, dry_run=dry_run, before=current,
+        )  # fmt: skip
+
+    return retrying(once)
 
 
 def _changed(

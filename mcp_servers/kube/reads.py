@@ -60,7 +60,7 @@ class Reads:
             answer = api.get(resource.path(scope), what=_what(resource, scope), **query)
             found += redact(answer, kind=resource.kind).get("items", [])
         found = [o for o in found if self._visible(o)]
-        found.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
+        found.sort(key=_place)
         return found
 
     def first(
@@ -90,7 +90,7 @@ class Reads:
             found = redact(answer, kind=resource.kind).get("items", [])
             items += found
             total += len(found) + int(remaining or 0)
-        items.sort(key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]))
+        items.sort(key=_place)
         return items[:count], total
 
     def _scopes(self, resource: Resource, namespace: str | None) -> list[str | None]:
@@ -386,3 +386,8 @@ def _epoch(stamp: str) -> float:
     if not stamp:
         return 0.0
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+
+def _place(obj: Json) -> tuple[str, str]:
+    """Namespace, then name: the order the API server lists in."""
+    return obj["metadata"].get("namespace", ""), obj["metadata"]["name"]

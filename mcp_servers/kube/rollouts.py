@@ -11,15 +11,14 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from mcp_servers.common.errors import Conflict, InvalidArgument, NotFound
+from mcp_servers.common.errors import InvalidArgument, NotFound
 from mcp_servers.kube.connection import Api, Json
-from mcp_servers.kube.writes import CONTENT_TYPES, MANAGER, Target, Writes, only, result
+from mcp_servers.kube.writes import CONTENT_TYPES, MANAGER, Target, Writes, only, result, retrying
 
 REVISION = "deployment.kubernetes.io/revision"
 CHANGE_CAUSE = "kubernetes.io/change-cause"
 RESTARTED_AT = "kubectl.kubernetes.io/restartedAt"
 RESTARTABLE = {"Deployment", "StatefulSet", "DaemonSet"}
-_ATTEMPTS = 3
 # Annotations a Deployment keeps through an undo (kubectl skips the same ones).
 _UNDO_SKIP = {REVISION, "deployment.kubernetes.io/revision-history",
               "deployment.kubernetes.io/desired-replicas", "deployment.kubernetes.io/max-replicas",
@@ -27,8 +26,13 @@ _UNDO_SKIP = {REVISION, "deployment.kubernetes.io/revision-history",
 
 
 def revision(obj: Json) -> int:
-    """The rollout revision an object (Deployment or ReplicaSet) is annotated with; 0 if none."""
-    return int((obj.get("metadata", {}).get("annotations") or {}).get(REVISION, "0") or 0)
+    """The rollout revision an object (Deployment or ReplicaSet) is annotated with; 0 if none
+    or not a number."""
+    value = ((obj.get("metadata") or {}).get("annotations") or {}).get(REVISION)
+    try:
+        return int(str(value or 0))
+    except ValueError:
+        return 0
 
 
 def revisions(deployment: Json, replicasets: list[Json]) -> dict[int, Json]:
@@ -73,16 +77,7 @@ def undo(
         raise InvalidArgument(f"to_revision must be 0 (previous) or a revision, not {to_revision}")
     api = writes.api(context)
     target = only(writes.target(api, "deployments.apps", name, namespace), {"Deployment"}, "undo")
-    attempt = 0
-    while True:
-        attempt += 1
-        try:
-            return _undo_once(writes, api, target, to_revision, dry_run=dry_run)
-        except Conflict:
-            # The Deployment changed between our read and the patch (its controller writes
-            # status all the time): read it again and recompute, up to three tries.
-            if attempt == _ATTEMPTS:
-                raise
+    return retrying(lambda: _undo_once(writes, api, target, to_revision, dry_run=dry_run))
 
 
 def _undo_once(

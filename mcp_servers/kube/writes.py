@@ -15,13 +15,14 @@ of reach, because a server confined to some namespaces must not change the whole
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 import yaml
 
 from mcp_servers.common import arguments, bounds
-from mcp_servers.common.errors import InvalidArgument, NotFound, PermissionDenied
+from mcp_servers.common.errors import Conflict, InvalidArgument, NotFound, PermissionDenied
 from mcp_servers.kube import diffs
 from mcp_servers.kube.connection import Api, Clusters, Json
 from mcp_servers.kube.resources import Catalog, Resource
@@ -33,6 +34,7 @@ Propagation = Literal["Background", "Foreground", "Orphan"]
 MANAGER = "kubecrew"
 MAX_DOCUMENTS = 20
 CHANGE_LIMIT = 100
+RETRIES = 3
 CONTENT_TYPES: dict[PatchType, str] = {
     "strategic": "application/strategic-merge-patch+json",
     "merge": "application/merge-patch+json",
@@ -155,23 +157,25 @@ class Writes:
             t.name for t, _ in planned
             if t.resource.kind == "Namespace" and self.current(api, t) is None
         }  # fmt: skip
-        now = [(t, d) for t, d in planned if t.namespace not in creating]
-        later = [(t, d) for t, d in planned if t.namespace in creating]
+        later = [t.namespace in creating for t, _ in planned]
+        now_batch = [p for p, wait in zip(planned, later, strict=True) if not wait]
+        later_batch = [p for p, wait in zip(planned, later, strict=True) if wait]
         # All dry runs first: a manifest the cluster refuses in part changes nothing at all.
-        results = send(now, True)
+        first = send(now_batch, True)
         if dry_run:
-            results += [
+            second = [
                 result(t, None, d, dry_run=True, note=f"namespace {t.namespace} is created by "
                        "this manifest; the server checks this object once it exists")
-                for t, d in later
+                for t, d in later_batch
             ]  # fmt: skip
         else:
-            results = send(now, False)
-            send(later, True)
-            results += send(later, False)
-        order = {id(d): i for i, (_, d) in enumerate(planned)}
-        paired = sorted(zip(now + later, results, strict=True), key=lambda p: order[id(p[0][1])])
-        return {"dry_run": dry_run, "objects": [r for _, r in paired]}
+            first = send(now_batch, False)
+            send(later_batch, True)
+            second = send(later_batch, False)
+        # Answer in the manifest's order.
+        firsts, seconds = iter(first), iter(second)
+        objects = [next(seconds) if wait else next(firsts) for wait in later]
+        return {"dry_run": dry_run, "objects": objects}
 
     def _apply_target(self, api: Api, doc: Json, namespace: str | None) -> tuple[Target, Json]:
         api_version, kind = str(doc.get("apiVersion", "")), str(doc.get("kind", ""))
@@ -304,6 +308,18 @@ class Writes:
         )  # fmt: skip
         out["changes"] = [{"path": ".", "old": "exists", "new": "deleted"}]
         return out
+
+
+def retrying(attempt: Callable[[], Json]) -> Json:
+    """`attempt()`, again while it meets a Conflict, three tries in all. For writes guarded by
+    the resourceVersion they read: controllers change objects all the time (status, their own
+    taints), so each try reads afresh and recomputes instead of overwriting blindly."""
+    for _ in range(RETRIES - 1):
+        try:
+            return attempt()
+        except Conflict:
+            continue
+    return attempt()
 
 
 def result(target: Target, before: Json | None, after: Json, *, dry_run: bool, note: str) -> Json:

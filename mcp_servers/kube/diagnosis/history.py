@@ -25,10 +25,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from mcp_servers.kube import rollouts
 from mcp_servers.kube.diagnosis.findings import ObjectRef
 from mcp_servers.kube.diagnosis.snapshot import Json, Snapshot, name_of, namespace_of
 
-REVISION = "deployment.kubernetes.io/revision"
 HASH = "pod-template-hash"
 CONTROLLER_HASH = "controller-revision-hash"
 
@@ -82,7 +82,7 @@ def _owned(snapshot: Snapshot, plural: str, ref: ObjectRef) -> list[Json]:
 def _of_replicaset(rs: Json) -> Revision:
     template = (rs.get("spec") or {}).get("template") or {}
     return Revision(
-        number=_number(((rs.get("metadata") or {}).get("annotations") or {}).get(REVISION)),
+        number=rollouts.revision(rs),
         source=f"ReplicaSet {name_of(rs)}",
         hash=str(((template.get("metadata") or {}).get("labels") or {}).get(HASH) or ""),
         containers=_containers(template),
@@ -148,8 +148,7 @@ def rollback_target(
     if ref.kind != "Deployment" or len(history) < 2:
         return None
     deployment = snapshot.by_name("deployments", ref.namespace, ref.name) or {}
-    annotations = (deployment.get("metadata") or {}).get("annotations") or {}
-    number = _number(annotations.get(REVISION)) or history[0].number
+    number = rollouts.revision(deployment) or history[0].number
     current = next((r for r in history if r.number == number), history[0])
     hashes = _hashes(snapshot, ref.namespace, failing)
     if not hashes or hashes != {current.hash}:
