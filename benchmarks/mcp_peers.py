@@ -3,8 +3,10 @@
 All three talk to the same 5,000-pod sandbox over stdio through the official MCP client
 (`mcp.client.stdio`), one session per server (start-up timed apart), all open at once: each
 read is called `ROUNDS` times per server after `WARM_UP` uncounted rounds, the servers taking
-turns within a round so the sandbox's and the machine's busy moments fall on all alike, rounds
-`ROUND_SPACING_S` apart so no client-side rate limiter is what gets measured: list the
+turns within a round so the sandbox's and the machine's busy moments fall on all alike,
+each call after the same `CALL_SPACING_S` of idle (so the client's own wake-up after a pause falls
+on every server alike, not on whichever is called first) and each server called at most every
+`len(servers) * CALL_SPACING_S` (so no client-side rate limiter is what gets measured): list the
 pods of namespace `bench`, get one pod as YAML, list the events of `bench`.
 Reported per call: median and p95 latency and the answer's size (UTF-8 bytes of its text
 content, what a model would read), with ratios against ours.
@@ -40,10 +42,10 @@ from mcp.types import TextContent
 
 ROUNDS = 30
 WARM_UP = 3
-# Rounds start this far apart: client-go's default client-side limiter (5 requests/s, burst 10)
-# would otherwise delay the Go peer's calls (131 ms a get when called back to back), which
-# measures the limiter, not the server.
-ROUND_SPACING_S = 0.25
+# Every call follows this much idle. With three servers taking turns each is called every 0.3 s:
+# client-go's default client-side limiter (5 requests/s, burst 10) would otherwise delay the Go
+# peer's calls (131 ms a get when called back to back), which measures the limiter, not the server.
+CALL_SPACING_S = 0.1
 POD = "pod-02500"
 OPERATIONS = ("list pods in bench", "get one pod (YAML)", "list events in bench")
 KMS_VERSION = "0.0.69"
@@ -209,12 +211,11 @@ async def _measure(peers: list[Peer], rounds: int) -> None:
         for operation in OPERATIONS:
             times: dict[str, list[float]] = {p.label: [] for p in running}
             for round_ in range(WARM_UP + rounds):
-                next_round = time.perf_counter() + ROUND_SPACING_S
                 for peer in running:
+                    await asyncio.sleep(CALL_SPACING_S)
                     took = await _once(peer, sessions[peer.label], operation)
                     if took is not None and round_ >= WARM_UP:
                         times[peer.label].append(took)
-                await asyncio.sleep(max(0.0, next_round - time.perf_counter()))
             for peer in running:
                 _summarize(peer, operation, times[peer.label])
 
