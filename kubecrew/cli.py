@@ -18,6 +18,8 @@ import typer
 from rich.console import Console
 
 from kubecrew import (
+    approval_commands,
+    audit_commands,
     mcp_commands,
     policy_commands,
     proposal_commands,
@@ -55,6 +57,8 @@ app.add_typer(sandbox_commands.app)
 app.add_typer(mcp_commands.app)
 app.add_typer(policy_commands.app)
 app.add_typer(proposal_commands.app)
+app.add_typer(approval_commands.app)
+app.add_typer(audit_commands.app)
 
 
 def _installed_version() -> str:

@@ -1,13 +1,16 @@
 """`kubecrew proposals list | show ID`: what agents proposed to each other, and how it ended.
 
-Reads the policy store (the SQLite file under `$KUBECREW_HOME`, else ~/.kubecrew, or `--store`)
-through the `Store` interface and prints; it never decides anything, so reading a store other
-processes are writing is safe. The engine is imported when a command runs, so `kubecrew --help`
-stays quick.
+Reads the policy store (`--store`: a SQLite file or `kubernetes[:CONTEXT]`; by default
+`$KUBECREW_POLICY_STORE`, else the file under `$KUBECREW_HOME`, else ~/.kubecrew) through the
+`Store` interface and prints; it never decides anything, so reading a store other processes are
+writing is safe. `StoreOption` and `opened_store` are shared with `kubecrew approvals` and
+`kubecrew audit`, so every command names and opens a store alike. The engine is imported when a
+command runs, so `kubecrew --help` stays quick.
 """
 
 from __future__ import annotations
 
+import os
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
@@ -18,8 +21,9 @@ from rich.console import Console
 from kubecrew.terminal import print_failure
 
 if TYPE_CHECKING:
+    from mcp_servers.policy.approvals import ApprovalRequest
     from mcp_servers.policy.proposals import ProposalRecord, ProposalState
-    from mcp_servers.policy.store.sqlite import SqliteStore
+    from mcp_servers.policy.store.base import Store
 
 app = typer.Typer(
     name="proposals",
@@ -42,11 +46,12 @@ _STATES: dict[StateChoice, ProposalState] = {
     StateChoice.escalated: "escalated",
 }
 StoreOption = Annotated[
-    Path | None,
+    str | None,
     typer.Option(
         "--store",
-        help="The policy store file. [default: $KUBECREW_HOME/policy/store.sqlite, "
-        "else ~/.kubecrew/policy/store.sqlite]",
+        help="The policy store: a SQLite file, or `kubernetes[:CONTEXT]` for the kubecrew-system "
+        "namespace of the kubeconfig's cluster. [default: $KUBECREW_POLICY_STORE, else "
+        "$KUBECREW_HOME/policy/store.sqlite, else ~/.kubecrew/policy/store.sqlite]",
         show_default=False,
     ),
 ]
@@ -61,15 +66,19 @@ def _out(text: str) -> None:
     Console(highlight=False, markup=False).print(text, soft_wrap=True)
 
 
-def _store(given: Path | None) -> SqliteStore:
+def opened_store(given: str | None) -> Store:
+    """The store `--store` names; a missing SQLite file is an error here, not a new empty store."""
     from mcp_servers.common.errors import ToolError
-    from mcp_servers.policy.store.sqlite import SqliteStore, default_path
+    from mcp_servers.policy.store import KUBERNETES, SPEC_ENV, open_store
+    from mcp_servers.policy.store.sqlite import default_path
 
-    path = given or default_path()
-    if not path.is_file():
-        _fail(f"no policy store at {path}: nothing was proposed there yet; give --store FILE")
+    spec = given or os.environ.get(SPEC_ENV)
+    if spec is None or not (spec == KUBERNETES or spec.startswith(KUBERNETES + ":")):
+        path = Path(spec).expanduser() if spec else default_path()
+        if not path.is_file():
+            _fail(f"no policy store at {path}: nothing was proposed there yet; give --store FILE")
     try:
-        return SqliteStore(path)
+        return open_store(spec)
     except ToolError as exc:
         _fail(exc.message)
 
@@ -87,7 +96,7 @@ def list_proposals(
     kubecrew proposals list --state escalated
     ```
     """
-    opened = _store(store)
+    opened = opened_store(store)
     try:
         proposals = opened.list(state=None if state is None else _STATES[state])
     finally:
@@ -106,7 +115,8 @@ def show(
     proposal_id: Annotated[str, typer.Argument(metavar="ID", help="The proposal's id.")],
     store: StoreOption = None,
 ) -> None:
-    """The proposal, its transcript in order, and its decision.
+    """The proposal, its transcript in order, its decision, and any approval request with the
+    answers people gave.
 
     **Example**
 
@@ -116,15 +126,19 @@ def show(
     """
     from mcp_servers.common.errors import ToolError
 
-    opened = _store(store)
+    opened = opened_store(store)
     try:
         record = opened.get(proposal_id)
+        requests = [r for r in opened.approvals() if r.proposal == proposal_id]
     except ToolError as exc:
         _fail(exc.message)
     finally:
         opened.close()
     for line in _lines(record):
         _out(line)
+    for request in requests:
+        for line in request_lines(request):
+            _out(line)
 
 
 def _lines(record: ProposalRecord) -> list[str]:
@@ -145,4 +159,22 @@ def _lines(record: ProposalRecord) -> list[str]:
         first, *rest = event.describe().splitlines()
         lines.append(f"  {event.seq:>2}. {event.at:%Y-%m-%d %H:%M:%S} {event.actor}: {first}")
         lines += [f"      {line.strip()}" for line in rest]
+    return lines
+
+
+def request_lines(request: ApprovalRequest) -> list[str]:
+    """An approval request in words: what, who may answer, until when, and each answer."""
+    lines = [
+        f"approval {request.id} ({request.state}) for proposal {request.proposal}",
+        f"  action    {request.action.describe()}",
+        f"  approvers {request.approvers.describe()} ({request.min_approvals} needed)",
+        f"  requested {request.requested_at.isoformat()}, expires {request.expires_at.isoformat()}",
+    ]
+    lines += [f"  why       {reason}" for reason in request.reasons]
+    for given in request.answers:
+        verb = "granted" if given.verdict == "grant" else "denied"
+        said = f"  {given.at:%Y-%m-%d %H:%M:%S} {given.by} {verb} via {given.via}"
+        lines.append(said + (f": {given.reason}" if given.reason else ""))
+    if request.claimed_by is not None:
+        lines.append(f"  taken up by {request.claimed_by}")
     return lines

@@ -15,6 +15,11 @@ approvals and the audit log build on these modules, and `kubecrew policy` drives
     evaluation   the dry run: which policies apply, which rules fire, who the stakeholders are
     explaining   a policy in words, rule by rule; reporting: an evaluation report in words
     proposals    the negotiation's records: Proposal, Evaluation, Decision, transcript events
-    negotiation  stakeholders' automatic answers, counter rounds, one decision per proposal
-    store/       the Store interface (base) and its embedded SQLite backend (sqlite)
+    negotiation  stakeholders' automatic answers, counter rounds, one decision per proposal;
+                 an escalation opens an approval request
+    approvals    durable ApprovalRequests: who may answer, what an answer or expiry settles,
+                 waiting for the answer exactly once
+    audit        the hash-chained audit log's records, what each store write records, verify
+    store/       the Store interface (base), the embedded SQLite backend (sqlite, sqlite_*)
+                 and the Kubernetes custom-resource backend (kubernetes, kube_*)
 """

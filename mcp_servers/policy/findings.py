@@ -9,7 +9,7 @@ These models are the dry run's output, and what proposals and decisions will cit
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -64,6 +64,7 @@ class Finding(_Result):
     via: Literal["pull-request"] | None = None  # reject: the channel this rule accepts
     approvers: Principals | None = None  # require-approval
     min_approvals: int | None = None
+    expires_after: timedelta | None = None  # require-approval: how long a request stays open
     opens_at: datetime | None = None  # defer: when the next maintenance window opens
     team: str | None = None  # the team whose policy this is (its kubecrew.io/team label)
 
@@ -105,6 +106,7 @@ class ApprovalNeed(_Result):
     citation: Citation
     approvers: Principals
     min_approvals: int = 1
+    expires_after: timedelta | None = None  # None: the store's default (a day)
 
 
 class Verdict(_Result):

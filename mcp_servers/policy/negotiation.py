@@ -14,6 +14,11 @@ decision against the version read; on Conflict read again. A proposal decided me
 another process) is returned as decided, never decided twice; a proposal whose target was
 approved for someone else since it was made is rejected as superseded, so two conflicting
 proposals on one target are never both approved.
+
+An escalation comes with its `ApprovalRequest`, written in the same `decide`: the approvers of
+the ChangePolicy rule that asked for approval, else the owning team's people (counters refused
+or not converging), else the group `kubecrew-admins`; it expires after the rule's
+`expiresAfter` (a day by default), counted from the `now` the negotiation was given.
 """
 
 from __future__ import annotations
@@ -25,15 +30,27 @@ from datetime import datetime
 
 from mcp_servers.common.errors import Conflict
 from mcp_servers.policy.actions import Action, EvaluationRequest, ReplicaChange
+from mcp_servers.policy.approvals import (
+    ADMINS,
+    DEFAULT_EXPIRY,
+    STORE,
+    ApprovalRequest,
+    new_request_id,
+)
 from mcp_servers.policy.catalog import PolicySet
 from mcp_servers.policy.documents.common import Principals
 from mcp_servers.policy.documents.priority import DEFAULT_PRIORITY
 from mcp_servers.policy.evaluation import evaluate
-from mcp_servers.policy.findings import Citation, Counter, EvaluationReport, Stakeholder
+from mcp_servers.policy.findings import (
+    ApprovalNeed,
+    Citation,
+    Counter,
+    EvaluationReport,
+    Stakeholder,
+)
 from mcp_servers.policy.proposals import (
     Decision,
     Evaluation,
-    Identity,
     Outcome,
     Proposal,
     ProposalRecord,
@@ -45,7 +62,6 @@ from mcp_servers.policy.store.base import Store, TargetState
 
 ROUNDS = 3
 ATTEMPTS = 5
-STORE = Identity(kind="agent", name="policy-store")
 
 
 def new_proposal_id() -> str:
@@ -56,6 +72,7 @@ def new_proposal_id() -> str:
 class Deliberation:
     evaluations: list[Evaluation]
     decision: Decision
+    approval: ApprovalRequest | None = None  # escalated: the request a person answers
 
     def events(self, *, after: int) -> list[TranscriptEvent]:
         """The transcript lines this adds, numbered after the `after` lines already stored."""
@@ -70,16 +87,31 @@ class Deliberation:
             )
             for index, each in enumerate(self.evaluations)
         ]
-        return [
-            *lines,
+        lines.append(
             TranscriptEvent(
                 seq=after + len(lines),
                 at=at,
                 kind="decided",
                 actor=str(self.decision.decided_by),
                 decision=self.decision,
-            ),
-        ]
+            )
+        )
+        if self.approval is not None:
+            request = self.approval
+            note = (
+                f"approval {request.id} requested from {request.approvers.describe()} "
+                f"({request.min_approvals} needed), until {request.expires_at.isoformat()}"
+            )
+            lines.append(
+                TranscriptEvent(
+                    seq=after + len(lines),
+                    at=at,
+                    kind="approval-requested",
+                    actor=str(self.decision.decided_by),
+                    note=note,
+                )
+            )
+        return lines
 
 
 def negotiate(
@@ -104,6 +136,7 @@ def negotiate(
                 version=record.version,
                 events=outcome.events(after=len(record.transcript)),
                 decision=outcome.decision,
+                approval=outcome.approval,
             )
         except Conflict:
             continue  # someone else wrote first: read what they wrote and deliberate again
@@ -121,28 +154,51 @@ def deliberate(
     now: datetime,
     rounds: int = ROUNDS,
 ) -> Deliberation:
-    def decided(outcome: Outcome, action: Action, reasons: list[str], done: int) -> Decision:
-        return Decision(
+    def ended(
+        outcome: Outcome,
+        action: Action,
+        reasons: list[str],
+        done: int,
+        need: ApprovalNeed | None = None,
+    ) -> Deliberation:
+        cited = _cited(evaluations) + ([need.citation] if need is not None else [])
+        decision = Decision(
             outcome=outcome,
             action=action,
             reasons=reasons,
             rounds=done,
             decided_by=STORE,
-            escalate_to=escalate_to if outcome == "escalated" else None,
             at=now,
+            citations=list(dict.fromkeys(cited)),
         )
+        if outcome != "escalated":
+            return Deliberation(evaluations, decision)
+        approvers = need.approvers if need is not None else owners or ADMINS
+        lasts = need.expires_after if need is not None else None
+        request = ApprovalRequest(
+            id=new_request_id(),
+            proposal=proposal.id,
+            action=action,
+            approvers=approvers,
+            min_approvals=need.min_approvals if need is not None else 1,
+            reasons=reasons,
+            requested_at=now,
+            expires_at=now + (lasts or DEFAULT_EXPIRY),
+        )
+        decision = decision.model_copy(update={"escalate_to": approvers})
+        return Deliberation(evaluations, decision, request)
 
-    escalate_to: Principals | None = None
+    evaluations: list[Evaluation] = []
+    owners: Principals | None = None
     if target.version != proposal.basis:
         reason = (
             f"superseded: {proposal.action.target} was approved for proposal {target.proposal} "
             f"after this one was made; propose again from its new state"
         )
-        return Deliberation([], decided("rejected", proposal.action, [reason], 0))
+        return ended("rejected", proposal.action, [reason], 0)
     if proposal.deadline is not None and now > proposal.deadline:
         reason = f"the deadline {proposal.deadline.isoformat()} passed before a decision"
-        return Deliberation([], decided("rejected", proposal.action, [reason], 0))
-    evaluations: list[Evaluation] = []
+        return ended("rejected", proposal.action, [reason], 0)
     reasons: list[str] = []
     action = proposal.action
     for round_ in range(1, rounds + 1):
@@ -154,34 +210,35 @@ def deliberate(
         )
         action = report.action  # with replicas.from filled in from the live object
         evaluations += [_answer(holder, report, policies, round_) for holder in report.stakeholders]
-        escalate_to = _owners(report.stakeholders)
+        owners = _owners(report.stakeholders)
         verdict = report.verdict
         reasons += [f"round {round_}: {reason}" for reason in verdict.reasons]
         if verdict.outcome == "allow" and verdict.approvals:
             need = verdict.approvals[0]
-            escalate_to = need.approvers
             reasons.append(f"{need.citation} needs approval by {need.approvers.describe()}")
-            return Deliberation(evaluations, decided("escalated", action, reasons, round_))
+            return ended("escalated", action, reasons, round_, need)
         if verdict.outcome == "allow":
             outcome: Outcome = "approved" if round_ == 1 else "approved-as-countered"
-            return Deliberation(evaluations, decided(outcome, action, reasons, round_))
+            return ended(outcome, action, reasons, round_)
         if verdict.outcome == "reject":
-            return Deliberation(evaluations, decided("rejected", action, reasons, round_))
+            return ended("rejected", action, reasons, round_)
         if verdict.outcome == "escalate" or verdict.counter is None:
-            return Deliberation(evaluations, decided("escalated", action, reasons, round_))
+            return ended("escalated", action, reasons, round_)
         countered = _countered(action, verdict.counter)
         if proposal.counters == "refuse":
             refusal = "the proposer takes no counter-offer: a person decides"
             evaluations.append(_proposer(proposal, round_, "reject", None, refusal))
-            return Deliberation(
-                evaluations, decided("escalated", action, [*reasons, refusal], round_)
-            )
+            return ended("escalated", action, [*reasons, refusal], round_)
         evaluations.append(
             _proposer(proposal, round_, "accept", countered, f"takes {verdict.counter.describe()}")
         )
         action = countered
     reason = f"no agreement after {rounds} rounds of counter-offers: a person decides"
-    return Deliberation(evaluations, decided("escalated", action, [*reasons, reason], rounds))
+    return ended("escalated", action, [*reasons, reason], rounds)
+
+
+def _cited(evaluations: Sequence[Evaluation]) -> list[Citation]:
+    return [citation for each in evaluations for citation in each.citations]
 
 
 def _answer(

@@ -21,7 +21,7 @@ from mcp_servers.policy.findings import Citation
 ProposalState = Literal["open", "decided", "escalated"]
 Verdict = Literal["accept", "reject", "counter"]
 Outcome = Literal["approved", "approved-as-countered", "rejected", "escalated"]
-EventKind = Literal["proposed", "evaluated", "decided"]
+EventKind = Literal["proposed", "evaluated", "decided", "approval-requested", "answered", "expired"]
 
 
 class _Record(BaseModel):
@@ -29,10 +29,16 @@ class _Record(BaseModel):
 
 
 class Identity(_Record):
-    """Who acts: an agent (by its agent name) or a person (as the identity provider names them)."""
+    """Who acts: an agent (by its agent name) or a person (as the identity provider names them).
+
+    `groups` are the groups the channel that authenticated this identity vouches for (the API
+    server's answer for a kubeconfig user, the CLI's configured person, a Slack user's mapping);
+    approvals are authorised by name or by one of these groups.
+    """
 
     kind: Literal["agent", "person"]
     name: Annotated[str, Field(min_length=1)]
+    groups: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         return f"{self.kind} {self.name}"
@@ -86,6 +92,7 @@ class Decision(_Record):
     decided_by: Identity
     escalate_to: Principals | None = None  # escalated: the people who decide now
     at: datetime
+    citations: list[Citation] = []  # the rules that shaped it, for the audit log
 
     def describe(self) -> str:
         text = self.outcome.replace("-", " ")
@@ -98,7 +105,8 @@ class Decision(_Record):
 
 
 class TranscriptEvent(_Record):
-    """One line of the negotiation, in order: the proposal, each evaluation, the decision."""
+    """One line of the negotiation, in order: the proposal, each evaluation, the decision, and
+    after an escalation the approval request, each person's answer and the final decision."""
 
     seq: int
     at: datetime

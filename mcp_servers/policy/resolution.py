@@ -62,7 +62,12 @@ def resolve(
         outcome=outcome,
         counter=counter,
         approvals=[
-            ApprovalNeed(citation=f.citation, approvers=f.approvers, min_approvals=f.min_approvals)
+            ApprovalNeed(
+                citation=f.citation,
+                approvers=f.approvers,
+                min_approvals=f.min_approvals,
+                expires_after=f.expires_after,
+            )
             for f in findings
             if f.effect == "require-approval" and f.approvers and f.min_approvals
         ],

@@ -57,6 +57,7 @@ def steps(store: SqliteStore, proposal: Proposal) -> Iterator[None]:
             version=record.version,
             events=outcome.events(after=len(record.transcript)),
             decision=outcome.decision,
+            approval=outcome.approval,
         )
     except Conflict:
         negotiate(store, POLICIES, proposal.id, now=NOON)  # lost the race: read, decide again

@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -103,10 +104,22 @@ def test_a_refused_counter_escalates_to_the_owners_people(
     assert decision.action == proposal.action  # nothing agreed: the person sees the original
     assert decision.reasons[-1] == "the proposer takes no counter-offer: a person decides"
     assert record.proposal.state == "escalated"
-    refusal = record.transcript[-2].evaluation
+    refusal = record.transcript[-3].evaluation
     assert refusal is not None and (refusal.stakeholder, refusal.verdict) == ("proposer", "reject")
     assert store.target(proposal.action.target).version == 0  # nothing approved
     assert [p.id for p in store.list(state="escalated")] == [proposal.id]
+    (request,) = store.approvals(state="pending")
+    assert (request.proposal, request.approvers, request.min_approvals) == (
+        proposal.id,
+        decision.escalate_to,
+        1,
+    )
+    assert request.expires_at == NOON + timedelta(hours=24)  # no rule names an expiry: a day
+    assert record.transcript[-1].kind == "approval-requested"
+    assert record.transcript[-1].note == (
+        f"approval {request.id} requested from group shop-admins (1 needed), "
+        "until 2026-12-03T11:00:00+00:00"
+    )
 
 
 def test_a_decided_proposal_is_never_decided_again(store: SqliteStore, policies: PolicySet) -> None:
@@ -221,3 +234,6 @@ def test_an_action_needing_approval_escalates_to_its_approvers(
     assert decision.reasons[-1] == (
         "ChangePolicy shop-changes / rule deletes needs approval by group shop-admins"
     )
+    (request,) = store.approvals()
+    assert request.expires_at == NOON + timedelta(hours=8)  # the rule's expiresAfter
+    assert request.action == deletion and request.state == "pending"

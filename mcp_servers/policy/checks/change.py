@@ -51,6 +51,7 @@ def _approvals(scope: Scope, policy: ChangePolicy) -> list[Finding]:
                     concern=None,
                     approvers=rule.approvers,
                     min_approvals=rule.minApprovals,
+                    expires_after=rule.expiresAfter,
                 )
             )
         else:

@@ -6,6 +6,7 @@
         - name: deletes
           actions: [delete]
           approvers: {groups: [shop-admins]}
+          expiresAfter: 8h            # unanswered for 8h: the request expires (default 24h)
         - name: large-drains
           actions: [drain]
           when: 'action.pods > 10'
@@ -37,6 +38,7 @@ from mcp_servers.policy.documents.common import (
     ActionType,
     CelCondition,
     Condition,
+    Duration,
     Located,
     Metadata,
     Principals,
@@ -59,6 +61,9 @@ class ApprovalRule(Condition):
     when: CelCondition = "true"
     approvers: Principals
     minApprovals: Annotated[int, Field(ge=1)] = 1
+    # How long the approval request stays answerable; unanswered by then, it expires and the
+    # proposal is rejected. None: the store's default of a day.
+    expiresAfter: Duration | None = None
 
 
 class Maintenance(Strict):

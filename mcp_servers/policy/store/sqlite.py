@@ -5,19 +5,38 @@ transaction, so a decision's evaluations, its decision and the target's approval
 together or not at all (a crash in the middle leaves the proposal open, never half decided).
 The rules of `store.base` are enforced here in SQL: the decision is a conditional UPDATE on the
 proposal's version and state, and an approval a conditional UPDATE on the target's version.
-Records are stored as the JSON of their pydantic models, so every backend holds the same text.
+An approval request's answer is read and written in one such transaction too, so two people
+answering at once are serialised: the second sees the first's answer, or the ended request.
+What an answer or expiry does is computed by `approvals.settle` / `lapse` (shared with every
+backend); this module only writes it. Every write appends its audit records (`sqlite_audit`)
+before it commits. Records are stored as the JSON of their pydantic models, so every backend
+holds the same text. Tables are created if missing, so a file from an older version opens.
 """
 
 from __future__ import annotations
 
+import builtins
 import os
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 
-from mcp_servers.common.errors import Conflict, NotFound, Unavailable
+from mcp_servers.common.errors import Conflict, InvalidArgument, NotFound, Unavailable
+from mcp_servers.policy import audit
 from mcp_servers.policy.actions import TargetRef
+from mcp_servers.policy.approvals import (
+    ApprovalAnswer,
+    ApprovalRequest,
+    ApprovalState,
+    Settlement,
+    ended_message,
+    expired_message,
+    lapse,
+    settle,
+)
+from mcp_servers.policy.audit import AuditEntry, AuditHead, AuditKind, AuditRecord
 from mcp_servers.policy.proposals import (
     Decision,
     Proposal,
@@ -25,6 +44,7 @@ from mcp_servers.policy.proposals import (
     ProposalState,
     TranscriptEvent,
 )
+from mcp_servers.policy.store import sqlite_approvals, sqlite_audit
 from mcp_servers.policy.store.base import TargetState, target_key
 
 _SCHEMA = """
@@ -68,7 +88,7 @@ class SqliteStore:
             self._db = sqlite3.connect(path, timeout=timeout, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA foreign_keys=ON")
-            self._db.executescript(_SCHEMA)
+            self._db.executescript(_SCHEMA + sqlite_approvals.SCHEMA + sqlite_audit.SCHEMA)
         except sqlite3.Error as exc:
             raise Unavailable(
                 f"cannot open the policy store {path}: {exc}; check the path is a writable "
@@ -117,24 +137,28 @@ class SqliteStore:
                 "INSERT INTO events (proposal, seq, body) VALUES (?, 0, ?)",
                 (proposal.id, event.model_dump_json()),
             )
+            sqlite_audit.append(db, [audit.proposed(stored)])
         return ProposalRecord(proposal=stored, version=1, transcript=[event])
 
     def get(self, proposal_id: str) -> ProposalRecord:
         # One read transaction, so the row and its transcript are one snapshot.
         self._db.execute("BEGIN")
         try:
-            row = self._db.execute(
-                "SELECT body, version, decision FROM proposals WHERE id = ?", (proposal_id,)
-            ).fetchone()
-            events = self._db.execute(
-                "SELECT body FROM events WHERE proposal = ? ORDER BY seq", (proposal_id,)
-            ).fetchall()
+            return self._read(proposal_id)
         finally:
             self._db.execute("COMMIT")
+
+    def _read(self, proposal_id: str) -> ProposalRecord:
+        row = self._db.execute(
+            "SELECT body, version, decision FROM proposals WHERE id = ?", (proposal_id,)
+        ).fetchone()
         if row is None:
             raise NotFound(
                 f"no proposal {proposal_id} in {self.path}; `kubecrew proposals list` shows them"
             )
+        events = self._db.execute(
+            "SELECT body FROM events WHERE proposal = ? ORDER BY seq", (proposal_id,)
+        ).fetchall()
         body, version, decision = row
         return ProposalRecord(
             proposal=Proposal.model_validate_json(body),
@@ -143,7 +167,7 @@ class SqliteStore:
             decision=None if decision is None else Decision.model_validate_json(decision),
         )
 
-    def list(self, *, state: ProposalState | None = None) -> list[Proposal]:
+    def list(self, *, state: ProposalState | None = None) -> builtins.list[Proposal]:
         query = "SELECT body FROM proposals"
         rows = (
             self._db.execute(query + " WHERE state = ? ORDER BY created, id", (state,))
@@ -168,8 +192,16 @@ class SqliteStore:
         version: int,
         events: Sequence[TranscriptEvent],
         decision: Decision,
+        approval: ApprovalRequest | None = None,
     ) -> ProposalRecord:
         state: ProposalState = "escalated" if decision.outcome == "escalated" else "decided"
+        if (approval is not None) != (state == "escalated"):
+            raise InvalidArgument(
+                "an escalated decision comes with its approval request, and only it does; "
+                f"got outcome {decision.outcome} with {'a' if approval else 'no'} request"
+            )
+        if approval is not None and approval.proposal != proposal_id:
+            raise InvalidArgument(f"{approval.id} is for proposal {approval.proposal}")
         with self._writing() as db:
             row = db.execute(
                 "SELECT body, state, version FROM proposals WHERE id = ?", (proposal_id,)
@@ -200,11 +232,17 @@ class SqliteStore:
                 )
             if decision.outcome in _APPROVED:
                 self._approve(proposal)
-            db.executemany(
-                "INSERT INTO events (proposal, seq, body) VALUES (?, ?, ?)",
-                [(proposal_id, event.seq, event.model_dump_json()) for event in events],
-            )
+            self._add_events(proposal_id, events)
+            if approval is not None:
+                sqlite_approvals.insert(db, approval)
+            sqlite_audit.append(db, audit.decided(proposal_id, events, decision, approval))
         return self.get(proposal_id)
+
+    def _add_events(self, proposal_id: str, events: Sequence[TranscriptEvent]) -> None:
+        self._db.executemany(
+            "INSERT INTO events (proposal, seq, body) VALUES (?, ?, ?)",
+            [(proposal_id, event.seq, event.model_dump_json()) for event in events],
+        )
 
     def _approve(self, proposal: Proposal) -> None:
         key = target_key(proposal.action.target)
@@ -225,6 +263,99 @@ class SqliteStore:
                 "WHERE target = ? AND version = ?",
                 (proposal.id, key, current.version),
             )
+
+    # --- approvals ----------------------------------------------------------------------------
+
+    def approval(self, request_id: str) -> ApprovalRequest:
+        request = sqlite_approvals.read(self._db, request_id)
+        if request is None:
+            raise NotFound(
+                f"no approval request {request_id} in {self.path}; "
+                f"`kubecrew approvals list` shows them"
+            )
+        return request
+
+    def approvals(self, *, state: ApprovalState | None = None) -> builtins.list[ApprovalRequest]:
+        return sqlite_approvals.listed(self._db, state)
+
+    def answer(self, request_id: str, given: ApprovalAnswer, *, now: datetime) -> ApprovalRequest:
+        with self._writing():
+            request = self.approval(request_id)
+            if request.ended:
+                raise Conflict(ended_message(request))
+            record = self._read(request.proposal)
+            late = now > request.expires_at
+            if late:
+                settled = lapse(request, record, now=now)
+            else:
+                target = self._target(target_key(request.action.target))
+                settled = settle(request, given, record, target, now=now)
+            self._settle(record, settled)
+        if late:  # the expiry is committed; the answer is refused
+            raise Conflict(expired_message(request))
+        return settled.request
+
+    def expire(self, *, now: datetime) -> builtins.list[ApprovalRequest]:
+        ended: builtins.list[ApprovalRequest] = []
+        if not any(now > request.expires_at for request in self.approvals(state="pending")):
+            return ended  # the common case for a polling waiter: no write lock taken
+        with self._writing():
+            for request in self.approvals(state="pending"):
+                if now > request.expires_at:
+                    record = self._read(request.proposal)
+                    settled = lapse(request, record, now=now)
+                    self._settle(record, settled)
+                    ended.append(settled.request)
+        return ended
+
+    def claim(self, request_id: str, *, waiter: str) -> ApprovalRequest | None:
+        with self._writing() as db:
+            request = self.approval(request_id)  # read under the write lock: one claim wins
+            if not request.ended:
+                raise Conflict(
+                    f"{request_id} is still pending: nothing to claim until it is answered"
+                )
+            if request.claimed_by is not None:
+                return None
+            claimed = request.model_copy(update={"claimed_by": waiter})
+            sqlite_approvals.update(db, claimed)
+        return claimed
+
+    def _settle(self, record: ProposalRecord, settled: Settlement) -> None:
+        """Write an answer's or expiry's outcome; inside the transaction that computed it."""
+        sqlite_approvals.update(self._db, settled.request)
+        if settled.decision is not None:
+            proposal = record.proposal.model_copy(update={"state": "decided"})
+            changed = self._db.execute(
+                "UPDATE proposals SET state = 'decided', version = version + 1, body = ?, "
+                "decision = ? WHERE id = ? AND state = 'escalated'",
+                (proposal.model_dump_json(), settled.decision.model_dump_json(), proposal.id),
+            ).rowcount
+            if changed != 1:
+                raise Conflict(f"proposal {proposal.id} is no longer escalated; re-read it")
+            if settled.approves:
+                self._approve(record.proposal)
+        self._add_events(record.proposal.id, settled.events)
+        sqlite_audit.append(self._db, settled.entries)
+
+    # --- audit --------------------------------------------------------------------------------
+
+    def record(self, entries: Sequence[AuditEntry]) -> builtins.list[AuditRecord]:
+        with self._writing() as db:
+            return sqlite_audit.append(db, entries)
+
+    def audit(
+        self,
+        *,
+        after: int = 0,
+        limit: int | None = None,
+        subject: str | None = None,
+        kind: AuditKind | None = None,
+    ) -> builtins.list[AuditRecord]:
+        return sqlite_audit.read(self._db, after=after, limit=limit, subject=subject, kind=kind)
+
+    def audit_head(self) -> AuditHead:
+        return sqlite_audit.head(self._db)
 
     def close(self) -> None:
         self._db.close()
