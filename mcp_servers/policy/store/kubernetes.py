@@ -1,0 +1,361 @@
+"""The policy store as custom resources, so agents on many machines share one store.
+
+Everything lives in one namespace (`kubecrew-system` by default) as the kinds of `kube_crds`:
+a Proposal per proposal (its transcript and decision inside it), an ApprovalRequest per request,
+a PolicyTarget per target that has ever been claimed, and the audit log (`kube_audit`). Bodies
+are the pydantic models' JSON, as the SQLite store keeps them, and what a write does is computed
+by the same functions (`approvals.settle`, `audit.decided`, ...), so both backends hold the same
+documents, transcripts and audit chains, hashes included.
+
+The API server's only concurrency control is a compare-and-swap on one object's resourceVersion,
+so the rules of `store.base` are kept like this (a crash between any two writes leaves a state
+the next reader finishes without deciding anything twice):
+
+- A proposal is created once (create; AlreadyExists is a Conflict) with its basis read from its
+  target. After that every write to it (decide, an answer, an expiry) is a `kube_claims.Claim`
+  committed by one CAS on its target's PolicyTarget, which also moves the target's approval
+  version when the write approves. The claim is computed from the target as read without a
+  claim and from the proposal read after it, so a commit that succeeds was computed from
+  current state: two conflicting proposals on one target are never both approved, and a
+  proposal leaves "open" or "escalated" once. Readers apply a claim they find before reading on.
+- Audit entries travel inside the write that owes them (the proposal's `spec.audit`) and are
+  appended right after it; every write flushes whatever any object still owes (`kube_audit`).
+- An ended request is claimed for a waiter by a CAS on the request itself.
+
+Modules: `kube_objects` (API access, names, installing the CRDs), `kube_claims` (the commit
+protocol), `kube_bodies` (documents in object specs, claims per write), `kube_audit` (the log).
+It knows nothing of negotiation; the kubeconfig decides which cluster, real or sandbox.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+
+from mcp_servers.common.errors import Conflict, InvalidArgument, NotFound
+from mcp_servers.kube.connection import Clusters, Json
+from mcp_servers.policy import audit
+from mcp_servers.policy.actions import TargetRef
+from mcp_servers.policy.approvals import (
+    ApprovalAnswer,
+    ApprovalRequest,
+    ApprovalState,
+    ended_message,
+    expired_message,
+    lapse,
+    settle,
+)
+from mcp_servers.policy.audit import AuditEntry, AuditHead, AuditKind, AuditRecord
+from mcp_servers.policy.proposals import (
+    Decision,
+    Identity,
+    Proposal,
+    ProposalRecord,
+    ProposalState,
+    TranscriptEvent,
+)
+from mcp_servers.policy.store import kube_bodies as bodies
+from mcp_servers.policy.store import kube_claims
+from mcp_servers.policy.store.base import TargetState, target_key
+from mcp_servers.policy.store.kube_audit import AuditLog, new_batch, with_pending
+from mcp_servers.policy.store.kube_claims import APPROVALS, PROPOSALS, TARGETS, Claim, commit
+from mcp_servers.policy.store.kube_objects import Exists, Lost, Resources, install, object_name
+from mcp_servers.policy.store.kube_objects import spec_of as _spec
+
+NAMESPACE = "kubecrew-system"
+ATTEMPTS = 20
+_APPROVED = ("approved", "approved-as-countered")
+_REVIEWS = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+
+
+class KubernetesStore:
+    def __init__(
+        self,
+        kubeconfig: Path | None = None,
+        context: str | None = None,
+        namespace: str = NAMESPACE,
+    ) -> None:
+        self._clusters = Clusters(kubeconfig=kubeconfig, default_context=context)
+        api = self._clusters.api()
+        install(api, namespace)
+        self._objects = Resources(api, namespace)
+        self._log = AuditLog(self._objects)
+        self._keys: dict[str, str] = {}  # proposal or request id -> target key (never changes)
+        self.where = f"the {namespace} namespace of context {api.context}"
+
+    def identity(self) -> Identity:
+        """Who the API server says the caller is: a person, with the groups it vouches for."""
+        body = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
+        review = self._objects.api.request("POST", _REVIEWS, body=body, what="SelfSubjectReview")
+        user = (review.get("status") or {}).get("userInfo") or {}
+        return Identity(
+            kind="person", name=str(user.get("username")), groups=tuple(user.get("groups") or ())
+        )
+
+    # --- proposals ----------------------------------------------------------------------------
+
+    def propose(self, proposal: Proposal) -> ProposalRecord:
+        key = target_key(proposal.action.target)
+        basis = self._target(key)[1].version
+        stored = proposal.model_copy(update={"basis": basis, "state": "open"})
+        event = TranscriptEvent(
+            seq=0,
+            at=proposal.created,
+            kind="proposed",
+            actor=str(proposal.proposer),
+            note=f"proposes {proposal.action.describe()}: {proposal.rationale}",
+        )
+        spec = {
+            "proposal": bodies.dump(stored),
+            "transcript": [bodies.dump(event)],
+            "version": 1,
+            "writes": 1,
+            "state": "open",
+            "target": key,
+        }
+        spec, labels = with_pending(spec, {}, new_batch([audit.proposed(stored)]))
+        name = object_name("p", proposal.id)
+        try:
+            self._objects.create(PROPOSALS, "Proposal", name, spec, labels)
+        except Exists as exc:
+            raise Conflict(
+                f"proposal {proposal.id} already exists; propose under a new id"
+            ) from exc
+        self._keys[proposal.id] = key
+        self._flush()
+        return ProposalRecord(proposal=stored, version=1, transcript=[event])
+
+    def get(self, proposal_id: str) -> ProposalRecord:
+        return bodies.record(self._proposal(proposal_id))
+
+    def list(self, *, state: ProposalState | None = None) -> builtins.list[Proposal]:
+        self._finish_claims()
+        found = [bodies.record(obj).proposal for obj in self._objects.list(PROPOSALS)]
+        chosen = [p for p in found if state is None or p.state == state]
+        return sorted(chosen, key=lambda p: (p.created.isoformat(), p.id))
+
+    def target(self, target: TargetRef) -> TargetState:
+        return self._target(target_key(target))[1]
+
+    def decide(
+        self,
+        proposal_id: str,
+        *,
+        version: int,
+        events: Sequence[TranscriptEvent],
+        decision: Decision,
+        approval: ApprovalRequest | None = None,
+    ) -> ProposalRecord:
+        state: ProposalState = "escalated" if decision.outcome == "escalated" else "decided"
+        if (approval is not None) != (state == "escalated"):
+            raise InvalidArgument(
+                "an escalated decision comes with its approval request, and only it does; "
+                f"got outcome {decision.outcome} with {'a' if approval else 'no'} request"
+            )
+        if approval is not None and approval.proposal != proposal_id:
+            raise InvalidArgument(f"{approval.id} is for proposal {approval.proposal}")
+        for _ in range(ATTEMPTS):
+            key = self._key(proposal_id)
+            held, current = self._target(key)
+            obj = self._proposal(proposal_id, finish=False)
+            record = bodies.record(obj)
+            if record.proposal.state != "open":
+                raise Conflict(
+                    f"proposal {proposal_id} is already {record.proposal.state}; "
+                    f"re-read it for its decision"
+                )
+            if record.version != version:
+                raise Conflict(
+                    f"proposal {proposal_id} changed since version {version} was read "
+                    f"(now {record.version}); re-read it and decide again"
+                )
+            approves = decision.outcome in _APPROVED
+            if approves and current.version != record.proposal.basis:
+                raise Conflict(
+                    f"{record.proposal.action.target} has been decided by proposal "
+                    f"{current.proposal} since proposal {proposal_id} was made; re-read and "
+                    f"decide again"
+                )
+            claim = bodies.decision_claim(record, obj, events, decision, approval)
+            if approval is not None:
+                self._keys[approval.id] = key
+            if self._commit(key, held, claim, approves=approves):
+                return self.get(proposal_id)
+        raise Conflict(
+            f"the target of proposal {proposal_id} kept changing during {ATTEMPTS} attempts "
+            f"to decide it; retry"
+        )
+
+    # --- approvals ----------------------------------------------------------------------------
+
+    def approval(self, request_id: str) -> ApprovalRequest:
+        return bodies.request(self._approval(request_id))
+
+    def approvals(self, *, state: ApprovalState | None = None) -> builtins.list[ApprovalRequest]:
+        self._finish_claims()
+        found = [bodies.request(obj) for obj in self._objects.list(APPROVALS)]
+        chosen = [r for r in found if state is None or r.state == state]
+        return sorted(chosen, key=lambda r: (r.requested_at.isoformat(), r.id))
+
+    def answer(self, request_id: str, given: ApprovalAnswer, *, now: datetime) -> ApprovalRequest:
+        request, late = self._settle(request_id, given, now=now)
+        if late:  # the expiry is written; the answer is refused
+            raise Conflict(expired_message(request))
+        return request
+
+    def expire(self, *, now: datetime) -> builtins.list[ApprovalRequest]:
+        ended: builtins.list[ApprovalRequest] = []
+        for request in self.approvals(state="pending"):
+            if now > request.expires_at:
+                try:
+                    ended.append(self._settle(request.id, None, now=now)[0])
+                except Conflict:
+                    continue  # someone else ended it meanwhile
+        return ended
+
+    def claim(self, request_id: str, *, waiter: str) -> ApprovalRequest | None:
+        for _ in range(ATTEMPTS):
+            obj = self._approval(request_id)
+            request = bodies.request(obj)
+            if not request.ended:
+                raise Conflict(
+                    f"{request_id} is still pending: nothing to claim until it is answered"
+                )
+            if request.claimed_by is not None:
+                return None
+            claimed = request.model_copy(update={"claimed_by": waiter})
+            try:
+                self._objects.replace(
+                    APPROVALS, obj, {**_spec(obj), "request": bodies.dump(claimed)}
+                )
+            except Lost:
+                continue
+            return claimed
+        raise Conflict(f"{request_id} kept changing while it was claimed; retry")
+
+    def _settle(
+        self, request_id: str, given: ApprovalAnswer | None, *, now: datetime
+    ) -> tuple[ApprovalRequest, bool]:
+        """Take `given` (None: only expire it when late) under the target's claim."""
+        for _ in range(ATTEMPTS):
+            key = self._key(request_id, approval=True)
+            held, current = self._target(key)
+            obj = self._approval(request_id, finish=False)
+            request = bodies.request(obj)
+            if request.ended:
+                raise Conflict(ended_message(request))
+            late = now > request.expires_at
+            if given is None and not late:
+                raise Conflict(f"{request_id} has not expired yet")
+            proposal = self._proposal(request.proposal, finish=False)
+            record = bodies.record(proposal)
+            settled = (
+                lapse(request, record, now=now)
+                if late or given is None
+                else settle(request, given, record, current, now=now)
+            )
+            claim = bodies.settlement_claim(record, proposal, obj, settled)
+            if self._commit(key, held, claim, approves=settled.approves):
+                return settled.request, late
+        raise Conflict(f"{request_id} kept changing during {ATTEMPTS} attempts; retry")
+
+    # --- audit --------------------------------------------------------------------------------
+
+    def record(self, entries: Sequence[AuditEntry]) -> builtins.list[AuditRecord]:
+        self._flush()
+        return self._log.append(new_batch(entries)["batch"], entries)
+
+    def audit(
+        self,
+        *,
+        after: int = 0,
+        limit: int | None = None,
+        subject: str | None = None,
+        kind: AuditKind | None = None,
+    ) -> builtins.list[AuditRecord]:
+        self._flush()
+        chosen = [
+            r
+            for r in self._log.records()
+            if r.seq > after
+            and (subject is None or r.subject == subject)
+            and (kind is None or r.kind == kind)
+        ]
+        return chosen if limit is None else chosen[:limit]
+
+    def audit_head(self) -> AuditHead:
+        return self._log.head()
+
+    def close(self) -> None:
+        self._clusters.close()
+
+    # --- reading, with the repairs a reader owes ------------------------------------------------
+
+    def _target(self, key: str) -> tuple[Json | None, TargetState]:
+        """The target object with no claim left on it (applied first), and its state."""
+        name = object_name("t", key)
+        for _ in range(ATTEMPTS):
+            obj = self._objects.get(TARGETS, name)
+            if obj is None:
+                return None, TargetState()
+            spec = _spec(obj)
+            if spec.get("claim"):
+                kube_claims.apply(self._objects, obj)
+                self._flush()
+                continue
+            version = int(spec.get("version") or 0)
+            return obj, TargetState(version=version, proposal=spec.get("proposal") or None)
+        raise Conflict(f"target {key} kept being claimed; retry")
+
+    def _proposal(self, proposal_id: str, *, finish: bool = True) -> Json:
+        if finish:
+            self._target(self._key(proposal_id))
+        obj = self._objects.get(PROPOSALS, object_name("p", proposal_id))
+        if obj is None:
+            raise NotFound(
+                f"no proposal {proposal_id} in {self.where}; `kubecrew proposals list` shows them"
+            )
+        return obj
+
+    def _approval(self, request_id: str, *, finish: bool = True) -> Json:
+        if finish:
+            self._target(self._key(request_id, approval=True))
+        obj = self._objects.get(APPROVALS, object_name("a", request_id))
+        if obj is None:
+            raise NotFound(
+                f"no approval request {request_id} in {self.where}; "
+                f"`kubecrew approvals list` shows them"
+            )
+        return obj
+
+    def _key(self, object_id: str, *, approval: bool = False) -> str:
+        """The target key of a proposal or request, read once (a target never changes)."""
+        if object_id not in self._keys:
+            if approval:
+                key = target_key(
+                    bodies.request(self._approval(object_id, finish=False)).action.target
+                )
+            else:
+                key = str(_spec(self._proposal(object_id, finish=False))["target"])
+            self._keys[object_id] = key
+        return self._keys[object_id]
+
+    def _commit(self, key: str, held: Json | None, claim: Claim, *, approves: bool) -> bool:
+        """Commit and apply `claim`; False when the target moved since it was read."""
+        try:
+            committed = commit(self._objects, key, held, claim, approves=approves)
+        except Lost:
+            return False
+        kube_claims.apply(self._objects, committed)
+        self._flush()
+        return True
+
+    def _finish_claims(self) -> None:
+        for target in kube_claims.pending(self._objects):
+            kube_claims.apply(self._objects, target)
+        self._flush()
+
+    def _flush(self) -> None:
+        self._log.flush([PROPOSALS])
