@@ -1,4 +1,5 @@
-"""`kubecrew mcp kube | metrics | gitops`: run one of the crew's MCP servers for any MCP host.
+"""`kubecrew mcp kube | metrics | gitops | policy`: run one of the crew's MCP servers for any
+MCP host.
 
 Each command mirrors the options of the server's `python -m mcp_servers.<name>` entry point (the
 source of truth for what a server takes) and hands the built FastMCP to
@@ -29,7 +30,7 @@ from mcp_servers.common.transport import (
 
 app = typer.Typer(
     name="mcp",
-    help="Run one of kubecrew's MCP servers (kube, metrics, gitops) over stdio or HTTP.",
+    help="Run one of kubecrew's MCP servers (kube, metrics, gitops, policy) over stdio or HTTP.",
     no_args_is_help=True,
     rich_markup_mode="markdown",
 )
@@ -262,6 +263,95 @@ def gitops(
     except ToolError as exc:  # a configuration the server cannot start with
         _fail(exc.message)
     _serve(lambda: serve(server, options, name="gitops"))
+
+
+@app.command()
+def policy(
+    policies: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--policies",
+            help="Policy file or directory (repeatable). [default: ./policies, else the shipped "
+            "defaults, plus each path in $KUBECREW_POLICIES]",
+            show_default=False,
+        ),
+    ] = None,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            help="The policy store: a SQLite file, or `kubernetes[:CONTEXT]` (custom resources "
+            "in kubecrew-system). [default: $KUBECREW_POLICY_STORE, else "
+            "$KUBECREW_HOME/policy/store.sqlite]",
+            show_default=False,
+        ),
+    ] = None,
+    person: Annotated[
+        str | None,
+        typer.Option(
+            "--as",
+            help="The person this server acts as. With a SQLite store the local user is "
+            "trusted as named; with `--store kubernetes` the API server says who you are, and a "
+            "different --as is refused. [default: $KUBECREW_USER, else the login name]",
+            show_default=False,
+        ),
+    ] = None,
+    group: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A group of that person (repeatable); approvals name groups. "
+            "[default: $KUBECREW_GROUPS, comma-separated]",
+            show_default=False,
+        ),
+    ] = None,
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            help="Act as this agent instead of a person: it proposes and evaluates, and has no "
+            "answer_approval tool.",
+            show_default=False,
+        ),
+    ] = None,
+    read_only: Annotated[
+        bool, typer.Option(help="Register no write tool (no propose, no answer_approval).")
+    ] = False,
+    transport: TransportOption = Transport.stdio,
+    host: HostOption = LOOPBACK,
+    port: PortOption = DEFAULT_PORT,
+    token_file: TokenFileOption = None,
+    allow_remote: AllowRemoteOption = False,
+) -> None:
+    """Policies, proposals, approvals and the audit log of the shared policy store.
+
+    Who uses the server is its configuration, never a tool argument: one person (`--as`,
+    `--group`) or one agent (`--agent`).
+
+    **Examples**
+
+    ```
+    kubecrew mcp policy --agent cluster-operator --store ~/.kubecrew/policy/store.sqlite
+    kubecrew mcp policy --as alice --group shop-admins
+    kubecrew mcp policy --store kubernetes:prod --read-only --transport http --port 8814
+    ```
+    """
+    options = _transport(transport, host, port, token_file, allow_remote)
+    from mcp_servers.common.errors import ToolError
+    from mcp_servers.common.transport import serve
+    from mcp_servers.policy.server import build
+    from mcp_servers.policy.tools_base import PolicySettings
+
+    settings = PolicySettings(
+        policies=tuple(policies or ()),
+        store=store,
+        person=person,
+        groups=tuple(group or ()),
+        agent=agent,
+        read_only=read_only,
+    )
+    try:
+        server = build(settings)
+    except ToolError as exc:  # bad policies, an unusable store, an identity refused
+        _fail(exc.message)
+    _serve(lambda: serve(server, options, name="policy"))
 
 
 def _serve(run: Callable[[], None]) -> None:

@@ -2,7 +2,8 @@
 with the official client, and as LangChain tools through langchain-mcp-adapters.
 
 One sandbox serves the module, with a real Prometheus scraping it; each gitops server gets a
-fresh git repository of its own. Each server is started as a host starts it (`kubecrew mcp
+fresh git repository of its own, and each policy server (acting as a shop admin) a fresh SQLite
+store with the default policies. Each server is started as a host starts it (`kubecrew mcp
 <name> --transport stdio|http`), once per transport. A table per server names every tool with
 arguments that must work and what its answer must hold, in an order that works (apply before
 scale, propose before merge, ...). Before running its table, each test lists the server's tools
@@ -55,7 +56,7 @@ pytestmark = pytest.mark.skipif(
     reason="no `prometheus` binary on PATH; `make install` installs it (required in CI)",
 )
 
-SERVERS = ("kube", "metrics", "gitops")
+SERVERS = ("kube", "metrics", "gitops", "policy")
 TOKEN = "every-tool-token-0123456789abcdef"
 
 
@@ -182,6 +183,7 @@ METRICS = [
     Step("slo_burn_rate", ns(service="web", objective=0.999, windows=["30s"]), ("alerting",)),
 ]
 
+POLICIES = str(Path(__file__).parents[2] / "policies")
 WEB = "apps/web.yaml"
 PROPOSAL = {"title": "Scale web to 2", "path": WEB, "kind": "Deployment", "name": "web"}
 GITOPS = [
@@ -217,7 +219,68 @@ GITOPS = [
     Step("close_pr", pr("revert"), ("number",), has("state", "closed")),
 ]
 
-TABLES = {"kube": KUBE, "metrics": METRICS, "gitops": GITOPS}
+DOWNSCALE = {
+    "action": "scale",
+    "target": "deployment/web",
+    "namespace": "shop",
+    "from_replicas": 5,
+    "replicas": 1,
+    "metrics": {"cpu_utilization": 0.1},
+}
+DELETE = {"action": "delete", "target": "configmap/settings", "namespace": "shop"}
+
+
+def proposal(saved: str, **arguments: Any) -> Callable[[World], Json]:
+    """`arguments` for the proposal an earlier step made (saved as `saved`)."""
+    return lambda world: {**arguments, "proposal_id": world.saved[saved]}
+
+
+def outcome(value: str) -> Callable[[Json, World], bool]:
+    return lambda answer, world: bool(answer["decision"]["outcome"] == value)
+
+
+# The server acts as alice of shop-admins (server_command), so she proposes and answers.
+POLICY = [
+    Step("list_policies", {}, ("policies", "total"), lambda a, w: a["total"] >= 9),
+    Step(
+        "get_policy",
+        {"name": "shop-min-capacity"},
+        ("yaml",),
+        lambda a, w: "minReplicas" in a["yaml"],
+    ),
+    Step("explain_policy", {"name": "shop-changes"}, ("explanation",), holds("explanation")),
+    Step("evaluate_action", DOWNSCALE, ("verdict", "fired"), has("verdict", "counter")),
+    Step(
+        "propose",
+        {**DOWNSCALE, "rationale": "idle"},
+        ("decision",),
+        outcome("approved-as-countered"),
+        save=lambda a: {"scaled": a["proposal"]},
+    ),
+    Step(
+        "evaluate_proposal", proposal("scaled", team="shop"), ("verdict",), has("verdict", "accept")
+    ),
+    Step(
+        "propose",
+        {**DELETE, "rationale": "retired"},
+        ("approval",),
+        has("state", "escalated"),
+        save=lambda a: {"deleted": a["proposal"], "request": a["approval"]["id"]},
+    ),
+    Step("list_proposals", {}, ("proposals",), has("total", 2)),
+    Step("list_approvals", {}, ("approvals",), lambda a, w: a["approvals"][0]["may_answer"]),
+    Step(
+        "answer_approval",
+        lambda w: {"request_id": w.saved["request"], "verdict": "grant"},
+        ("state", "decision"),
+        has("state", "granted"),
+    ),
+    Step("get_proposal", proposal("deleted"), ("transcript",), outcome("approved")),
+    Step("audit_query", lambda w: {"subject": w.saved["request"]}, ("records",), holds("records")),
+    Step("audit_verify", {}, ("intact", "problems"), holds("intact")),
+]
+
+TABLES = {"kube": KUBE, "metrics": METRICS, "gitops": GITOPS, "policy": POLICY}
 
 
 def world_for(server: str, run: str) -> World:
@@ -289,6 +352,10 @@ def manifests_repo(parent: Path, namespace: str) -> Path:
 
 def server_command(server: str, backends: Backends, workdir: Path, run: str) -> list[str]:
     """`kubecrew mcp <server> ...` as a host's configuration would spell it (stdio default)."""
+    if server == "policy":  # a store of each run's own, no cluster
+        store = workdir / f"policy-{run}.sqlite"
+        identity = ["--as", "alice", "--group", "shop-admins"]
+        return [KUBECREW, "mcp", "policy", "--store", str(store), "--policies", POLICIES, *identity]
     options = ["--kubeconfig", str(backends.kubeconfig)]
     if server == "metrics":
         options += ["--prometheus-url", backends.prometheus_url]
@@ -349,10 +416,11 @@ def test_every_tool_answers_over_streamable_http(server: str, http_urls: Json) -
 def test_every_tool_answers_as_a_langchain_tool(
     backends: Backends, http_urls: Json, tmp_path: Path
 ) -> None:
-    """One MultiServerMCPClient with the three servers: kube and metrics over the module's HTTP
-    servers, gitops spawned over stdio with a repository of its own. One session per server
-    (a stdio server spawned per call would be a process per call)."""
+    """One MultiServerMCPClient with every server: kube and metrics over the module's HTTP
+    servers, gitops and policy spawned over stdio with a repository or store of their own. One
+    session per server (a stdio server spawned per call would be a process per call)."""
     gitops, *gitops_args = server_command("gitops", backends, tmp_path, "langchain")
+    policy, *policy_args = server_command("policy", backends, tmp_path, "langchain")
     bearer = {"Authorization": f"Bearer {TOKEN}"}
     kube: StreamableHttpConnection = {
         "transport": "streamable_http",
@@ -365,6 +433,7 @@ def test_every_tool_answers_as_a_langchain_tool(
             "kube": kube,
             "metrics": metrics,
             "gitops": {"transport": "stdio", "command": gitops, "args": gitops_args},
+            "policy": {"transport": "stdio", "command": policy, "args": policy_args},
         }
     )
 

@@ -107,10 +107,13 @@ async def http_session(url: str, token: str) -> AsyncIterator[ClientSession]:
 
 
 @asynccontextmanager
-async def stdio_session(command: list[str], errlog: Path) -> AsyncIterator[ClientSession]:
+async def stdio_session(
+    command: list[str], errlog: Path, env: dict[str, str] | None = None
+) -> AsyncIterator[ClientSession]:
     """An initialized session of the official client with `command` spawned over stdio; the
-    server's stderr (its log, for a host) goes to `errlog`."""
-    parameters = StdioServerParameters(command=command[0], args=command[1:])
+    server's stderr (its log, for a host) goes to `errlog`. `env` is the server's whole
+    environment, as a host's `env` setting gives it (default: the client's safe few variables)."""
+    parameters = StdioServerParameters(command=command[0], args=command[1:], env=env)
     with errlog.open("w") as log:
         async with (
             stdio_client(parameters, errlog=log) as (read, write),

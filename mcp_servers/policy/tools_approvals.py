@@ -1,0 +1,146 @@
+"""The policy server's approval and audit tools: pending requests, answering one, the audit log.
+
+`answer_approval` answers as the server's person through `approvals.answer` (via "mcp"), which
+checks the person against the request's approvers and lets each person answer once; the store
+ends the request when it decides and decides its proposal in the same write. It is registered
+only for a person's server that is not read-only: an agent never answers for a person.
+The audit tools read the tamper-evident log every store write appends to; `audit_verify` walks
+the whole chain and names each record that was changed, deleted or cut off.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from mcp.server.fastmcp import FastMCP
+
+from mcp_servers.common.bounds import DEFAULT_LIMIT, MAX_LIMIT, page
+from mcp_servers.common.tools import READ_ONLY
+from mcp_servers.policy import approvals
+from mcp_servers.policy.approvals import AnswerVerdict, ApprovalRequest, ApprovalState
+from mcp_servers.policy.audit import AuditKind, AuditRecord, verify
+from mcp_servers.policy.store.base import Store
+from mcp_servers.policy.tools_base import Deps, record_id, text, write_hints
+from mcp_servers.policy.tools_proposals import approval_json, decision_json
+
+# answer_approval: an answer cannot be taken back and may end the request (and decide its
+# proposal) for good, so destructive; each person answers once, so not idempotent.
+ANSWER = write_hints(destructive=True, idempotent=False)
+
+
+def register_reads(mcp: FastMCP, deps: Deps) -> None:
+    store = deps.store
+
+    @mcp.tool(annotations=READ_ONLY)
+    async def list_approvals(
+        state: ApprovalState | Literal["all"] = "pending",
+        limit: int = DEFAULT_LIMIT,
+        offset: int = 0,
+    ) -> dict[str, Any]:
+        """Approval requests, oldest first (pending by default): what a person must decide,
+        for which proposal, by whom, until when, the answers so far, and whether this server's
+        identity may answer (may_answer)."""
+        found = await store.run(lambda s: s.approvals(state=None if state == "all" else state))
+        shown = page(found, limit=limit, offset=offset, what="approval requests")
+        now = deps.now()
+        return {
+            "approvals": [
+                approval_json(r)
+                | {
+                    "may_answer": approvals.authorized(r.approvers, deps.identity),
+                    "overdue": r.state == "pending" and now > r.expires_at,
+                }
+                for r in shown.items
+            ],
+            "total": shown.total,
+            "note": shown.note,
+            "you": str(deps.identity),
+            "next": "answer_approval ID grant|deny (a person's server), or get_proposal PROPOSAL",
+        }
+
+    @mcp.tool(annotations=READ_ONLY)
+    async def audit_query(
+        after: int = 0, limit: int = DEFAULT_LIMIT, subject: str = "", kind: AuditKind | None = None
+    ) -> dict[str, Any]:
+        """Audit records with seq > after, oldest first: who (actor), what (kind: proposal,
+        evaluation, decision, approval, answer, mutation; summary), why (citations) and the
+        result. subject: a proposal or approval id (or the target a mutation names). Page on
+        with after=next_after."""
+        text(subject, argument="subject", limit=300)
+        chosen = max(1, min(limit, MAX_LIMIT))
+        records = await store.run(
+            lambda s: s.audit(after=max(0, after), limit=chosen, subject=subject or None, kind=kind)
+        )
+        return {
+            "records": [_record(r) for r in records],
+            "next_after": records[-1].seq if records else max(0, after),
+            "note": f"at most {chosen} records; call again with after=next_after for more"
+            if len(records) == chosen
+            else "",
+        }
+
+    @mcp.tool(annotations=READ_ONLY)
+    async def audit_verify() -> dict[str, Any]:
+        """Check the whole audit chain: intact, or every record that was modified, deleted or
+        cut off the end, by number."""
+
+        def check(s: Store) -> tuple[list[AuditRecord], list[str], Any]:
+            records, head = s.audit(), s.audit_head()
+            return records, verify(records, head), head
+
+        records, problems, head = await store.run(check)
+        return {
+            "intact": not problems,
+            "records": len(records),
+            "head": {"seq": head.seq, "hash": head.hash[:12]},
+            "problems": problems,
+            "next": "the log is intact" if not problems else "the problems name the records",
+        }
+
+
+def register_answer(mcp: FastMCP, deps: Deps) -> None:
+    @mcp.tool(annotations=ANSWER)
+    async def answer_approval(
+        request_id: str, verdict: AnswerVerdict, reason: str = ""
+    ) -> dict[str, Any]:
+        """Grant or deny an approval request as this server's person (an approver by name or
+        group, else refused). A deny ends it; grants end it once min_approvals people granted;
+        its proposal is then decided (approved with the request's action, or rejected)."""
+        record_id(request_id, argument="request_id")
+        text(reason, argument="reason")
+        now = deps.now()
+
+        def run(s: Store) -> tuple[ApprovalRequest, Any]:
+            ended = approvals.answer(
+                s, request_id, deps.identity, verdict, via="mcp", now=now, reason=reason
+            )
+            return ended, s.get(ended.proposal).decision
+
+        request, decision = await deps.store.run(run)
+        answer = approval_json(request) | {
+            "decision": decision_json(decision) if request.ended and decision else None
+        }
+        answer["next"] = (
+            f"pending: {request.min_approvals - _grants(request)} more grant(s) needed"
+            if not request.ended
+            else f"{request.state}: get_proposal {request.proposal} shows the decision"
+        )
+        return answer
+
+
+def _grants(request: ApprovalRequest) -> int:
+    return len({a.by.name for a in request.answers if a.verdict == "grant"})
+
+
+def _record(record: AuditRecord) -> dict[str, Any]:
+    return {
+        "seq": record.seq,
+        "at": record.at.isoformat(),
+        "actor": record.actor,
+        "kind": record.kind,
+        "subject": record.subject,
+        "summary": record.summary,
+        "citations": record.citations,
+        "result": record.result,
+        "hash": record.hash[:12],
+    }
