@@ -209,7 +209,7 @@ def deliberate(
             ),
         )
         action = report.action  # with replicas.from filled in from the live object
-        evaluations += [_answer(holder, report, policies, round_) for holder in report.stakeholders]
+        evaluations += [answer_for(each, report, policies, round_) for each in report.stakeholders]
         owners = _owners(report.stakeholders)
         verdict = report.verdict
         reasons += [f"round {round_}: {reason}" for reason in verdict.reasons]
@@ -224,7 +224,7 @@ def deliberate(
             return ended("rejected", action, reasons, round_)
         if verdict.outcome == "escalate" or verdict.counter is None:
             return ended("escalated", action, reasons, round_)
-        countered = _countered(action, verdict.counter)
+        countered = countered_action(action, verdict.counter)
         if proposal.counters == "refuse":
             refusal = "the proposer takes no counter-offer: a person decides"
             evaluations.append(_proposer(proposal, round_, "reject", None, refusal))
@@ -241,8 +241,8 @@ def _cited(evaluations: Sequence[Evaluation]) -> list[Citation]:
     return [citation for each in evaluations for citation in each.citations]
 
 
-def _answer(
-    holder: Stakeholder, report: EvaluationReport, policies: PolicySet, round_: int
+def answer_for(
+    holder: Stakeholder, report: EvaluationReport, policies: PolicySet, round_: int = 1
 ) -> Evaluation:
     """A stakeholder's automatic answer: its own team's findings, under the org's priorities."""
     own = [f for f in report.findings if f.team == holder.team]
@@ -257,7 +257,7 @@ def _answer(
     if verdict.outcome == "allow":
         return _evaluation(holder, round_, "accept", [], reasons or list(verdict.reasons))
     if verdict.outcome == "counter" and verdict.counter is not None:
-        countered = _countered(report.action, verdict.counter)
+        countered = countered_action(report.action, verdict.counter)
         return _evaluation(holder, round_, "counter", cited, reasons, counter=countered)
     return _evaluation(holder, round_, "reject", cited, reasons + list(verdict.reasons))
 
@@ -295,7 +295,8 @@ def _proposer(
     )
 
 
-def _countered(action: Action, counter: Counter) -> Action:
+def countered_action(action: Action, counter: Counter) -> Action:
+    """The action with the counter-offer's replica count and channel."""
     update: dict[str, object] = {}
     if counter.replicas is not None and action.replicas is not None:
         update["replicas"] = ReplicaChange(from_=action.replicas.from_, to=counter.replicas)

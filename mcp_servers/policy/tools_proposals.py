@@ -18,15 +18,13 @@ from pydantic import ValidationError
 from mcp_servers.common.bounds import DEFAULT_LIMIT, page
 from mcp_servers.common.errors import InvalidArgument
 from mcp_servers.common.tools import READ_ONLY, off_loop
-from mcp_servers.policy.actions import Action, EvaluationRequest, ReplicaChange
+from mcp_servers.policy.actions import EvaluationRequest
 from mcp_servers.policy.approvals import ApprovalRequest
 from mcp_servers.policy.documents.common import ActionType
-from mcp_servers.policy.documents.priority import DEFAULT_PRIORITY
 from mcp_servers.policy.evaluation import evaluate
-from mcp_servers.policy.findings import Counter, EvaluationReport
-from mcp_servers.policy.negotiation import negotiate, new_proposal_id
+from mcp_servers.policy.findings import EvaluationReport, Stakeholder
+from mcp_servers.policy.negotiation import answer_for, negotiate, new_proposal_id
 from mcp_servers.policy.proposals import Decision, Impact, Proposal, ProposalRecord, ProposalState
-from mcp_servers.policy.resolution import resolve
 from mcp_servers.policy.store.base import Store
 from mcp_servers.policy.tools_base import (
     Deps,
@@ -248,36 +246,18 @@ def team_answer(report: EvaluationReport, deps: Deps, team: str) -> dict[str, An
             f"team {team!r} has no say on {report.action.target}: no Ownership or policy of it "
             f"selects it; the teams that do: {', '.join(teams) or 'none'}"
         )
-    own = [f for f in report.findings if f.team == team]
-    owner = any(h.owner and h.team == team for h in report.stakeholders)
-    declared = deps.policies.priority
-    priority = declared.spec if declared is not None else DEFAULT_PRIORITY
-    _, verdict = resolve(own, priority, report.action, owner=team if owner else None)
-    objections = [f for f in own if f.effect in ("reject", "error")]
-    answer: dict[str, Any] = {
+    holder = next(
+        (h for h in report.stakeholders if h.team == team),
+        Stakeholder(team=team, ownership="(none: its policies select the target)"),
+    )
+    evaluation = answer_for(holder, report, deps.policies)
+    counter = evaluation.counter
+    return {
         "team": team,
-        "owner": owner,
+        "owner": holder.owner,
         "action": action_json(report.action),
-        "verdict": "reject",
-        "citations": [str(f.citation) for f in objections],
-        "reasons": [str(f) for f in objections] or [f"no policy of team {team} objects"],
-        "counter": None,
+        "verdict": evaluation.verdict,
+        "citations": [str(citation) for citation in evaluation.citations],
+        "reasons": evaluation.reasons,
+        "counter": None if counter is None else action_json(counter),
     }
-    if verdict.outcome == "allow":
-        answer["verdict"] = "accept"
-    elif verdict.outcome == "counter" and verdict.counter is not None:
-        answer["verdict"] = "counter"
-        answer["counter"] = action_json(_countered(report.action, verdict.counter))
-    else:
-        answer["reasons"] += verdict.reasons
-    return answer
-
-
-def _countered(action: Action, counter: Counter) -> Action:
-    """The action with the counter-offer's replica count and channel."""
-    update: dict[str, object] = {}
-    if counter.replicas is not None and action.replicas is not None:
-        update["replicas"] = ReplicaChange(from_=action.replicas.from_, to=counter.replicas)
-    if counter.via is not None:
-        update["via"] = counter.via
-    return action.model_copy(update=update)

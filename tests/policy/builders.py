@@ -11,6 +11,8 @@ from mcp_servers.policy.catalog import PolicySet
 from mcp_servers.policy.evaluation import evaluate
 from mcp_servers.policy.findings import EvaluationReport
 from mcp_servers.policy.loading import load
+from mcp_servers.policy.negotiation import new_proposal_id
+from mcp_servers.policy.proposals import Identity, Impact, Proposal
 
 POLICIES = Path(__file__).parents[2] / "policies"
 # A Wednesday noon in Paris: outside the node maintenance windows.
@@ -55,3 +57,24 @@ def check(policies: PolicySet, *args: Any, **kwargs: Any) -> EvaluationReport:
 def fired(report: EvaluationReport) -> dict[str, str]:
     """Citation -> effect, for every rule that fired."""
     return {str(finding.citation): finding.effect for finding in report.fired()}
+
+
+def downscale(to: int = 1, *, proposer: str = "cluster-operator", **fields: Any) -> Proposal:
+    """The issue's proposal: an agent scales web in the shop from 5 to `to` replicas to save cost,
+    at NOON, with a new id; `fields` override any field (id, created, counters, ...)."""
+    return Proposal.model_validate(
+        {
+            "id": new_proposal_id(),
+            "proposer": Identity(kind="agent", name=proposer),
+            "action": Action(
+                type="scale",
+                target=parse_target("deployment/web", namespace="shop"),
+                replicas=ReplicaChange(from_=5, to=to),
+            ),
+            "rationale": "web has used under 10% CPU for an hour",
+            "impact": Impact(savings_per_month=120, risk="low"),
+            "created": NOON,
+            "metrics": {"cpu_utilization": 0.1},
+            **fields,
+        }
+    )

@@ -17,12 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from mcp_servers.policy.actions import Action, ReplicaChange, parse_target
 from mcp_servers.policy.approvals import ApprovalRequest
-from mcp_servers.policy.negotiation import negotiate, new_proposal_id
-from mcp_servers.policy.proposals import Identity, Proposal
+from mcp_servers.policy.negotiation import negotiate
 from mcp_servers.policy.store.sqlite import SqliteStore
-from tests.policy.builders import defaults
+from tests.policy.builders import defaults, downscale
 
 KUBECREW = str(Path(sys.executable).parent / "kubecrew")
 
@@ -30,19 +28,7 @@ KUBECREW = str(Path(sys.executable).parent / "kubecrew")
 def escalated(home: Path) -> ApprovalRequest:
     now = datetime.now(UTC)
     store = SqliteStore(home / "policy" / "store.sqlite")  # where $KUBECREW_HOME puts it
-    proposal = Proposal(
-        id=new_proposal_id(),
-        proposer=Identity(kind="agent", name="cluster-operator"),
-        action=Action(
-            type="scale",
-            target=parse_target("deployment/web", namespace="shop"),
-            replicas=ReplicaChange(from_=5, to=1),
-        ),
-        rationale="web has used under 10% CPU for an hour",
-        created=now,
-        metrics={"cpu_utilization": 0.1},
-        counters="refuse",
-    )
+    proposal = downscale(created=now, counters="refuse")
     store.propose(proposal)
     negotiate(store, defaults(), proposal.id, now=now)
     (request,) = [r for r in store.approvals() if r.proposal == proposal.id]

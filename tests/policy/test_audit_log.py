@@ -17,31 +17,14 @@ from pathlib import Path
 import pytest
 
 from mcp_servers.policy import audit
-from mcp_servers.policy.actions import Action, ReplicaChange, parse_target
 from mcp_servers.policy.audit import AuditEntry
-from mcp_servers.policy.negotiation import negotiate, new_proposal_id
-from mcp_servers.policy.proposals import Identity, Proposal
+from mcp_servers.policy.negotiation import negotiate
 from mcp_servers.policy.store.sqlite import SqliteStore
-from tests.policy.builders import NOON, defaults
+from tests.policy.builders import NOON, defaults, downscale
 
 KUBECREW = str(Path(sys.executable).parent / "kubecrew")
 MIN_REPLICAS = "CapacityPolicy shop-min-capacity / rule min-replicas"
 FRACTION = "ChangePolicy shop-changes / rule max-replica-change-fraction"
-
-
-def downscale() -> Proposal:
-    return Proposal(
-        id=new_proposal_id(),
-        proposer=Identity(kind="agent", name="cluster-operator"),
-        action=Action(
-            type="scale",
-            target=parse_target("deployment/web", namespace="shop"),
-            replicas=ReplicaChange(from_=5, to=1),
-        ),
-        rationale="web has used under 10% CPU for an hour",
-        created=NOON,
-        metrics={"cpu_utilization": 0.1},
-    )
 
 
 @pytest.fixture

@@ -21,11 +21,10 @@ from pathlib import Path
 
 from mcp_servers.common.errors import Conflict
 from mcp_servers.policy import approvals, audit
-from mcp_servers.policy.actions import Action, ReplicaChange, parse_target
-from mcp_servers.policy.negotiation import negotiate, new_proposal_id
-from mcp_servers.policy.proposals import Identity, Proposal
+from mcp_servers.policy.negotiation import negotiate
+from mcp_servers.policy.proposals import Identity
 from mcp_servers.policy.store.sqlite import SqliteStore
-from tests.policy.builders import NOON, defaults
+from tests.policy.builders import NOON, defaults, downscale
 
 ROOT = Path(__file__).parents[2]
 CHILD = """
@@ -33,7 +32,7 @@ import sys, time
 from pathlib import Path
 from mcp_servers.policy.negotiation import negotiate
 from mcp_servers.policy.store.sqlite import SqliteStore
-from tests.policy.builders import NOON, defaults
+from tests.policy.builders import NOON, defaults, downscale
 
 path, proposal_id, marker = sys.argv[1:]
 policies = defaults()
@@ -50,26 +49,10 @@ negotiate(store, policies, proposal_id, now=NOON)
 """
 
 
-def refused_downscale() -> Proposal:
-    return Proposal(
-        id=new_proposal_id(),
-        proposer=Identity(kind="agent", name="cluster-operator"),
-        action=Action(
-            type="scale",
-            target=parse_target("deployment/web", namespace="shop"),
-            replicas=ReplicaChange(from_=5, to=1),
-        ),
-        rationale="underused",
-        created=NOON,
-        metrics={"cpu_utilization": 0.1},
-        counters="refuse",
-    )
-
-
 def test_a_decider_killed_mid_transaction_leaves_the_proposal_open(tmp_path: Path) -> None:
     path, marker = tmp_path / "store.sqlite", tmp_path / "paused"
     store = SqliteStore(path)
-    proposal = refused_downscale()
+    proposal = downscale(counters="refuse")
     store.propose(proposal)
     (tmp_path / "child.py").write_text(CHILD)
     child = subprocess.Popen(
@@ -135,7 +118,7 @@ def test_two_processes_answering_one_request_end_it_once(tmp_path: Path) -> None
     policies = defaults()
     ids = []
     for _ in range(6):
-        proposal = refused_downscale()
+        proposal = downscale(counters="refuse")
         store.propose(proposal)
         negotiate(store, policies, proposal.id, now=NOON)
         ids += [r.id for r in store.approvals() if r.proposal == proposal.id]

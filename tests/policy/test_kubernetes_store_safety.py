@@ -16,33 +16,16 @@ import pytest
 
 from mcp_servers.common.errors import PermissionDenied, Unavailable
 from mcp_servers.policy import audit
-from mcp_servers.policy.actions import Action, ReplicaChange, parse_target
 from mcp_servers.policy.negotiation import negotiate
-from mcp_servers.policy.proposals import Identity, Proposal
 from mcp_servers.policy.store.kubernetes import KubernetesStore
 from sandbox.server import Sandbox
-from tests.policy.builders import NOON, defaults
+from tests.policy.builders import NOON, defaults, downscale
 from tests.support.kubectl import Kubectl
 
 NS = ["-n", "kubecrew-system"]
 DEPLOY = Path(__file__).parents[2] / "deploy"
 POLICIES = defaults()
 pytestmark = pytest.mark.kubectl
-
-
-def downscale(proposal_id: str) -> Proposal:
-    return Proposal(
-        id=proposal_id,
-        proposer=Identity(kind="agent", name="cluster-operator"),
-        action=Action(
-            type="scale",
-            target=parse_target("deployment/web", namespace="shop"),
-            replicas=ReplicaChange(from_=5, to=1),
-        ),
-        rationale="underused",
-        created=NOON,
-        metrics={"cpu_utilization": 0.1},
-    )
 
 
 def account(admin: Kubectl, name: str, home: Path) -> Kubectl:
@@ -84,7 +67,7 @@ def test_an_agent_with_the_shipped_role_works_the_store_but_cannot_delete_audit_
     )  # fmt: skip
     store = KubernetesStore(kubeconfig=agent.kubeconfig)
     assert store.identity().name == "system:serviceaccount:kubecrew-system:agent"
-    store.propose(downscale("p-agent"))
+    store.propose(downscale(id="p-agent"))
     decision = negotiate(store, POLICIES, "p-agent", now=NOON).decision
     assert decision is not None and decision.outcome == "approved-as-countered"
     assert audit.verify(store.audit(), store.audit_head()) == []
@@ -118,7 +101,7 @@ def test_a_record_edited_or_deleted_with_kubectl_is_named_by_verify(
     admin: Kubectl, sandbox: Sandbox
 ) -> None:
     store = KubernetesStore(kubeconfig=sandbox.kubeconfig)
-    store.propose(downscale("p-tamper"))
+    store.propose(downscale(id="p-tamper"))
     negotiate(store, POLICIES, "p-tamper", now=NOON)
     assert audit.verify(store.audit(), store.audit_head()) == []
     patch = '{"spec": {"result": "rejected"}}'
@@ -153,7 +136,7 @@ def test_a_write_cut_off_after_its_commit_is_finished_once_by_the_next_reader(
         admin("create", "rolebinding", role, f"--role={role}", who, *NS)
     cut = KubernetesStore(kubeconfig=crashy.kubeconfig)
     with pytest.raises(PermissionDenied):
-        cut.propose(downscale("p-crash"))  # the proposal is made; its audit record is owed
+        cut.propose(downscale(id="p-crash"))  # the proposal is made; its audit record is owed
     with pytest.raises(PermissionDenied):
         negotiate(cut, POLICIES, "p-crash", now=NOON)  # claimed the target, then stopped
 

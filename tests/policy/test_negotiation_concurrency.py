@@ -18,29 +18,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcp_servers.common.errors import Conflict
-from mcp_servers.policy.actions import Action, ReplicaChange, parse_target
-from mcp_servers.policy.negotiation import deliberate, negotiate, new_proposal_id
-from mcp_servers.policy.proposals import Identity, Proposal, ProposalRecord
+from mcp_servers.policy.negotiation import deliberate, negotiate
+from mcp_servers.policy.proposals import Proposal, ProposalRecord
 from mcp_servers.policy.store.sqlite import SqliteStore
-from tests.policy.builders import NOON, defaults
+from tests.policy.builders import NOON, defaults, downscale
 
 POLICIES = defaults()
 APPROVED = ("approved", "approved-as-countered")
-
-
-def downscale(to: int, proposer: str) -> Proposal:
-    return Proposal(
-        id=new_proposal_id(),
-        proposer=Identity(kind="agent", name=proposer),
-        action=Action(
-            type="scale",
-            target=parse_target("deployment/web", namespace="shop"),
-            replicas=ReplicaChange(from_=5, to=to),
-        ),
-        rationale="underused",
-        created=NOON,
-        metrics={"cpu_utilization": 0.1},
-    )
 
 
 def steps(store: SqliteStore, proposal: Proposal) -> Iterator[None]:
@@ -78,7 +62,10 @@ def test_no_interleaving_approves_two_conflicting_proposals(
 ) -> None:
     with tempfile.TemporaryDirectory() as folder:
         store = SqliteStore(Path(folder) / "store.sqlite")
-        proposals = {"a": downscale(targets[0], "a"), "b": downscale(targets[1], "b")}
+        proposals = {
+            "a": downscale(targets[0], proposer="a"),
+            "b": downscale(targets[1], proposer="b"),
+        }
         agents = {name: steps(store, proposal) for name, proposal in proposals.items()}
         for name in order:
             next(agents[name])
@@ -105,7 +92,7 @@ def race(path: Path, ids: list[str], barrier: Barrier, results: multiprocessing.
 def test_two_processes_deciding_the_same_proposal_decide_it_once(tmp_path: Path) -> None:
     path = tmp_path / "store.sqlite"
     store = SqliteStore(path)
-    proposals = [downscale(to, "cluster-operator") for to in (1, 3, 2, 4, 1, 3)]
+    proposals = [downscale(to) for to in (1, 3, 2, 4, 1, 3)]
     for proposal in proposals:
         store.propose(proposal)
     context = multiprocessing.get_context("spawn")

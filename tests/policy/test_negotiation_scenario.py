@@ -21,10 +21,10 @@ import pytest
 from mcp_servers.common.errors import Conflict, NotFound
 from mcp_servers.policy.actions import Action, ReplicaChange, parse_target
 from mcp_servers.policy.catalog import PolicySet
-from mcp_servers.policy.negotiation import negotiate, new_proposal_id
-from mcp_servers.policy.proposals import Identity, Impact, Proposal
+from mcp_servers.policy.negotiation import negotiate
+from mcp_servers.policy.proposals import Identity
 from mcp_servers.policy.store.sqlite import SqliteStore
-from tests.policy.builders import NOON, defaults
+from tests.policy.builders import NOON, defaults, downscale
 
 KUBECREW = str(Path(sys.executable).parent / "kubecrew")
 OPERATOR = Identity(kind="agent", name="cluster-operator")
@@ -42,25 +42,6 @@ def store(tmp_path: Path) -> Iterator[SqliteStore]:
     opened = SqliteStore(tmp_path / "store.sqlite")
     yield opened
     opened.close()
-
-
-def downscale(to: int, **fields: object) -> Proposal:
-    return Proposal.model_validate(
-        {
-            "id": new_proposal_id(),
-            "proposer": OPERATOR,
-            "action": Action(
-                type="scale",
-                target=parse_target("deployment/web", namespace="shop"),
-                replicas=ReplicaChange(from_=5, to=to),
-            ),
-            "rationale": "web has used under 10% CPU for an hour",
-            "impact": Impact(savings_per_month=120, risk="low"),
-            "created": NOON,
-            "metrics": {"cpu_utilization": 0.1},
-            **fields,
-        }
-    )
 
 
 def test_five_to_one_is_approved_as_countered_with_three(

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from mcp_servers.common.errors import InvalidArgument
 from mcp_servers.policy.actions import TargetRef
 from mcp_servers.policy.audit import AuditEntry, AuditHead, AuditKind, AuditRecord
 from mcp_servers.policy.proposals import (
@@ -57,6 +58,32 @@ class TargetState(BaseModel):
 
 def target_key(target: TargetRef) -> str:
     return f"{target.kind}/{target.namespace or ''}/{target.name}"
+
+
+def proposed_event(proposal: Proposal) -> TranscriptEvent:
+    """A transcript's first line, as every backend writes it."""
+    return TranscriptEvent(
+        seq=0,
+        at=proposal.created,
+        kind="proposed",
+        actor=str(proposal.proposer),
+        note=f"proposes {proposal.action.describe()}: {proposal.rationale}",
+    )
+
+
+def decided_state(
+    proposal_id: str, decision: Decision, approval: ApprovalRequest | None
+) -> ProposalState:
+    """The state `decide` moves a proposal to, after checking the request goes with escalation."""
+    state: ProposalState = "escalated" if decision.outcome == "escalated" else "decided"
+    if (approval is not None) != (state == "escalated"):
+        raise InvalidArgument(
+            "an escalated decision comes with its approval request, and only it does; "
+            f"got outcome {decision.outcome} with {'a' if approval else 'no'} request"
+        )
+    if approval is not None and approval.proposal != proposal_id:
+        raise InvalidArgument(f"{approval.id} is for proposal {approval.proposal}")
+    return state
 
 
 class Store(Protocol):

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
-from mcp_servers.common.errors import Conflict, InvalidArgument, NotFound
+from mcp_servers.common.errors import Conflict, NotFound
 from mcp_servers.kube.connection import Clusters, Json
 from mcp_servers.policy import audit
 from mcp_servers.policy.actions import TargetRef
@@ -58,7 +58,7 @@ from mcp_servers.policy.proposals import (
 )
 from mcp_servers.policy.store import kube_bodies as bodies
 from mcp_servers.policy.store import kube_claims
-from mcp_servers.policy.store.base import TargetState, target_key
+from mcp_servers.policy.store.base import TargetState, decided_state, proposed_event, target_key
 from mcp_servers.policy.store.kube_audit import AuditLog, new_batch, with_pending
 from mcp_servers.policy.store.kube_claims import APPROVALS, PROPOSALS, TARGETS, Claim, commit
 from mcp_servers.policy.store.kube_objects import Exists, Lost, Resources, install, object_name
@@ -100,13 +100,7 @@ class KubernetesStore:
         key = target_key(proposal.action.target)
         basis = self._target(key)[1].version
         stored = proposal.model_copy(update={"basis": basis, "state": "open"})
-        event = TranscriptEvent(
-            seq=0,
-            at=proposal.created,
-            kind="proposed",
-            actor=str(proposal.proposer),
-            note=f"proposes {proposal.action.describe()}: {proposal.rationale}",
-        )
+        event = proposed_event(proposal)
         spec = {
             "proposal": bodies.dump(stored),
             "transcript": [bodies.dump(event)],
@@ -148,14 +142,7 @@ class KubernetesStore:
         decision: Decision,
         approval: ApprovalRequest | None = None,
     ) -> ProposalRecord:
-        state: ProposalState = "escalated" if decision.outcome == "escalated" else "decided"
-        if (approval is not None) != (state == "escalated"):
-            raise InvalidArgument(
-                "an escalated decision comes with its approval request, and only it does; "
-                f"got outcome {decision.outcome} with {'a' if approval else 'no'} request"
-            )
-        if approval is not None and approval.proposal != proposal_id:
-            raise InvalidArgument(f"{approval.id} is for proposal {approval.proposal}")
+        decided_state(proposal_id, decision, approval)
         for _ in range(ATTEMPTS):
             key = self._key(proposal_id)
             held, current = self._target(key)

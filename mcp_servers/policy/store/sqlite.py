@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
-from mcp_servers.common.errors import Conflict, InvalidArgument, NotFound, Unavailable
+from mcp_servers.common.errors import Conflict, NotFound, Unavailable
 from mcp_servers.policy import audit
 from mcp_servers.policy.actions import TargetRef
 from mcp_servers.policy.approvals import (
@@ -45,7 +45,7 @@ from mcp_servers.policy.proposals import (
     TranscriptEvent,
 )
 from mcp_servers.policy.store import sqlite_approvals, sqlite_audit
-from mcp_servers.policy.store.base import TargetState, target_key
+from mcp_servers.policy.store.base import TargetState, decided_state, proposed_event, target_key
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS proposals (
@@ -116,13 +116,7 @@ class SqliteStore:
         with self._writing() as db:
             basis = self._target(key).version
             stored = proposal.model_copy(update={"basis": basis, "state": "open"})
-            event = TranscriptEvent(
-                seq=0,
-                at=proposal.created,
-                kind="proposed",
-                actor=str(proposal.proposer),
-                note=f"proposes {proposal.action.describe()}: {proposal.rationale}",
-            )
+            event = proposed_event(proposal)
             try:
                 db.execute(
                     "INSERT INTO proposals (id, target, state, version, created, body) "
@@ -194,14 +188,7 @@ class SqliteStore:
         decision: Decision,
         approval: ApprovalRequest | None = None,
     ) -> ProposalRecord:
-        state: ProposalState = "escalated" if decision.outcome == "escalated" else "decided"
-        if (approval is not None) != (state == "escalated"):
-            raise InvalidArgument(
-                "an escalated decision comes with its approval request, and only it does; "
-                f"got outcome {decision.outcome} with {'a' if approval else 'no'} request"
-            )
-        if approval is not None and approval.proposal != proposal_id:
-            raise InvalidArgument(f"{approval.id} is for proposal {approval.proposal}")
+        state = decided_state(proposal_id, decision, approval)
         with self._writing() as db:
             row = db.execute(
                 "SELECT body, state, version FROM proposals WHERE id = ?", (proposal_id,)
