@@ -72,7 +72,8 @@ def verify(store: StoreOption = None) -> None:
 
     opened = opened_store(store)
     try:
-        records, head = opened.audit(), opened.audit_head()
+        head = opened.audit_head()  # first: what is appended meanwhile lies past it
+        records = opened.audit()
     except ToolError as exc:
         _fail(exc.message)
     finally:

@@ -91,8 +91,9 @@ def chain(head: AuditHead, entries: Sequence[AuditEntry]) -> list[AuditRecord]:
 def verify(records: Sequence[AuditRecord], head: AuditHead) -> list[str]:
     """Every break in the chain, in words naming the record: empty when the log is intact.
 
-    `records` is the whole log as read, in stored order; `head` is what the store says its last
-    record is.
+    `records` is the whole log as read, in stored order; `head` is what the store said its last
+    record was, read BEFORE the records: records appended in between then lie past the head, on
+    its chain, and are judged like the others (links and hashes) without being called a change.
     """
     problems: list[str] = []
     previous, expected_seq = GENESIS, 1
@@ -131,7 +132,7 @@ def verify(records: Sequence[AuditRecord], head: AuditHead) -> list[str]:
                 f"record {cut} is missing from the end (deleted?): the head says "
                 f"{head.seq} records were written"
             )
-        else:
+        elif not any((r.seq, r.hash) == (head.seq, head.hash) for r in records):
             problems.append(
                 f"the last record is {last.seq} ({last.hash[:12]}) but the head says "
                 f"{head.seq} ({head.hash[:12]}): the head or the tail was changed"

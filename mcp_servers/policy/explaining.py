@@ -7,6 +7,7 @@ written: paraphrasing code would drift from it.
 
 from __future__ import annotations
 
+from mcp_servers.policy.approvals import DEFAULT_EXPIRY
 from mcp_servers.policy.catalog import LoadedPolicy
 from mcp_servers.policy.documents import (
     CapacityPolicy,
@@ -138,9 +139,11 @@ def _change(policy: ChangePolicy) -> list[str]:
     for approval in spec.approvals:
         condition = f" when {approval.when}" if approval.when != "true" else ""
         actions = ", ".join(approval.actions) if approval.actions is not None else "any action"
+        expiry = format_duration(approval.expiresAfter or DEFAULT_EXPIRY)
         lines.append(
             f"rule {approval.name}: {actions}{condition} needs {approval.minApprovals} "
-            f"approval(s) from {approval.approvers.describe()}"
+            f"approval(s) from {approval.approvers.describe()}, within {expiry} (then the "
+            f"request expires and the change is rejected)"
         )
     if spec.maintenance is not None:
         windows = "; ".join(f"{w.name} {w.describe()}" for w in spec.maintenance.windows)

@@ -85,7 +85,8 @@ def register_reads(mcp: FastMCP, deps: Deps) -> None:
         cut off the end, by number."""
 
         def check(s: Store) -> tuple[list[AuditRecord], list[str], Any]:
-            records, head = s.audit(), s.audit_head()
+            head = s.audit_head()  # first: what is appended meanwhile lies past it
+            records = s.audit()
             return records, verify(records, head), head
 
         records, problems, head = await store.run(check)

@@ -162,3 +162,21 @@ def test_a_store_file_from_before_the_audit_log_opens_and_starts_one(tmp_path: P
     assert [r.kind for r in store.audit()] == ["proposal"]
     assert store.approvals() == []
     store.close()
+
+
+def entry(summary: str) -> AuditEntry:
+    return AuditEntry(
+        at=NOON, actor="agent cluster-operator", kind="mutation", subject="x", summary=summary
+    )
+
+
+def test_records_appended_after_the_head_was_read_are_not_called_a_change() -> None:
+    first = audit.chain(audit.AuditHead(), [entry("one"), entry("two")])
+    head = audit.AuditHead(seq=first[-1].seq, hash=first[-1].hash)  # read before the append
+    later = audit.chain(head, [entry("three")])
+    assert audit.verify([*first, *later], head) == []
+    forged = audit.AuditHead(seq=2, hash="f" * 64)
+    assert audit.verify([*first, *later], forged) == [
+        f"the last record is 3 ({later[0].hash[:12]}) but the head says 2 (ffffffffffff): "
+        "the head or the tail was changed"
+    ]
