@@ -106,6 +106,25 @@ def kube(
     namespaces: Annotated[
         str | None, typer.Option(help="Comma-separated allow-list of namespaces.")
     ] = None,
+    policies: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="Policy file or directory, repeatable, plus each path in $KUBECREW_POLICIES. "
+            "Given, every write is judged by them and audited. [default: no policy gate]",
+            show_default=False,
+        ),
+    ] = None,
+    policy_store: Annotated[
+        str | None,
+        typer.Option(
+            help="Policy store for approved proposals and the audit log: a SQLite file or "
+            "kubernetes[:CONTEXT]. [default: $KUBECREW_POLICY_STORE, else the kubecrew home's]",
+            show_default=False,
+        ),
+    ] = None,
+    as_agent: Annotated[
+        str, typer.Option(help="The agent the policy gate judges and the audit log names.")
+    ] = "kube-mcp",
     transport: TransportOption = Transport.stdio,
     host: HostOption = LOOPBACK,
     port: PortOption = DEFAULT_PORT,
@@ -114,14 +133,19 @@ def kube(
 ) -> None:
     """Read (and, unless --read-only, change) a Kubernetes cluster through a kubeconfig.
 
+    With --policies, every write goes through the policy gate: refused unless the policies allow
+    it or it carries an approved proposal, and recorded in the policy store's audit log.
+
     **Examples**
 
     ```
     kubecrew mcp kube --kubeconfig ~/.kube/config --read-only --namespaces shop,payments
     kubecrew mcp kube --transport http --port 8811 --token-file ~/.kubecrew/mcp.token
+    kubecrew mcp kube --policies policies --policy-store kubernetes --as-agent dev-team
     ```
     """
     options = _transport(transport, host, port, token_file, allow_remote)
+    from mcp_servers.common.errors import ToolError
     from mcp_servers.common.transport import serve
     from mcp_servers.kube.server import build
     from mcp_servers.kube.settings import KubeSettings
@@ -131,8 +155,15 @@ def kube(
         context=context,
         read_only=read_only,
         namespaces=KubeSettings.namespace_list(namespaces),
+        policies=KubeSettings.policy_list(policies or ()),
+        policy_store=policy_store,
+        agent=as_agent,
     )
-    _serve(lambda: serve(build(settings), options, name="kube"))
+    try:
+        server = build(settings)
+    except ToolError as exc:  # unusable policies or policy store
+        _fail(exc.message)
+    _serve(lambda: serve(server, options, name="kube"))
 
 
 @app.command()

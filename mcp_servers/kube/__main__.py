@@ -2,6 +2,9 @@
 
     python -m mcp_servers.kube --kubeconfig ~/.kube/config --context prod --read-only \
         --namespaces shop,payments
+    python -m mcp_servers.kube --policies policies --policy-store kubernetes --as-agent dev-team
+
+Unusable policies or store end the start with a one-line usage error, not a traceback.
 """
 
 from __future__ import annotations
@@ -10,8 +13,9 @@ import argparse
 from pathlib import Path
 
 from mcp_servers.common import transport
+from mcp_servers.common.errors import ToolError
 from mcp_servers.kube.server import build
-from mcp_servers.kube.settings import KubeSettings
+from mcp_servers.kube.settings import AGENT, KubeSettings
 
 
 def settings_from(argv: list[str] | None = None) -> KubeSettings:
@@ -24,6 +28,24 @@ def _parse(argv: list[str] | None) -> tuple[KubeSettings, transport.TransportOpt
     parser.add_argument("--context", help="default context (default: the current one)")
     parser.add_argument("--read-only", action="store_true", help="register no write tool")
     parser.add_argument("--namespaces", help="comma-separated allow-list of namespaces")
+    parser.add_argument(
+        "--policies",
+        type=Path,
+        action="append",
+        default=[],
+        help="policy file or directory, repeatable, plus each path in $KUBECREW_POLICIES; "
+        "given, every write is judged by them and audited (default: no policy gate)",
+    )
+    parser.add_argument(
+        "--policy-store",
+        help="the policy store for approved proposals and the audit log: a SQLite file or "
+        "kubernetes[:CONTEXT] (default: $KUBECREW_POLICY_STORE, else the kubecrew home's)",
+    )
+    parser.add_argument(
+        "--as-agent",
+        default=AGENT,
+        help=f"the agent the gate judges and records (default: {AGENT})",
+    )
     transport.add_arguments(parser)
     options = parser.parse_args(argv)
     settings = KubeSettings(
@@ -31,13 +53,20 @@ def _parse(argv: list[str] | None) -> tuple[KubeSettings, transport.TransportOpt
         context=options.context,
         read_only=options.read_only,
         namespaces=KubeSettings.namespace_list(options.namespaces),
+        policies=KubeSettings.policy_list(options.policies),
+        policy_store=options.policy_store,
+        agent=options.as_agent,
     )
     return settings, transport.from_arguments(parser, options)
 
 
 def main(argv: list[str] | None = None) -> None:
     settings, options = _parse(argv)
-    transport.serve(build(settings), options, name="kube")
+    try:
+        server = build(settings)
+    except ToolError as exc:
+        raise SystemExit(f"python -m mcp_servers.kube: error: {exc.message}") from None
+    transport.serve(server, options, name="kube")
 
 
 if __name__ == "__main__":

@@ -9,9 +9,14 @@ is the error's message, which says what to do next.
 Every tool here only reads, so each is annotated readOnly, non-destructive and idempotent; a
 cluster is a closed domain (its objects, not the open internet), so openWorldHint is False.
 `--read-only` (settings.read_only) matters for the write tools, which register elsewhere.
+With policies (settings.policies), the write tools register behind the policy gate (`gate`),
+which is imported only then: a server without policies loads no policy code at all, and reads
+never pass through the gate.
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from mcp.server.fastmcp import FastMCP
 
@@ -25,6 +30,9 @@ from mcp_servers.kube.settings import KubeSettings
 from mcp_servers.kube.views import Views
 from mcp_servers.kube.writes import Writes
 
+if TYPE_CHECKING:
+    from mcp_servers.kube.gate import Gate
+
 INSTRUCTIONS = """Read a Kubernetes cluster. Every tool takes an optional `context` (kubeconfig
 context; default: the current one). Lists are paged: when a `note` is present, call again with
 `offset` or a narrower selector. Secret values are never shown (keys are). Start with `overview`
@@ -35,12 +43,23 @@ def build(settings: KubeSettings) -> FastMCP:
     clusters = Clusters(settings.kubeconfig, settings.context)
     catalog = Catalog()  # one discovery cache per server, for reads and writes alike
     mcp = new_server("kubecrew-kube", INSTRUCTIONS)
+    writes = Writes(clusters, settings, catalog)
+    gate = _gate(settings, writes)
     register_reads(mcp, Reads(clusters, settings, catalog))
     tools_diagnose.register(mcp, clusters, settings)
-    tools_drain.register(mcp, clusters, settings)  # drain_plan always, drain unless read-only
+    # drain_plan always, drain unless read-only
+    tools_drain.register(mcp, clusters, settings, gate=gate)
     if not settings.read_only:
-        tools_write.register(mcp, Writes(clusters, settings, catalog))
+        tools_write.register(mcp, writes, gate=gate)
     return mcp
+
+
+def _gate(settings: KubeSettings, writes: Writes) -> Gate | None:
+    if settings.read_only or not settings.policies:
+        return None
+    from mcp_servers.kube.gate import Gate
+
+    return Gate.open(settings, writes)
 
 
 def register_reads(mcp: FastMCP, reads: Reads) -> None:

@@ -3,14 +3,23 @@
 The settings travel as one frozen object into the engine and the tool registrations; nothing reads
 environment variables or globals after start-up. `namespaces` is an allow-list: when set, every
 namespaced call outside it is refused and every all-namespaces list is narrowed to it.
+
+`policies` turns the policy gate on (`gate`): every write tool is then judged by those policy
+documents and recorded in the policy store's audit log as `agent`. Empty (the default), the
+server writes as it always did, so hosts that never heard of policies keep working.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from mcp_servers.common.errors import PermissionDenied
+
+POLICIES_ENV = "KUBECREW_POLICIES"  # as the policy server reads it (policy.tools_base)
+AGENT = "kube-mcp"
 
 
 @dataclass(frozen=True)
@@ -19,6 +28,17 @@ class KubeSettings:
     context: str | None = None  # None: the kubeconfig's current context
     read_only: bool = False  # True: no write tool is registered at all
     namespaces: tuple[str, ...] | None = None  # None: every namespace the identity may see
+    policies: tuple[Path, ...] = ()  # policy files or directories; empty: no policy gate
+    policy_store: str | None = None  # open_store's spec; None: $KUBECREW_POLICY_STORE, else home
+    agent: str = AGENT  # who the audit log says wrote, and whom the policies judge
+
+    @staticmethod
+    def policy_list(
+        given: Sequence[Path] = (), environ: Mapping[str, str] = os.environ
+    ) -> tuple[Path, ...]:
+        """`--policies` paths, plus each path in $KUBECREW_POLICIES (os.pathsep-separated)."""
+        named = environ.get(POLICIES_ENV, "").split(os.pathsep)
+        return (*given, *(Path(p) for p in named if p))
 
     @staticmethod
     def namespace_list(text: str | None) -> tuple[str, ...] | None:

@@ -3,13 +3,14 @@
 `drain_plan` only reads, so it is registered always; `drain` cordons and evicts, so a read-only
 server does not register it at all. Both run the engine off the event loop. `drain` reports
 progress to the client as MCP progress notifications (one per pod gone) when the client asked
-for them, since a drain that waits on a budget can take minutes.
+for them, since a drain that waits on a budget can take minutes. With a policy gate, `drain`
+is registered behind it as the write tools are (`tools_write.gated`).
 """
 
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio.from_thread
 from mcp.server.fastmcp import Context, FastMCP
@@ -20,6 +21,10 @@ from mcp_servers.kube import drain as engine
 from mcp_servers.kube import evictions
 from mcp_servers.kube.connection import Clusters, Json
 from mcp_servers.kube.settings import KubeSettings
+from mcp_servers.kube.tools_write import gated
+
+if TYPE_CHECKING:
+    from mcp_servers.kube.gate import Gate
 
 # drain: evicts pods (destructive); a second call finds the node empty and changes nothing more.
 DRAIN = ToolAnnotations(
@@ -27,7 +32,9 @@ DRAIN = ToolAnnotations(
 )
 
 
-def register(mcp: FastMCP, clusters: Clusters, settings: KubeSettings) -> None:
+def register(
+    mcp: FastMCP, clusters: Clusters, settings: KubeSettings, *, gate: Gate | None = None
+) -> None:
     @mcp.tool(annotations=READ_ONLY)
     async def drain_plan(
         node: str,
@@ -52,7 +59,7 @@ def register(mcp: FastMCP, clusters: Clusters, settings: KubeSettings) -> None:
     if settings.read_only:
         return
 
-    @mcp.tool(annotations=DRAIN)
+    @gated(mcp, gate)(DRAIN)
     async def drain(
         node: str,
         ctx: Context[Any, Any, Any],

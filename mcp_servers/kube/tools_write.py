@@ -5,21 +5,34 @@ server does not even list them. Each tool hands its arguments to the engine off 
 the engine validates them, applies the namespace allow-list, and dry-runs every write on the
 server before doing it. The annotations are per tool, with the reason next to each: none of
 these tools is read-only, and none reaches outside the cluster (openWorldHint False).
+
+With a policy gate (`gate`), `gated` registers each tool wrapped once by `guard`: the gate
+admits or refuses the call before the tool runs and records the outcome after, and the tool
+gains a `proposal` argument (an approved proposal's id). The tools themselves know nothing of it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+import functools
+import inspect
+import typing
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from mcp.server.fastmcp import FastMCP
 from mcp.types import ToolAnnotations
 
+from mcp_servers.common.errors import PermissionDenied
 from mcp_servers.common.tools import off_loop
 from mcp_servers.kube import node_writes, rollouts
 from mcp_servers.kube.connection import Json
 from mcp_servers.kube.node_writes import Effect
 from mcp_servers.kube.writes import PatchType, Propagation, Writes
+
+if TYPE_CHECKING:
+    from mcp_servers.kube.gate import Gate
+
+Tool = Callable[..., Awaitable[Json]]
 
 
 def _hints(*, destructive: bool, idempotent: bool) -> ToolAnnotations:
@@ -63,9 +76,65 @@ def _documented(doc: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return decorate
 
 
-def register(mcp: FastMCP, writes: Writes) -> None:
+PROPOSAL_DOC = """Policies judge this call first: one they refuse fails, citing the rules, and says
+what to do (a counter-offer, or `propose` it on the policy server). proposal: the id of an
+approved proposal whose action is this very call; it is then let through once."""
 
-    @mcp.tool(annotations=APPLY)
+
+def gated(mcp: FastMCP, gate: Gate | None) -> Callable[[ToolAnnotations], Callable[[Tool], Tool]]:
+    """`mcp.tool(annotations=...)`, registering each tool behind `gate` when there is one."""
+
+    def tool(annotations: ToolAnnotations) -> Callable[[Tool], Tool]:
+        def register(fn: Tool) -> Tool:
+            mcp.tool(annotations=annotations)(fn if gate is None else guard(gate, fn))
+            return fn
+
+        return register
+
+    return tool
+
+
+def guard(gate: Gate, fn: Tool) -> Tool:
+    """`fn` behind the gate, with a `proposal` argument: admitted calls run and are recorded
+    (applied or failed), refused ones are recorded and raise PermissionDenied; a dry run runs
+    with the gate's verdict in its answer, never refused, never recorded."""
+    signature = inspect.signature(fn, eval_str=True)
+    hints = typing.get_type_hints(fn)
+    name = fn.__name__
+
+    @functools.wraps(fn)
+    async def guarded(*, proposal: str = "", **arguments: Any) -> Json:
+        call = signature.bind(**arguments)
+        call.apply_defaults()
+        admission = await off_loop(gate.admit, name, call.arguments, proposal=proposal)
+        if call.arguments.get("dry_run"):
+            return {**await fn(**arguments), "policy": admission.as_dict()}
+        if admission.refusal:
+            await off_loop(gate.record, admission, f"refused: {admission.verdict}")
+            raise PermissionDenied(admission.refusal)
+        try:
+            answer = await fn(**arguments)
+        except Exception as exc:
+            await off_loop(gate.record, admission, admission.failure(exc))
+            raise
+        await off_loop(gate.record, admission, "applied")
+        return {**answer, "policy": admission.as_dict()}
+
+    keyword = inspect.Parameter(
+        "proposal", inspect.Parameter.KEYWORD_ONLY, default="", annotation=str
+    )
+    guarded.__signature__ = signature.replace(  # type: ignore[attr-defined]
+        parameters=[*signature.parameters.values(), keyword]
+    )
+    guarded.__annotations__ = {**hints, "proposal": str}
+    guarded.__doc__ = f"{fn.__doc__ or ''}\n{PROPOSAL_DOC}"
+    return guarded
+
+
+def register(mcp: FastMCP, writes: Writes, *, gate: Gate | None = None) -> None:
+    tool = gated(mcp, gate)
+
+    @tool(APPLY)
     @_documented("""Server-side apply of a YAML or JSON manifest (one or more objects, field
     manager `kubecrew`). namespace fills in objects that name none. force=True takes over
     fields another manager owns (only after reading the conflict).""")
@@ -85,7 +154,7 @@ def register(mcp: FastMCP, writes: Writes) -> None:
             context=context,
         )
 
-    @mcp.tool(annotations=PATCH)
+    @tool(PATCH)
     @_documented("""Patch one object. patch_type `strategic` (default, lists merge by name),
     `merge` (RFC 7386) or `json` (RFC 6902 list of operations). patch: an object, a list
     (json) or the same as a JSON/YAML string.""")
@@ -109,7 +178,7 @@ def register(mcp: FastMCP, writes: Writes) -> None:
             context=context,
         )
 
-    @mcp.tool(annotations=SCALE)
+    @tool(SCALE)
     @_documented("Set the replicas of a Deployment, StatefulSet or ReplicaSet.")
     async def scale(
         name: str,
@@ -129,7 +198,7 @@ def register(mcp: FastMCP, writes: Writes) -> None:
             context=context,
         )
 
-    @mcp.tool(annotations=SET_IMAGE)
+    @tool(SET_IMAGE)
     @_documented("""Set one container's image (kubectl set image) in a Deployment, StatefulSet,
     DaemonSet, ReplicaSet, Job, CronJob or Pod; init containers too.""")
     async def set_image(
@@ -152,7 +221,7 @@ def register(mcp: FastMCP, writes: Writes) -> None:
             context=context,
         )
 
-    @mcp.tool(annotations=RESTART)
+    @tool(RESTART)
     @_documented("""Restart the pods of a Deployment, StatefulSet or DaemonSet by their rollout
     strategy (kubectl rollout restart: a restartedAt annotation on the pod template).""")
     async def rollout_restart(
@@ -172,7 +241,7 @@ def register(mcp: FastMCP, writes: Writes) -> None:
             context=context,
         )
 
-    @mcp.tool(annotations=UNDO)
+    @tool(UNDO)
     @_documented("""Roll a Deployment back to the previous revision (to_revision=0) or to a
     given one (see rollout_history), as kubectl rollout undo does.""")
     async def rollout_undo(
@@ -192,21 +261,21 @@ def register(mcp: FastMCP, writes: Writes) -> None:
             context=context,
         )
 
-    @mcp.tool(annotations=CORDON)
+    @tool(CORDON)
     @_documented("Mark a node unschedulable: running pods stay, new pods go elsewhere.")
     async def cordon(node: str, dry_run: bool = False, context: str | None = None) -> Json:
         return await off_loop(
             node_writes.cordon, writes, node, unschedulable=True, dry_run=dry_run, context=context
         )
 
-    @mcp.tool(annotations=CORDON)
+    @tool(CORDON)
     @_documented("Mark a node schedulable again.")
     async def uncordon(node: str, dry_run: bool = False, context: str | None = None) -> Json:
         return await off_loop(
             node_writes.cordon, writes, node, unschedulable=False, dry_run=dry_run, context=context
         )
 
-    @mcp.tool(annotations=TAINT)
+    @tool(TAINT)
     @_documented("""Add a taint key[=value]:effect to a node, or remove=True to remove the taints
     with that key (and that effect, if given). A different value needs overwrite=True.""")
     async def taint(
@@ -232,7 +301,7 @@ def register(mcp: FastMCP, writes: Writes) -> None:
             context=context,
         )
 
-    @mcp.tool(annotations=DELETE)
+    @tool(DELETE)
     @_documented("""Delete exactly one object by name (no selectors). Namespaces and other
     cluster-scoped objects need confirm="<kind>/<name>" (e.g. "namespace/shop"), spelled exactly.
     propagation: Background (default), Foreground or Orphan for dependents.""")

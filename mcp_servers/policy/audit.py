@@ -46,6 +46,9 @@ class AuditEntry(_Record):
     summary: str  # what, in one line
     citations: list[str] = []  # why: "CapacityPolicy shop-min-capacity / rule min-replicas"
     result: str = ""  # "approved-as-countered", "granted", "applied", "failed: ..."
+    # Facts a later reader counts or matches on, so nobody parses `summary`: the proposal a
+    # mutation carried out, the pods it evicted, ...
+    details: dict[str, str | int] = {}
 
 
 class AuditRecord(AuditEntry):
@@ -67,6 +70,8 @@ class AuditHead(_Record):
 def digest(seq: int, previous: str, entry: AuditEntry) -> str:
     """sha256 over the record's fields as canonical JSON (sorted keys, no spaces) and its link."""
     fields = entry.model_dump(mode="json", include=set(AuditEntry.model_fields))
+    if not fields["details"]:
+        del fields["details"]  # so records written before `details` existed keep their hashes
     canonical = json.dumps(
         {"seq": seq, "previous": previous, **fields},
         sort_keys=True,

@@ -180,3 +180,20 @@ def test_records_appended_after_the_head_was_read_are_not_called_a_change() -> N
         f"the last record is 3 ({later[0].hash[:12]}) but the head says 2 (ffffffffffff): "
         "the head or the tail was changed"
     ]
+
+
+def test_the_hash_format_is_stable_and_covers_details() -> None:
+    """Logs already written must keep verifying: this hash was computed before `details` existed."""
+    applied = AuditEntry(
+        at=NOON,
+        actor="agent cluster-operator",
+        kind="mutation",
+        subject="Deployment shop/web",
+        summary="scale: scale Deployment shop/web 5 -> 3 replicas directly",
+        citations=["CapacityPolicy shop-min-capacity / rule min-replicas"],
+        result="applied",
+    )
+    (record,) = audit.chain(audit.AuditHead(), [applied])
+    assert record.hash == "9e6877589013db58ddee7e212c2a193b884426bc0f40a6803178a53c108ab3ad"
+    changed = record.model_copy(update={"details": {"proposal": "p-1a2b3c4d"}})
+    assert changed.expected_hash() != record.hash

@@ -1,0 +1,195 @@
+"""Write calls as policy actions: what each kube write tool would change, on which live objects.
+
+`plan_call` turns a tool's bound arguments into one or more `Planned` actions (one GET each for
+the live object the policies' CEL conditions read): scale -> scale with `from` read live;
+set_image -> patch; rollout_restart / rollout_undo -> restart / rollback; delete -> delete;
+cordon / uncordon -> themselves; taint -> drain (NoExecute: its pods are evicted), uncordon
+(removal) or cordon; drain -> drain with the pods the plan evicts; patch and apply -> patch /
+apply, plus a scale when they change `spec.replicas`, so a patch cannot step around a
+minimum-replicas rule. Used by `gate`; knows nothing of policies' verdicts or the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from mcp_servers.common.errors import InvalidArgument
+from mcp_servers.kube import drain
+from mcp_servers.kube.connection import Api, Json
+from mcp_servers.kube.settings import KubeSettings
+from mcp_servers.kube.writes import Target, Writes
+from mcp_servers.policy.actions import Action, ReplicaChange, TargetRef
+from mcp_servers.policy.documents.common import ActionType
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One action a call makes, with the live object it acts on (None: it does not exist yet)."""
+
+    action: Action
+    live: Json | None
+
+
+Planner = Callable[[Writes, Api, KubeSettings, Mapping[str, Any]], list[Planned]]
+
+
+def plan_call(
+    writes: Writes, settings: KubeSettings, tool: str, arguments: Mapping[str, Any]
+) -> list[Planned]:
+    """The actions the write tool `tool` makes with `arguments` (its bound call)."""
+    api = writes.api(arguments.get("context"))
+    planned = _PLANNERS[tool](writes, api, settings, arguments)
+    if not planned:
+        raise InvalidArgument(f"{tool}: the call names no object to change")
+    return planned
+
+
+def _on(
+    writes: Writes, api: Api, kind: str, name: str, namespace: str | None
+) -> tuple[Target, Json | None]:
+    target = writes.target(api, kind, name, namespace)
+    return target, writes.current(api, target)
+
+
+def _action(
+    kind: ActionType,
+    target: Target,
+    live: Json | None,
+    *,
+    to: int | None = None,
+    pods: int | None = None,
+) -> Planned:
+    ref = TargetRef(kind=target.resource.kind, name=target.name, namespace=target.namespace)
+    current = ((live or {}).get("spec") or {}).get("replicas")
+    replicas = None
+    if to is not None:
+        replicas = ReplicaChange(from_=current if isinstance(current, int) else None, to=to)
+    return Planned(Action(type=kind, target=ref, replicas=replicas, pods=pods), live)
+
+
+def _with_replicas(
+    target: Target, live: Json | None, kind: ActionType, to: object
+) -> list[Planned]:
+    """The action, plus a scale when it sets a new replica count: a patch or a manifest must not
+    get around the capacity rules that judge a scale."""
+    planned = [_action(kind, target, live)]
+    current = ((live or {}).get("spec") or {}).get("replicas")
+    if isinstance(to, int) and not isinstance(to, bool) and to != current:
+        planned.append(_action("scale", target, live, to=to))
+    return planned
+
+
+def _scale(writes: Writes, api: Api, _: KubeSettings, a: Mapping[str, Any]) -> list[Planned]:
+    target, live = _on(writes, api, a["kind"], a["name"], a.get("namespace"))
+    return [_action("scale", target, live, to=a["replicas"])]
+
+
+def _patch(writes: Writes, api: Api, _: KubeSettings, a: Mapping[str, Any]) -> list[Planned]:
+    target, live = _on(writes, api, a["kind"], a["name"], a.get("namespace"))
+    return _with_replicas(target, live, "patch", _patched_replicas(a["patch"]))
+
+
+def _patched_replicas(patch: object) -> object:
+    if isinstance(patch, str):
+        try:
+            patch = yaml.safe_load(patch)
+        except yaml.YAMLError:
+            return None  # the tool refuses it with a better message
+    if isinstance(patch, list):  # a JSON patch
+        values = [
+            op.get("value")
+            for op in patch
+            if isinstance(op, dict) and op.get("path") == "/spec/replicas"
+        ]
+        return values[-1] if values else None
+    spec = patch.get("spec") if isinstance(patch, dict) else None
+    return spec.get("replicas") if isinstance(spec, dict) else None
+
+
+def _named(kind: ActionType, resource: str | None = None) -> Planner:
+    """A tool acting on one named object as one action of `kind`."""
+
+    def planner(writes: Writes, api: Api, _: KubeSettings, a: Mapping[str, Any]) -> list[Planned]:
+        target, live = _on(writes, api, resource or a["kind"], a["name"], a.get("namespace"))
+        return [_action(kind, target, live)]
+
+    return planner
+
+
+def _node(kind: ActionType) -> Planner:
+    def planner(writes: Writes, api: Api, _: KubeSettings, a: Mapping[str, Any]) -> list[Planned]:
+        target, live = _on(writes, api, "nodes", a["node"], None)
+        return [_action(kind, target, live)]
+
+    return planner
+
+
+def _taint(writes: Writes, api: Api, settings: KubeSettings, a: Mapping[str, Any]) -> list[Planned]:
+    """Removing a taint frees the node (uncordon); NoExecute evicts the pods that do not
+    tolerate it (a drain, of about every pod a drain would move); else it is a cordon."""
+    target, live = _on(writes, api, "nodes", a["node"], None)
+    if a.get("remove"):
+        return [_action("uncordon", target, live)]
+    if a.get("effect") == "NoExecute":
+        moving = drain.plan(api, a["node"], settings, force=True, delete_emptydir_data=True)
+        pods = sum(1 for move in moving.pods if move.action == "evict")
+        return [_action("drain", target, live, pods=pods)]
+    return [_action("cordon", target, live)]
+
+
+def _drain(writes: Writes, api: Api, settings: KubeSettings, a: Mapping[str, Any]) -> list[Planned]:
+    target, live = _on(writes, api, "nodes", a["node"], None)
+    moving = drain.plan(
+        api,
+        a["node"],
+        settings,
+        force=bool(a.get("force")),
+        delete_emptydir_data=bool(a.get("delete_emptydir_data")),
+    )
+    pods = sum(1 for move in moving.pods if move.action == "evict")
+    return [_action("drain", target, live, pods=pods)]
+
+
+def _apply(writes: Writes, api: Api, _: KubeSettings, a: Mapping[str, Any]) -> list[Planned]:
+    try:
+        documents = [d for d in yaml.safe_load_all(a["manifest"]) if isinstance(d, dict)]
+    except yaml.YAMLError as exc:
+        raise InvalidArgument(f"the manifest is not YAML or JSON: {exc}") from exc
+    planned: list[Planned] = []
+    for doc in documents:
+        metadata = _mapping(doc.get("metadata"))
+        resource = writes.catalog.resources(api).by_kind(
+            str(doc.get("apiVersion", "")), str(doc.get("kind", ""))
+        )
+        if resource is None or not metadata.get("name"):
+            continue  # the tool refuses the manifest, naming what is wrong
+        qualified = f"{resource.plural}.{resource.group}" if resource.group else resource.plural
+        namespace = metadata.get("namespace") or a.get("namespace")
+        target, live = _on(writes, api, qualified, str(metadata["name"]), namespace)
+        spec = _mapping(doc.get("spec"))
+        planned += _with_replicas(target, live, "apply", spec.get("replicas"))
+    return planned
+
+
+def _mapping(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+_PLANNERS: dict[str, Planner] = {
+    "apply": _apply,
+    "patch": _patch,
+    "scale": _scale,
+    "set_image": _named("patch"),
+    # The policies' own words for these, so a rule written for restarts or rollbacks fires.
+    "rollout_restart": _named("restart"),
+    "rollout_undo": _named("rollback", "deployments.apps"),
+    "delete": _named("delete"),
+    "cordon": _node("cordon"),
+    "uncordon": _node("uncordon"),
+    "taint": _taint,
+    "drain": _drain,
+}

@@ -1,0 +1,276 @@
+"""The kube server's policy gate: each write call judged by the policies before it is sent, and
+recorded in the audit log after it was sent or refused.
+
+A call becomes one or more policy `Action`s on live objects (`calls`: one GET each), which
+`evaluation.evaluate` judges as the policy server's dry run would. Only a plain allow lets the
+call through; a rejection, a counter-offer, an escalation, a required approval or a closed
+maintenance window refuse it with PermissionDenied, citing the rules and saying what to do next
+(take the counter-offer, or `propose` through the policy server). A call that carries the id of
+an approved proposal is let through without evaluating again when the proposal's decided action
+is this very call, it is still the latest approval of its target, and it was not applied before:
+that is how a negotiated or person-approved change reaches the cluster, once.
+
+After each real write, failed write and refusal, one "mutation" record per target goes into the
+policy store's audit log. Its text is built from the actions (kinds, names, replica counts) and
+error messages, never from manifests or patches, so no Secret value can reach it.
+
+Knows nothing of MCP (`tools_write.guard` wraps the tools with it). The store lives on a thread
+of its own (`tools_base.StoreThread`), as in the policy server.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from mcp_servers.common.errors import NotFound, ToolError
+from mcp_servers.kube.calls import Planned, plan_call
+from mcp_servers.kube.connection import Json
+from mcp_servers.kube.settings import KubeSettings
+from mcp_servers.kube.writes import Writes
+from mcp_servers.policy.actions import Action, EvaluationRequest, TargetRef
+from mcp_servers.policy.audit import AuditEntry
+from mcp_servers.policy.catalog import PolicySet
+from mcp_servers.policy.checks.change import EVICTIONS_METRIC
+from mcp_servers.policy.evaluation import evaluate
+from mcp_servers.policy.findings import EvaluationReport
+from mcp_servers.policy.loading import load
+from mcp_servers.policy.proposals import ProposalRecord
+from mcp_servers.policy.store import open_store
+from mcp_servers.policy.tools_base import StoreThread, record_id
+
+APPROVED = ("approved", "approved-as-countered")
+_BLOCKING = ("reject", "require-approval", "defer", "error")
+NEXT = (
+    "To ask for it anyway, `propose` it through the policy server (kubecrew mcp policy): the "
+    "owners' policies answer, or a person decides; once it is approved, call this tool again "
+    "with the same arguments and proposal=<its id>."
+)
+
+
+@dataclass(frozen=True)
+class Admission:
+    """What the gate said about one call: let through or refused, and why."""
+
+    tool: str
+    planned: tuple[Planned, ...]
+    verdict: str  # "allow", "counter replicas=3", "needs approval", ..., "approved: proposal p-1"
+    citations: tuple[str, ...] = ()  # the rules that fired, or that shaped the proposal
+    refusal: str = ""  # non-empty: refused; the message for the caller
+    proposal: str = ""
+
+    def failure(self, exc: BaseException) -> str:
+        """The audit result of a write that failed; a Secret's error text is withheld, since an
+        API error may quote the value it refused."""
+        if any(p.action.target.kind == "Secret" for p in self.planned):
+            return f"failed: {type(exc).__name__} (message withheld for a Secret)"
+        message = exc.message if isinstance(exc, ToolError) else ""
+        first = message.splitlines()[0] if message else type(exc).__name__
+        return f"failed: {first[:300]}"
+
+    def as_dict(self) -> Json:
+        out: Json = {"verdict": self.verdict, "citations": list(self.citations)}
+        if self.proposal:
+            out["proposal"] = self.proposal
+        if self.refusal:
+            out["refused"] = self.refusal
+        return out
+
+
+@dataclass
+class Gate:
+    writes: Writes
+    settings: KubeSettings
+    policies: PolicySet
+    store: StoreThread
+    agent: str
+    clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+
+    @classmethod
+    def open(cls, settings: KubeSettings, writes: Writes) -> Gate:
+        """The gate the settings ask for; ToolErrors name an unusable policy file or store."""
+        policies = load(list(settings.policies))
+        store = StoreThread(lambda: open_store(settings.policy_store))
+        return cls(writes, settings, policies, store, settings.agent)
+
+    @property
+    def actor(self) -> str:
+        return f"agent {self.agent}"
+
+    def admit(self, tool: str, arguments: Mapping[str, Any], *, proposal: str = "") -> Admission:
+        planned = tuple(plan_call(self.writes, self.settings, tool, arguments))
+        if proposal:
+            return self._by_proposal(tool, planned, proposal)
+        now = self.clock()
+        verdicts, citations, refusals = [], [], []
+        for each in planned:
+            report = evaluate(self.policies, self._request(each, now))
+            verdict, refusal = judged(report, now)
+            verdicts.append(verdict)
+            citations += [
+                str(f.citation) for f in report.fired() if str(f.citation) not in citations
+            ]
+            if refusal:
+                refusals.append(refusal)
+        blocking = [v for v in verdicts if v != "allow"]
+        return Admission(
+            tool,
+            planned,
+            verdict=blocking[0] if blocking else "allow",
+            citations=tuple(citations),
+            refusal=" ".join(refusals) + (" " + NEXT if refusals else ""),
+        )
+
+    def record(self, admission: Admission, result: str) -> None:
+        """One mutation record per target of the call, with `result` (applied, refused, failed)."""
+        now, by_target = self.clock(), dict[str, list[Action]]()
+        for each in admission.planned:
+            by_target.setdefault(str(each.action.target), []).append(each.action)
+        under = f" under proposal {admission.proposal}" if admission.proposal else ""
+        entries = [
+            AuditEntry(
+                at=now,
+                actor=self.actor,
+                kind="mutation",
+                subject=subject,
+                summary=f"{admission.tool}: " + "; ".join(a.describe() for a in actions) + under,
+                citations=list(admission.citations),
+                result=result,
+                details=_details(admission.proposal, actions),
+            )
+            for subject, actions in by_target.items()
+        ]
+        self.store.call(lambda store: store.record(entries))
+
+    # -- evaluation --------------------------------------------------------------------------
+
+    def _request(self, planned: Planned, now: datetime) -> EvaluationRequest:
+        metrics: dict[str, float] = {}
+        if planned.action.pods is not None:
+            metrics[EVICTIONS_METRIC] = float(self._evictions_since(now - timedelta(hours=1)))
+        return EvaluationRequest(
+            action=planned.action, target=planned.live, metrics=metrics, now=now
+        )
+
+    def _evictions_since(self, since: datetime) -> int:
+        """Pods this gate let evict since `since`, as its own audit records say."""
+        records = self.store.call(lambda store: store.audit(kind="mutation"))
+        return sum(
+            int(record.details.get("pods", 0))
+            for record in records
+            if record.at >= since and record.result == "applied" and record.actor == self.actor
+        )
+
+    # -- approved proposals ------------------------------------------------------------------
+
+    def _by_proposal(self, tool: str, planned: tuple[Planned, ...], proposal: str) -> Admission:
+        record_id(proposal, argument="proposal")
+        try:
+            record = self.store.call(lambda store: store.get(proposal))
+        except NotFound as exc:
+            return Admission(tool, planned, "refused: unknown proposal", refusal=exc.message)
+        decision = record.decision
+        citations = tuple(str(c) for c in decision.citations) if decision else ()
+        problem = self._unusable(record, planned)
+        if problem:
+            return Admission(
+                tool, planned, f"refused: proposal {proposal}", citations, problem, proposal
+            )
+        assert decision is not None  # _unusable said it is approved
+        verdict = f"{decision.outcome} by {decision.decided_by} (proposal {proposal})"
+        return Admission(tool, planned, verdict, citations, proposal=proposal)
+
+    def _unusable(self, record: ProposalRecord, planned: tuple[Planned, ...]) -> str:
+        """Why this approved-or-not proposal cannot carry this call; "" when it can."""
+        proposal, decision = record.proposal, record.decision
+        if decision is None or decision.outcome not in APPROVED:
+            state = decision.outcome if decision else proposal.state
+            return (
+                f"proposal {proposal.id} is {state}, not approved, so it cannot carry this call; "
+                "get_proposal on the policy server shows why"
+            )
+        if len(planned) != 1:
+            return (
+                f"a proposal approves one action, and this call makes {len(planned)}: "
+                + "; ".join(p.action.describe() for p in planned)
+                + ". Make the approved change alone (scale for a replica count)"
+            )
+        mismatch = differs(planned[0].action, decision.action)
+        if mismatch:
+            return (
+                f"proposal {proposal.id} approved {decision.action.describe()}, but this call "
+                f"is {planned[0].action.describe()} ({mismatch}); call with the approved action, "
+                "or propose this one"
+            )
+        target = decision.action.target
+        latest = self.store.call(lambda store: store.target(target)).proposal
+        if latest != proposal.id:
+            return (
+                f"proposal {latest} was approved for {target} after proposal {proposal.id}, "
+                f"which it supersedes; use proposal {latest}, or propose again"
+            )
+        done = self.store.call(lambda store: store.audit(subject=str(target), kind="mutation"))
+        applied = [
+            r for r in done if r.result == "applied" and r.details.get("proposal") == proposal.id
+        ]
+        if applied:
+            return (
+                f"proposal {proposal.id} was applied already (audit record {applied[0].seq} at "
+                f"{applied[0].at.isoformat()}); an approval carries one change: propose again"
+            )
+        return ""
+
+
+def _details(proposal: str, actions: list[Action]) -> dict[str, str | int]:
+    """What later checks count on: the proposal carried out, the pods evicted."""
+    details: dict[str, str | int] = {"proposal": proposal} if proposal else {}
+    pods = sum(a.pods or 0 for a in actions)
+    return details | ({"pods": pods} if pods else {})
+
+
+def differs(asked: Action, approved: Action) -> str:
+    """What makes the call's action another one than the approved one; "" when it is the same."""
+    if asked.type != approved.type:
+        return f"{asked.type}, not {approved.type}"
+    if not same_target(asked.target, approved.target):
+        return f"target {asked.target}, not {approved.target}"
+    if approved.replicas is not None and (
+        asked.replicas is None or asked.replicas.to != approved.replicas.to
+    ):
+        got = "no replica count" if asked.replicas is None else f"{asked.replicas.to} replicas"
+        return f"{got}, not {approved.replicas.to}"
+    if asked.via != approved.via:
+        return f"directly, where the approval says {approved.via}"
+    return ""
+
+
+def same_target(one: TargetRef, other: TargetRef) -> bool:
+    return (one.kind, one.namespace, one.name) == (other.kind, other.namespace, other.name)
+
+
+def judged(report: EvaluationReport, now: datetime) -> tuple[str, str]:
+    """The verdict in a few words, and the refusal message ("" when the action may go ahead)."""
+    verdict = report.verdict
+    opens = verdict.not_before if verdict.not_before and verdict.not_before > now else None
+    if verdict.outcome == "allow" and not verdict.approvals and opens is None:
+        return "allow", ""
+    blocking = [f for f in report.fired() if f.effect in _BLOCKING]
+    text = f"{report.action.describe()} is refused by policy: " + "; ".join(map(str, blocking))
+    words: str = verdict.outcome
+    if verdict.counter is not None:
+        words = f"counter {verdict.counter.describe()}"
+        text += f". Counter-offer: {verdict.counter.describe()}; that call would be allowed"
+    elif verdict.outcome == "escalate":
+        text += ". A person has to decide"
+    if verdict.outcome == "allow" and verdict.approvals:
+        words = "needs approval"
+        who = ", ".join(
+            f"{need.min_approvals} from {need.approvers.describe()}" for need in verdict.approvals
+        )
+        text += f". It needs approval ({who})"
+    if opens is not None:
+        words = words if verdict.outcome != "allow" else f"deferred until {opens.isoformat()}"
+        text += f". The next maintenance window opens at {opens.isoformat()}: call again then"
+    return words, text + "."
