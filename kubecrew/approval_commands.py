@@ -261,3 +261,4 @@ def wait(
         _out(f"proposal {request.proposal}: {decision.describe()}")
     if decision is None or decision.outcome != "approved":
         raise typer.Exit(1)
+

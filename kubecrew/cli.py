@@ -22,6 +22,7 @@ from kubecrew import (
     audit_commands,
     mcp_commands,
     policy_commands,
+    pr_approval_commands,
     proposal_commands,
     sandbox_commands,
     sandbox_faults,
@@ -57,6 +58,7 @@ app.add_typer(sandbox_commands.app)
 app.add_typer(mcp_commands.app)
 app.add_typer(policy_commands.app)
 app.add_typer(proposal_commands.app)
+approval_commands.app.command("sync-prs")(pr_approval_commands.sync_prs)
 app.add_typer(approval_commands.app)
 app.add_typer(audit_commands.app)
 

@@ -10,7 +10,7 @@ from mcp.server.fastmcp import FastMCP
 
 from mcp_servers.common import arguments
 from mcp_servers.common.errors import Conflict, InvalidArgument, PermissionDenied
-from mcp_servers.gitops import adopt, paths, sync
+from mcp_servers.gitops import adopt, approval_links, paths, sync
 from mcp_servers.gitops.deps import Deps, text_arg, write_hints
 from mcp_servers.gitops.providers.base import Verdict
 from mcp_servers.gitops.providers.local import LocalProvider
@@ -21,13 +21,21 @@ def register_changes(mcp: FastMCP, deps: Deps) -> None:
     repo, settings, base, provider = deps.repo, deps.settings, deps.base, deps.provider
 
     def open_pr(
-        title: str, body: str, labels: list[str], branch: str, files: dict[str, str]
+        title: str,
+        body: str,
+        labels: list[str],
+        branch: str,
+        files: dict[str, str],
+        approval: str = "",
     ) -> dict[str, Any]:
-        """Commit `files` on a new `branch` from the base and open its pull request."""
+        """Commit `files` on a new `branch` from the base and open its pull request; with an
+        `approval` request id, the PR body carries its marker (reviews then answer it)."""
+        approval_links.unmarked(body)
+        pr_body = approval_links.mark(body, approval) if approval else body
         message = f"{title}\n\n{body}".strip() + "\n"
         repo.commit(branch=branch, start=base, files=files, message=message)
         pr = provider.open(
-            title=title, body=body, labels=labels, head=branch, base=base,
+            title=title, body=pr_body, labels=labels, head=branch, base=base,
             author=settings.author_name,
         )  # fmt: skip
         return {
@@ -49,11 +57,14 @@ def register_changes(mcp: FastMCP, deps: Deps) -> None:
         body: str = "",
         labels: list[str] | None = None,
         branch: str = "",
+        approval: str = "",
     ) -> dict[str, Any]:
         """Open a pull request against the base branch: either field `edits` to one document
         of the manifest at `path` (each {"path": "spec.replicas", "value": 3} or
         {"path": ..., "delete": true}; pick the document by kind/name or number; comments and
-        formatting are kept), or `content`, a whole file written at `path`."""
+        formatting are kept), or `content`, a whole file written at `path`. `approval`: the id
+        of the approval request this change waits for; an approver's review of the PR answers
+        it."""
         text_arg(title, "title", 200)
         text_arg(body, "body")
         target = paths.repo_path(path)
@@ -70,7 +81,7 @@ def register_changes(mcp: FastMCP, deps: Deps) -> None:
                 index=document,
             )
         branch_name = paths.branch(branch) if branch else _branch_for(title, repo.branches())
-        return open_pr(title, body, labels or [], branch_name, {target: new_text})
+        return open_pr(title, body, labels or [], branch_name, {target: new_text}, approval)
 
     @mcp.tool(annotations=write_hints(destructive=False, idempotent=False, cluster=True))
     def adopt_live(

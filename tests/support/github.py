@@ -4,6 +4,7 @@
         clone's origin = bare_repo; GitopsSettings(github_api_url=github.url, ...)
         github.set_check(sha, "ci", conclusion="failure")
         github.rate_limited = True
+        github.review_as(1, "alice-gh", "APPROVE")  # a person reviewing on github.com
 
 It is the network seam of the GitHub provider, faked the way GitHub behaves (JSON shapes and
 field names as GitHub spells them, only the fields the provider reads): bearer token or 401,
@@ -101,6 +102,27 @@ class FakeGitHub:
         with self._lock:
             runs = [r for r in self.checks.get(sha, []) if r["name"] != name]
             self.checks[sha] = [*runs, run]
+
+    def review_as(self, number: int, login: str, event: str, body: str = "") -> Json:
+        """Add a review by `login` to PR `number`, as a person reviewing on github.com would
+        (the API only ever reviews as the token's account). `event` is APPROVE,
+        REQUEST_CHANGES or COMMENT; the review gets an id and a submission time as GitHub's do."""
+        states = {
+            "APPROVE": "APPROVED",
+            "REQUEST_CHANGES": "CHANGES_REQUESTED",
+            "COMMENT": "COMMENTED",
+        }
+        with self._lock:
+            pull = self.pulls[number]
+            review = {
+                "id": 80_000_000 + sum(len(p.reviews) for p in self.pulls.values()),
+                "user": {"login": login},
+                "state": states[event],
+                "body": body,
+                "submitted_at": _now(),
+            }
+            pull.reviews.append(review)
+        return review
 
     # -- serving --------------------------------------------------------------------------
 

@@ -27,6 +27,7 @@ class Review(BaseModel):
     verdict: Verdict
     body: str = ""
     at: str
+    id: str = ""  # the forge's own id of the review ("" in files written before ids were kept)
 
 
 class Check(BaseModel):

@@ -201,6 +201,7 @@ class GitHubProvider:
                 verdict=_VERDICTS[r["state"]],
                 body=r.get("body") or "",
                 at=r.get("submitted_at") or "",
+                id=str(r.get("id", "")),
             )
             for r in self._api.paged(f"pulls/{number}/reviews")
             if r.get("state") in _VERDICTS  # dismissed and pending reviews decide nothing

@@ -132,7 +132,10 @@ class LocalProvider:
 
     def review(self, number: int, *, author: str, verdict: Verdict, body: str) -> PullRequest:
         pr = self._open_one(number)
-        pr.reviews.append(Review(author=author, verdict=verdict, body=body, at=_now()))
+        made = Review(
+            author=author, verdict=verdict, body=body, at=_now(), id=str(len(pr.reviews) + 1)
+        )
+        pr.reviews.append(made)
         return self._save(pr)
 
     def merge(self, number: int, *, require_approval: bool = True) -> PullRequest:

@@ -1,0 +1,138 @@
+"""`kubecrew approvals sync-prs`: reviews on the crew's pull requests answer approval requests.
+
+The terminal end of the PR channel (`kubecrew.pr_approvals`): it opens the repository's PR
+provider the way `kubecrew mcp gitops` does (local records beside the repository, or GitHub with
+a token in `$GITHUB_TOKEN`), the policy store and the people file, runs one sync, prints what it
+did, and with `--watch` keeps doing so. `kubecrew.cli` attaches it to the `approvals` app. The
+engine is imported when the command runs, so `kubecrew --help` stays quick.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Console
+
+from kubecrew.proposal_commands import StoreOption, opened_store
+from kubecrew.terminal import print_failure
+
+
+class ForgeChoice(StrEnum):
+    local = "local"
+    github = "github"
+
+
+def _fail(message: str) -> NoReturn:
+    print_failure(message)
+    raise typer.Exit(1)
+
+
+def _out(text: str) -> None:
+    Console(highlight=False, markup=False).print(text, soft_wrap=True)
+
+
+def sync_prs(
+    repo: Annotated[
+        Path,
+        typer.Option(
+            help="The git repository of manifests the crew opens PRs on (a clone of the "
+            "GitHub repository with --provider github)."
+        ),
+    ],
+    provider: Annotated[
+        ForgeChoice,
+        typer.Option(help="Where the pull requests live, as for `kubecrew mcp gitops`."),
+    ] = ForgeChoice.local,
+    github_repo: Annotated[
+        str, typer.Option(help="github: the repository, `owner/name`.", show_default=False)
+    ] = "",
+    github_api_url: Annotated[
+        str, typer.Option(help="github: REST API base; GitHub Enterprise is `https://HOST/api/v3`.")
+    ] = "https://api.github.com",
+    state_dir: Annotated[
+        Path | None,
+        typer.Option(
+            help="local: the PR records. [default: the repository path + .kubecrew]",
+            show_default=False,
+        ),
+    ] = None,
+    author: Annotated[
+        str,
+        typer.Option(
+            help="The crew's PR author: only PRs it opened can carry a request. With "
+            "GitHub, the login of the account whose token opens them."
+        ),
+    ] = "kubecrew",
+    people: Annotated[
+        Path | None,
+        typer.Option(
+            help="Who each forge login is. [default: $KUBECREW_PEOPLE, else "
+            "$KUBECREW_HOME/people.yaml, else ~/.kubecrew/people.yaml]",
+            show_default=False,
+        ),
+    ] = None,
+    store: StoreOption = None,
+    watch: Annotated[
+        float | None,
+        typer.Option(help="Sync again every SECONDS until interrupted.", show_default=False),
+    ] = None,
+) -> None:
+    """Apply the reviews on the crew's PRs that carry an approval request (`kubecrew-approval:`
+    line in the body): approve grants, request changes denies, as the reviewer's person in the
+    people file (`github: LOGIN`). Strangers and non-approvers get a PR comment saying who may
+    answer, and each PR gets one comment when its request ends, from whichever channel. Each
+    review is applied once, however often this runs.
+
+    **Example**
+
+    ```
+    kubecrew approvals sync-prs --repo ./deploy --people people.yaml
+    GITHUB_TOKEN=... kubecrew approvals sync-prs --repo ./deploy --provider github \\
+        --github-repo acme/deploy --author kubecrew-bot --watch 30
+    ```
+    """
+    from kubecrew.pr_approvals import Ledger, ledger_path, sync
+    from mcp_servers.common.errors import ToolError
+    from mcp_servers.gitops.providers import provider_for
+    from mcp_servers.gitops.repo import Repository
+    from mcp_servers.gitops.settings import GitopsSettings
+    from mcp_servers.policy.people import load_people
+
+    if watch is not None and watch <= 0:
+        _fail("--watch takes a positive number of seconds")
+    root = repo.resolve()
+    settings = GitopsSettings(
+        repo=root,
+        state_dir=state_dir or GitopsSettings.default_state_dir(root),
+        provider="github" if provider is ForgeChoice.github else "local",
+        github_repo=github_repo,
+        github_api_url=github_api_url,
+        author_name=author,
+    )
+    opened = opened_store(store)
+    ledger = None
+    try:
+        forge = provider_for(settings, Repository(root, author_name=author, author_email=""))
+        who = load_people(people)
+        ledger = Ledger(ledger_path(store))
+        while True:
+            for outcome in sync(
+                forge, opened, who, datetime.now(UTC), crew_author=author, ledger=ledger
+            ):
+                _out(outcome.describe())
+            if watch is None:
+                break
+            time.sleep(watch)
+    except ToolError as exc:
+        _fail(exc.message)
+    except KeyboardInterrupt:
+        pass  # --watch ends on Ctrl-C: what was applied is in the ledger
+    finally:
+        opened.close()
+        if ledger is not None:
+            ledger.close()

@@ -1,0 +1,107 @@
+"""The PR channel's world: a real manifests repository, a SQLite policy store holding the issue's
+escalated downscale (the Cluster Operator refuses the Dev Team's counter, so shop-admins decide),
+a people file, and the sync that reads reviews, run as a front door would run it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubecrew.pr_approvals import Ledger, Outcome, ledger_path, sync
+from mcp_servers.gitops.providers import provider_for
+from mcp_servers.gitops.providers.base import Provider
+from mcp_servers.gitops.repo import Repository
+from mcp_servers.gitops.server import build
+from mcp_servers.policy.approvals import ApprovalRequest
+from mcp_servers.policy.negotiation import negotiate
+from mcp_servers.policy.people import People, load_people
+from mcp_servers.policy.store.sqlite import SqliteStore
+from tests.mcp.gitops.conftest import (
+    Call,
+    manifests,  # noqa: F401  (a fixture: the repository)
+    session,
+    settings_for,
+)
+from tests.policy.builders import defaults, downscale
+
+WEB = "apps/shop/web.yaml"
+PEOPLE = """\
+apiVersion: kubecrew.io/v1alpha1
+kind: People
+people:
+  - {name: alice, groups: [shop-admins], github: alice-gh}
+  - {name: bob, groups: [developers], github: bob-gh}
+"""
+
+
+@dataclass
+class Policy:
+    """The store with one escalated request, and the people file beside it."""
+
+    store: SqliteStore
+    request: ApprovalRequest
+    people: People
+    people_file: Path
+
+    def now(self) -> ApprovalRequest:
+        return self.store.approval(self.request.id)
+
+
+@pytest.fixture
+def policy(tmp_path: Path) -> Iterator[Policy]:
+    store = SqliteStore(tmp_path / "policy" / "store.sqlite")
+    now = datetime.now(UTC)
+    proposal = downscale(created=now, counters="refuse")
+    store.propose(proposal)
+    negotiate(store, defaults(), proposal.id, now=now)
+    (request,) = [r for r in store.approvals() if r.proposal == proposal.id]
+    people_file = tmp_path / "people.yaml"
+    people_file.write_text(PEOPLE)
+    yield Policy(store, request, load_people(people_file), people_file)
+    store.close()
+
+
+def synced(provider: Provider, policy: Policy, *, crew_author: str = "kubecrew") -> list[Outcome]:
+    """One sync as `kubecrew approvals sync-prs` runs it: a fresh ledger handle each time, as
+    after a restart, on the file beside the store."""
+    ledger = Ledger(ledger_path(str(policy.store.path)))
+    try:
+        return sync(
+            provider,
+            policy.store,
+            policy.people,
+            datetime.now(UTC),
+            crew_author=crew_author,
+            ledger=ledger,
+        )
+    finally:
+        ledger.close()
+
+
+def crew_pr(repo_path: Path, request_id: str, **github: Any) -> tuple[Provider, int]:
+    """The crew's PR scaling web down, carrying `request_id`, opened through the gitops tools."""
+    settings = settings_for(repo_path, **github)
+    opened: dict[str, Any] = {}
+
+    async def script(call: Call) -> None:
+        opened.update(
+            await call(
+                "propose_change",
+                title="Scale web down",
+                path=WEB,
+                kind="Deployment",
+                name="web",
+                edits=[{"path": "spec.replicas", "value": 3}],
+                body="web has used under 10% CPU for an hour.",
+                approval=request_id,
+            )
+        )
+
+    session(build(settings), script)
+    repo = Repository(repo_path, author_name="kubecrew", author_email="kubecrew@localhost")
+    return provider_for(settings, repo), int(opened["number"])
