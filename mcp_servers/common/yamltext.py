@@ -38,7 +38,7 @@ def dump(data: Any) -> str:
     elif isinstance(data, list) and data:
         _sequence(data, "", out)
     else:
-        out.append(_scalar(data, "") + "\n")
+        out.append(_scalar(data, "  ") + "\n")  # a literal block's lines indented, even here
     return "".join(out)
 
 

@@ -34,6 +34,7 @@ ERR_IMAGE_PULL_SHOWN = 1.0  # ErrImagePull stays until the next sync turns it in
 FAILED_RESOLVE = 0.8
 CACHED_PULL = 0.4  # pull policy Always with the image present: only the manifest is fetched
 EXIT_DELAY_MISSING_ENV = 0.5
+PULL_FAILURES = ("ErrImagePull", "ImagePullBackOff")  # waiting reasons a retried pull keeps
 
 
 class ContainerRunner:
@@ -166,7 +167,10 @@ class ContainerRunner:
             run.phase, run.due = "create", now
             return
         self.kubelet.pod_event(pod, run, "Pulling", f'Pulling image "{image}"')
-        run.waiting = ("ContainerCreating", "") if not run.last else run.waiting
+        if not run.last and run.waiting[0] not in PULL_FAILURES:
+            # While it retries, the kubelet keeps reporting the last pull failure (its reason
+            # cache): a retried pull never shows ContainerCreating again.
+            run.waiting = ("ContainerCreating", "")
         if found is None:
             run.pull_error = _pull_error(image)
             run.phase, run.due = "pull-failed", now + FAILED_RESOLVE
@@ -346,6 +350,7 @@ class ContainerRunner:
         found = self.world.images.resolve(image)
         if found is not None:
             run.image_id, run.status_image = found.image_id, found.reference
+
 
 
 def _sync_runs(runtime: PodRuntime, spec: Obj) -> None:

@@ -110,3 +110,17 @@ def test_catalog_resolves_defaults_and_digests_deterministically() -> None:
     assert catalog.resolve("example.com/team/app:v1") is not None
     catalog.remove("example.com/team/app")
     assert catalog.resolve("example.com/team/app:v1") is None
+
+
+def test_a_retried_pull_keeps_showing_the_last_pull_failure() -> None:
+    """Between two attempts and during the next one the kubelet reports the last failure (its
+    reason cache), never ContainerCreating again: a snapshot always shows why the pod waits."""
+    sim = Simulation(nodes=1)
+    sim.apply(pod("typo", {"image": "ngin:1.27"}))
+    sim.run_for(2)
+    seen = set()
+    for _ in range(400):  # 40 s: the retries at about 10 and 30 s
+        sim.run_for(0.1)
+        seen.add(waiting_reason(sim, "typo"))
+    assert event_count(sim, "typo", "Pulling") >= 3
+    assert seen == {"ErrImagePull", "ImagePullBackOff"}
