@@ -261,4 +261,3 @@ def wait(
         _out(f"proposal {request.proposal}: {decision.describe()}")
     if decision is None or decision.outcome != "approved":
         raise typer.Exit(1)
-

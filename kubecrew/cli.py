@@ -19,6 +19,7 @@ from rich.console import Console
 
 from kubecrew import (
     approval_commands,
+    ask_commands,
     audit_commands,
     mcp_commands,
     policy_commands,
@@ -27,6 +28,7 @@ from kubecrew import (
     sandbox_commands,
     sandbox_faults,
 )
+from kubecrew.slack import command as slack_command
 from kubecrew.terminal import print_failure
 from sandbox.schemas import KUBERNETES_VERSION
 
@@ -61,6 +63,8 @@ app.add_typer(proposal_commands.app)
 approval_commands.app.command("sync-prs")(pr_approval_commands.sync_prs)
 app.add_typer(approval_commands.app)
 app.add_typer(audit_commands.app)
+app.command(name="slack", help=slack_command.HELP)(slack_command.slack)
+app.command(name="ask")(ask_commands.ask)
 
 
 def _installed_version() -> str:

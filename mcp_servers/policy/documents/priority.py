@@ -10,6 +10,7 @@
       team: shop
       agent: dev-team                           # platform | cluster-operator | dev-team
       humans: {groups: [shop-admins]}
+      slack: C05H0PADM1                         # the owners' Slack channel (id), for approvals
       owns:                                     # any selector matching makes the team an owner
         - {namespaces: [shop]}
 
@@ -17,14 +18,15 @@ Tie-breaks, tried in order until one decides: `owner` (the finding from a policy
 `kubecrew.io/team` with the target owner's team wins), `most-conservative` (the rejection wins:
 do less), `escalate` (a person decides). One PriorityPolicy governs a policy set; without one the
 order above applies. Several Ownerships may select one target: all are stakeholders, and the most
-specific selector names the owner.
+specific selector names the owner. `slack` is a channel id (not a name, which can be renamed):
+`kubecrew slack` posts the approval requests of the owner's targets there.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, StringConstraints, model_validator
 
 from mcp_servers.policy.documents.common import (
     API_VERSION,
@@ -40,6 +42,8 @@ from mcp_servers.policy.documents.selectors import TargetSelector
 TieBreak = Literal["owner", "most-conservative", "escalate"]
 Agent = Literal["platform", "cluster-operator", "dev-team"]
 TEAM_LABEL = "kubecrew.io/team"
+# A public (C...) or private (G...) channel id, as Slack shows it under the channel's details.
+SlackChannel = Annotated[str, StringConstraints(pattern=r"^[CG][A-Z0-9]{2,}$")]
 
 
 class PrioritySpec(Strict):
@@ -74,6 +78,7 @@ class OwnershipSpec(Strict):
     team: DnsLabel
     agent: Agent | None = None
     humans: Principals | None = None
+    slack: SlackChannel | None = None
     owns: Annotated[list[TargetSelector], Field(min_length=1)]
 
     def specificity(self, *, kind: str, namespace: str | None, labels: dict[str, str]) -> int:

@@ -1,0 +1,246 @@
+"""The Dev Team graph: understand -> (clarify | investigate [<-> act]) -> answer.
+
+- understand: the intent grammar reads the question and resolves the name against the cluster
+  (through the tools); an ambiguous or unknown name, or an intent this slice does not serve,
+  becomes a clarifying question.
+- investigate: the brain plans. The deterministic brain runs the selected skill's procedure
+  (`investigate.investigate_workload`) in one step. The model brain takes one model turn with
+  the role's tools bound; its tool calls go to `act`, which runs them through the same
+  `Toolbox.run` and hands the results back as ToolMessages, until the model answers or the step
+  cap is reached. Same nodes, same tools, whichever brain.
+- answer: the grounded answer (`report.compose`) from the observations, with similar past
+  incidents from long-term memory, and this diagnosis recorded there.
+
+The graph is compiled per run with a SQLite checkpointer (thread id = conversation) and store
+(`persistence`); tools, brain and role travel in the run's `Context`, never in the state, so a
+checkpoint holds only data. A run interrupted after `investigate` resumes at `answer` without
+calling a tool again. The remediation slice adds recommend -> mutate -> validate after
+`investigate` (a shared subgraph), and other intents add routes out of `understand`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast
+
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+
+from agents.dev_team import prompts, report
+from agents.dev_team.investigate import investigate_workload
+from agents.dev_team.state import DevTeamState, Observation, TargetRef
+from agents.runtime import intents, memory
+from agents.runtime.brain import Deterministic, Planner
+from agents.runtime.errors import AgentError
+from agents.runtime.persistence import Durable
+from agents.runtime.roles import Role
+from agents.runtime.skills import Skill, select
+from agents.runtime.toolbox import Toolbox, result_of, text_of
+
+AGENT = "dev_team"
+UNSUPPORTED = (
+    "In this version I answer why a workload is failing, e.g. 'why is web failing in shop?' "
+    "or 'what's wrong with checkout?'. What would you like me to look at?"
+)
+PROCEDURES = {"diagnose-workload": investigate_workload}
+
+
+@dataclass(frozen=True)
+class Context:
+    toolbox: Toolbox
+    planner: Planner
+    role: Role
+    skills: tuple[Skill, ...]
+    thread: str
+
+
+async def understand(state: DevTeamState, runtime: Runtime[Context]) -> dict[str, Any]:
+    intent = intents.parse(state["question"], namespace=state.get("namespace"))
+    if intent.kind == "unsupported":
+        return {"intent": intent.kind, "clarification": UNSUPPORTED, "options": []}
+    skill = select(list(runtime.context.skills), intent.kind)
+    resolved = await intents.resolve(intent, runtime.context.toolbox)
+    if isinstance(resolved, intents.Clarify):
+        options = [_ref(t) for t in resolved.options]
+        return {"intent": intent.kind, "clarification": resolved.question, "options": options}
+    return {"intent": intent.kind, "target": _ref(resolved), "skill": skill.name if skill else ""}
+
+
+def after_understand(state: DevTeamState) -> Literal["clarify", "investigate"]:
+    return "clarify" if state.get("clarification") else "investigate"
+
+
+async def clarify(state: DevTeamState) -> dict[str, Any]:
+    data = {"clarification": state["clarification"], "options": state.get("options", [])}
+    return {"answer": state["clarification"], "report": data}
+
+
+async def investigate(state: DevTeamState, runtime: Runtime[Context]) -> dict[str, Any]:
+    context, target = runtime.context, _target(state)
+    if isinstance(context.planner, Deterministic):
+        procedure = PROCEDURES.get(state.get("skill", ""))
+        if procedure is None:
+            raise AgentError(f"no skill of the {AGENT} agent serves {state.get('intent')!r}")
+        return {"observations": await procedure(context.toolbox, target)}
+    steps = state.get("steps", 0)
+    if steps >= context.planner.max_steps:
+        return {}
+    chosen = next((s for s in context.skills if s.name == state.get("skill")), None)
+    system = prompts.system_prompt(
+        context.role, list(context.skills), chosen, context.planner.max_steps
+    )
+    opening = (
+        [] if state.get("messages") else [HumanMessage(prompts.task(state["question"], target))]
+    )
+    reply = await context.planner.think(
+        context.toolbox, system, [*state.get("messages", []), *opening]
+    )
+    return {"messages": [*opening, reply], "steps": steps + 1}
+
+
+def after_investigate(state: DevTeamState) -> Literal["act", "answer"]:
+    messages = state.get("messages", [])
+    last = messages[-1] if messages else None
+    return "act" if isinstance(last, AIMessage) and last.tool_calls else "answer"
+
+
+async def act(state: DevTeamState, runtime: Runtime[Context]) -> dict[str, Any]:
+    last = state["messages"][-1]
+    assert isinstance(last, AIMessage)  # after_investigate routes here only then
+    replies: list[ToolMessage] = []
+    seen: list[Observation] = []
+    for call in last.tool_calls:
+        message = await runtime.context.toolbox.run(call)
+        replies.append(message)
+        failed = message.status == "error"
+        seen.append(
+            Observation(
+                tool=call["name"],
+                arguments=dict(call["args"]),
+                result={} if failed else result_of(message),
+                error=text_of(message) if failed else "",
+            )
+        )
+    return {"messages": replies, "observations": seen}
+
+
+async def answer(state: DevTeamState, runtime: Runtime[Context]) -> dict[str, Any]:
+    target, thread = _target(state), runtime.context.thread
+    observations = state.get("observations", [])
+    findings = report.concerning(target, report._all(observations, "diagnose", "findings"))
+    cause = findings[0] if findings else None
+    past: list[memory.Incident] = []
+    store = runtime.store
+    if cause is not None and store is not None:
+        where = f"{target['kind']} {target['name']} in {target['namespace']}"
+        past = await memory.recall(
+            store, AGENT, code=cause["code"], target=where, exclude_thread=thread
+        )
+    text, data = report.compose(target, observations, past=past, model_note=_model_note(state))
+    if cause is not None and store is not None:
+        ref = cause["ref"]
+        fix = data["fix"]
+        incident = memory.Incident(
+            fingerprint=memory.fingerprint(
+                cause["code"], ref["kind"], ref["namespace"], ref["name"]
+            ),
+            code=cause["code"],
+            target=f"{ref['kind']} {ref['name']} in {ref['namespace']}",
+            summary=cause["summary"],
+            fix=fix["title"] if fix else "",
+            thread=thread,
+            at=memory.now(),
+        )
+        await memory.remember(store, AGENT, incident)
+    return {"answer": text, "report": data}
+
+
+def _model_note(state: DevTeamState) -> str:
+    for message in reversed(state.get("messages", [])):
+        if isinstance(message, AIMessage) and not message.tool_calls:
+            return message.text
+    return ""
+
+
+def _target(state: DevTeamState) -> TargetRef:
+    target = state.get("target")
+    if target is None:
+        raise AgentError("investigate ran without a resolved target")
+    return target
+
+
+def _ref(target: intents.Target) -> TargetRef:
+    return TargetRef(kind=target.kind, name=target.name, namespace=target.namespace)
+
+
+builder = StateGraph(DevTeamState, context_schema=Context)
+builder.add_node("understand", understand)
+builder.add_node("clarify", clarify)
+builder.add_node("investigate", investigate)
+builder.add_node("act", act)
+builder.add_node("answer", answer)
+builder.add_edge(START, "understand")
+builder.add_conditional_edges("understand", after_understand)
+builder.add_edge("clarify", END)
+builder.add_conditional_edges("investigate", after_investigate)
+builder.add_edge("act", "investigate")
+builder.add_edge("answer", END)
+
+
+def compile_graph(durable: Durable) -> CompiledStateGraph[DevTeamState, Context, Any, Any]:
+    return builder.compile(checkpointer=durable.checkpointer, store=durable.store, name=AGENT)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    thread: str
+    answer: str  # empty when the run was interrupted before answering
+    report: dict[str, Any]
+    clarifying: bool  # the answer is a question back to the person
+    target: TargetRef | None
+    finished: bool  # False: interrupted; `run(None, ...)` on the same thread resumes it
+    nodes: list[str] = field(default_factory=list)  # the nodes that ran, in order
+
+
+async def run(
+    question: str | None,
+    *,
+    context: Context,
+    durable: Durable,
+    namespace: str | None = None,
+    on_node: Callable[[str], None] | None = None,
+    interrupt_after: list[str] | None = None,
+) -> Outcome:
+    """Ask `question` on the context's thread, or (question None) resume that thread."""
+    graph = compile_graph(durable)
+    config: RunnableConfig = {"configurable": {"thread_id": context.thread}}
+    payload = None if question is None else {"question": question, "namespace": namespace}
+    nodes: list[str] = []
+    async for update in graph.astream(
+        payload,
+        config,
+        context=context,
+        stream_mode="updates",
+        interrupt_after=interrupt_after,
+    ):
+        for node in update:
+            if node.startswith("__"):
+                continue
+            nodes.append(node)
+            if on_node is not None:
+                on_node(node)
+    snapshot = await graph.aget_state(config)
+    values = cast(DevTeamState, snapshot.values)
+    return Outcome(
+        thread=context.thread,
+        answer=values.get("answer", ""),
+        report=values.get("report", {}),
+        clarifying=bool(values.get("clarification")),
+        target=values.get("target"),
+        finished=not snapshot.next,
+        nodes=nodes,
+    )

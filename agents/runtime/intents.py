@@ -1,0 +1,201 @@
+"""The intent grammar: what a person asks, and which object in the cluster they mean.
+
+`parse` reads a question the way people type it ("why is web failing", "what's wrong with my
+web service", "web keeps crashing, why?", "is checkout broken?", "diagnose web in shop",
+"shop/web is down") into an `Intent`: its kind, the words that name the subject, and a namespace
+hint. It is a word grammar, not a sentence grammar: cue words decide the kind, everything that is
+neither a cue nor filler may be the subject, so a paraphrase still parses.
+
+`resolve` then asks the cluster, through the agent's tools (never a client), what exists:
+Deployments, StatefulSets and Services (pods only when nothing else matches), and picks the one
+object meant. Exact names beat typos (one slip per five letters, a swap
+counting once), which beat a word of a hyphenated
+name ("checkout" for "checkout-api"). A Deployment and its Service of the same name are one
+target (the workload). Two candidates, or none, give a `Clarify` with a question that lists what
+exists, so the person answers with a name rather than the agent guessing.
+
+Later intents ("deploy my app to staging", "right-size web") add cue sets and kinds here; the
+graph routes on `Intent.kind`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from agents.runtime.toolbox import Toolbox
+
+IntentKind = Literal["diagnose", "unsupported"]
+
+_WORD = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?(?:/[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)?")
+_DIAGNOSE_STEMS = (
+    "fail", "crash", "broke", "break", "diagnos", "debug", "error", "unhealth", "restart",
+    "troubleshoot", "wrong", "why", "down", "dead", "dying", "problem", "issue", "investigat",
+    "health", "working", "works", "stuck", "flak", "pending", "oom",
+)  # fmt: skip
+_FILLER_WORDS = """
+    a an the is are was were be been my our your their its it this that what whats s how
+    come does do did going on with of for to at from please can could you tell me us check so
+    again still all time right now currently keeps keep kept why service services app apps
+    application deployment deploy workload pod pods statefulset sts svc namespace ns wrong
+    happening happened up here there and or but just anymore any some why's what's hey hi
+    going"""
+_FILLER = frozenset(_FILLER_WORDS.split())
+# A Deployment or StatefulSet named like a Service is the thing to diagnose: the workload.
+_PREFERENCE = {"Deployment": 0, "StatefulSet": 1, "Service": 2, "Pod": 3}
+_LISTED = (("deployments", "Deployment"), ("statefulsets", "StatefulSet"), ("services", "Service"))
+
+
+@dataclass(frozen=True)
+class Intent:
+    kind: IntentKind
+    subject: tuple[str, ...]  # the words that may name the object, in the order asked
+    namespace: str | None  # "in shop", "shop/web", or the caller's --namespace
+    question: str
+
+
+@dataclass(frozen=True)
+class Target:
+    kind: str  # Deployment, StatefulSet, Service or Pod
+    name: str
+    namespace: str
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.name} in {self.namespace}"
+
+
+@dataclass(frozen=True)
+class Clarify:
+    question: str
+    options: tuple[Target, ...]  # what the person may pick from (empty: nothing exists)
+
+
+_API_SERVER = Target("Service", "kubernetes", "default")  # the API server itself, not a workload
+
+
+def parse(question: str, *, namespace: str | None = None) -> Intent:
+    words = _WORD.findall(question.lower().replace("\u2019", "'").replace("'", " "))
+    hint = namespace
+    subject: list[str] = []
+    skip = False
+    for index, word in enumerate(words):
+        if skip:
+            skip = False
+            continue
+        if "/" in word:
+            hint, word = hint or word.split("/")[0], word.split("/")[1]
+        elif word in ("in", "namespace", "ns") and index + 1 < len(words):
+            following = words[index + 1]
+            if following not in _FILLER:
+                hint, skip = hint or following, True
+            continue
+        if word not in _FILLER and not _is_cue(word):
+            subject.append(word)
+    kind: IntentKind = "diagnose" if any(_is_cue(w) for w in words) else "unsupported"
+    return Intent(kind, tuple(subject), hint, question)
+
+
+def _is_cue(word: str) -> bool:
+    return any(word.startswith(stem) for stem in _DIAGNOSE_STEMS)
+
+
+async def resolve(intent: Intent, toolbox: Toolbox) -> Target | Clarify:
+    """The one object the intent means, or the question to ask instead."""
+    known = await _workloads(toolbox, intent.namespace)
+    if intent.namespace and not known:  # "in shop" named no namespace with workloads: drop it
+        known = await _workloads(toolbox, None)
+    candidates = _phrases(intent.subject)
+    if not candidates:
+        return Clarify(f"Which workload do you mean? {_listing(known)}", tuple(known))
+    matches = _best(candidates, known)
+    if not matches:
+        pods = await _objects(toolbox, "pods", "Pod", intent.namespace)
+        matches = [pod for pod in pods if pod.name in candidates]
+    targets = _one_per_name(matches)
+    if len(targets) == 1:
+        return targets[0]
+    asked = " ".join(intent.subject)
+    if targets:
+        options = ", or ".join(str(t) for t in targets)
+        return Clarify(
+            f"'{asked}' matches more than one object: {options}. Which one do you mean? "
+            "Ask again with its namespace, e.g. 'why is "
+            f"{targets[0].name} failing in {targets[0].namespace}'.",
+            tuple(targets),
+        )
+    return Clarify(f"I found nothing called '{asked}'. {_listing(known)}", tuple(known))
+
+
+def _phrases(subject: tuple[str, ...]) -> list[str]:
+    """Each word, and adjacent words joined by '-' ("checkout api" may mean checkout-api)."""
+    joined = ["-".join(subject[i : i + 2]) for i in range(len(subject) - 1)]
+    return [*joined, *subject]
+
+
+def _best(candidates: list[str], known: list[Target]) -> list[Target]:
+    exact = [t for t in known if t.name in candidates]
+    if exact:
+        return exact
+    typos = [t for t in known if any(_typo_of(c, t.name) for c in candidates)]
+    if typos:
+        return typos
+    return [t for t in known if any(c in t.name.split("-") for c in candidates)]
+
+
+def _typo_of(word: str, name: str) -> bool:
+    """One slip per five letters (a swap counts once: "wbe" is "web"), or a close spelling."""
+    allowed = max(1, len(name) // 5)
+    return (
+        _edits(word, name) <= allowed or difflib.SequenceMatcher(None, word, name).ratio() >= 0.85
+    )
+
+
+def _edits(a: str, b: str) -> int:
+    """Edit distance with adjacent transpositions (optimal string alignment)."""
+    if abs(len(a) - len(b)) > 2:
+        return 3
+    rows = [list(range(len(b) + 1))] + [[i] + [0] * len(b) for i in range(1, len(a) + 1)]
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            cost = a[i - 1] != b[j - 1]
+            rows[i][j] = min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                rows[i][j] = min(rows[i][j], rows[i - 2][j - 2] + 1)
+    return rows[len(a)][len(b)]
+
+
+def _one_per_name(targets: list[Target]) -> list[Target]:
+    chosen: dict[tuple[str, str], Target] = {}
+    for target in sorted(targets, key=lambda t: _PREFERENCE[t.kind]):
+        chosen.setdefault((target.namespace, target.name), target)
+    return sorted(chosen.values(), key=lambda t: (t.namespace, t.name))
+
+
+def _listing(known: list[Target]) -> str:
+    if not known:
+        return "I can see no Deployments, StatefulSets or Services here."
+    shown = ", ".join(str(t) for t in _one_per_name(known)[:15])
+    more = " (and more)" if len(known) > 15 else ""
+    return f"What I can see: {shown}{more}."
+
+
+async def _workloads(toolbox: Toolbox, namespace: str | None) -> list[Target]:
+    found: list[Target] = []
+    for plural, kind in _LISTED:
+        found.extend(await _objects(toolbox, plural, kind, namespace))
+    return found
+
+
+async def _objects(toolbox: Toolbox, plural: str, kind: str, namespace: str | None) -> list[Target]:
+    arguments: dict[str, object] = {"kind": plural, "limit": 500}
+    if namespace:
+        arguments["namespace"] = namespace
+    listed = await toolbox.call("list_resources", **arguments)
+    found = [
+        Target(kind, str(item["name"]), str(item.get("namespace", "")))
+        for item in listed.get("items", [])
+        if isinstance(item, dict) and "name" in item
+    ]
+    return [t for t in found if t != _API_SERVER]

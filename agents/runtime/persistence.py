@@ -1,0 +1,43 @@
+"""Where an agent keeps what outlives one process: its checkpoints and its long-term memory.
+
+Both are SQLite files under `$KUBECREW_HOME/agents/<agent>/` (else `~/.kubecrew/agents/...`):
+`checkpoints.sqlite` (LangGraph's checkpointer: every step of every thread, so an interrupted run
+resumes where it stopped and a node that finished is never run again) and `memory.sqlite`
+(LangGraph's store interface: past incidents, see `memory`). The async variants of the SQLite
+saver and store are used because the tools are MCP sessions, which are async.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.store.sqlite.aio import AsyncSqliteStore
+
+
+def agent_home(agent: str, environ: Mapping[str, str] = os.environ) -> Path:
+    base = environ.get("KUBECREW_HOME")
+    root = Path(base) if base else Path.home() / ".kubecrew"
+    return root / "agents" / agent
+
+
+@dataclass(frozen=True)
+class Durable:
+    checkpointer: AsyncSqliteSaver
+    store: AsyncSqliteStore
+
+
+@asynccontextmanager
+async def open_durable(home: Path) -> AsyncIterator[Durable]:
+    home.mkdir(parents=True, exist_ok=True)
+    async with (
+        AsyncSqliteSaver.from_conn_string(str(home / "checkpoints.sqlite")) as checkpointer,
+        AsyncSqliteStore.from_conn_string(str(home / "memory.sqlite")) as store,
+    ):
+        await checkpointer.setup()
+        await store.setup()
+        yield Durable(checkpointer, store)

@@ -1,0 +1,142 @@
+"""How an approval request looks in Slack: Block Kit for the message, and the refusals.
+
+One message per request, rendered from the request alone, so posting it and every later update
+(an answer, an end decided in another channel, an expiry) give the same picture of the same
+state. A pending request has Approve / Deny buttons whose value is the request id and nothing
+else; an ended one has none and says who ended it.
+
+Everything shown comes from the store, and parts of it (a proposal's rationale, a reason) were
+written by agents from cluster data: it is escaped as Slack asks (`&`, `<`, `>`), so no text can
+mention a channel, forge a link or render as a button. What is shown is never a secret: the
+action, the policy reasons and citations, the approvers and the expiry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any, TypedDict
+
+from mcp_servers.policy.approvals import ApprovalAnswer, ApprovalRequest
+from mcp_servers.policy.findings import Citation
+
+GRANT, DENY = "kubecrew-approval-grant", "kubecrew-approval-deny"  # the buttons' action_ids
+BLOCK = "kubecrew-approval"
+_TEXT_LIMIT = 2900  # Slack refuses a section text over 3000 characters
+_ICONS = {"pending": ":raised_hand:", "granted": ":white_check_mark:", "denied": ":no_entry:"}
+_ICONS["expired"] = ":hourglass:"
+
+Block = dict[str, Any]
+
+
+class Message(TypedDict):
+    text: str  # the notification and screen-reader text
+    blocks: list[Block]
+
+
+def escape(text: str) -> str:
+    """Slack's mrkdwn escaping: the text stays text (no mentions, links or formatting tricks)."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def message(request: ApprovalRequest, citations: Sequence[Citation] = ()) -> Message:
+    """The message for `request` as it stands: buttons while pending, the outcome once ended."""
+    summary = f"{escape(request.action.describe())} (proposal `{escape(request.proposal)}`)"
+    blocks: list[Block] = [
+        _section(f"{_ICONS[request.state]} *{headline(request)}* · `{escape(request.id)}`"),
+        _section(f"*{summary}*"),
+        {
+            "type": "section",
+            "fields": [
+                _mrkdwn(f"*Approvers*\n{_approvers(request)}"),
+                _mrkdwn(f"*Expires*\n{_when(request.expires_at)}"),
+            ],
+        },
+    ]
+    if request.reasons:
+        reasons = "\n".join(f"• {escape(reason)}" for reason in request.reasons)
+        blocks.append(_section(f"*Why a person decides*\n{reasons}"))
+    if citations:
+        cited = "; ".join(escape(str(citation)) for citation in citations)
+        blocks.append({"type": "context", "elements": [_mrkdwn(f"Cites: {cited}")]})
+    if request.answers:
+        said = "\n".join(_answer_line(given) for given in request.answers)
+        blocks.append({"type": "context", "elements": [_mrkdwn(said)]})
+    if not request.ended:
+        blocks.append(_buttons(request.id))
+    text = f"{headline(request)}: {request.action.describe()} ({request.id})"
+    return Message(text=escape(text), blocks=blocks)
+
+
+def headline(request: ApprovalRequest) -> str:
+    """`Approval needed`, or how it ended: `granted by alice`, `denied by bob`, `expired ...`."""
+    if request.state == "pending":
+        return "Approval needed"
+    if request.state == "expired":
+        return f"Expired unanswered at {_when(request.expires_at)}"
+    verdict = "grant" if request.state == "granted" else "deny"
+    names = [given.by.name for given in request.answers if given.verdict == verdict]
+    channels = sorted({given.via for given in request.answers if given.verdict == verdict})
+    return f"{request.state.capitalize()} by {', '.join(names)} via {', '.join(channels)}"
+
+
+def refusal(text: str) -> Message:
+    """An ephemeral reply to the one person whose click was not taken."""
+    return Message(text=escape(text), blocks=[_section(f":warning: {escape(text)}")])
+
+
+def _answer_line(given: ApprovalAnswer) -> str:
+    verb = "granted" if given.verdict == "grant" else "denied"
+    line = f"{verb} by {given.by.name} via {given.via} at {_when(given.at)}"
+    return escape(line + (f": {given.reason}" if given.reason else ""))
+
+
+def _approvers(request: ApprovalRequest) -> str:
+    return f"{escape(request.approvers.describe())} ({request.min_approvals} needed)"
+
+
+def _when(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M %Z").strip()
+
+
+def _buttons(request_id: str) -> Block:
+    deny_confirm = {
+        "title": _plain("Deny this request?"),
+        "text": _plain("The proposal is rejected at once; the agent may propose again."),
+        "confirm": _plain("Deny"),
+        "deny": _plain("Cancel"),
+    }
+    return {
+        "type": "actions",
+        "block_id": BLOCK,
+        "elements": [
+            {
+                "type": "button",
+                "action_id": GRANT,
+                "text": _plain("Approve"),
+                "style": "primary",
+                "value": request_id,
+            },
+            {
+                "type": "button",
+                "action_id": DENY,
+                "text": _plain("Deny"),
+                "style": "danger",
+                "value": request_id,
+                "confirm": deny_confirm,
+            },
+        ],
+    }
+
+
+def _section(text: str) -> Block:
+    clipped = text if len(text) <= _TEXT_LIMIT else text[: _TEXT_LIMIT - 1] + "…"
+    return {"type": "section", "text": _mrkdwn(clipped)}
+
+
+def _mrkdwn(text: str) -> Block:
+    return {"type": "mrkdwn", "text": text}
+
+
+def _plain(text: str) -> Block:
+    return {"type": "plain_text", "text": text}

@@ -1,0 +1,80 @@
+"""Every skills/*/SKILL.md and agents/*/AGENTS.md parses and agrees with the role it serves; a
+malformed file is refused naming its path and field; the model guard holds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import get_args
+
+import pytest
+from langchain_core.language_models import FakeListChatModel
+
+from agents.runtime import documents
+from agents.runtime.brain import ModelPlanner, load_chat_model, planner_from_env
+from agents.runtime.errors import ModelUnavailable
+from agents.runtime.intents import IntentKind
+from agents.runtime.roles import load_role
+from agents.runtime.skills import all_skills, parse_skill, select, skills_for
+from tests.support.chat_models import ScriptedChatModel
+
+SKILLS = sorted(documents.SKILLS_DIR.glob("*/SKILL.md"))
+INTENTS = set(get_args(IntentKind))
+
+
+@pytest.mark.parametrize("path", SKILLS, ids=[p.parent.name for p in SKILLS])
+def test_every_skill_parses_and_uses_only_tools_its_agent_may_call(path: Path) -> None:
+    skill = parse_skill(path)
+    role = load_role(skill.agent)
+    assert set(skill.tools) <= role.tools, f"{path}: tools outside the role's allow-list"
+    assert set(skill.intents) <= INTENTS, f"{path}: unknown intents {skill.intents}"
+    assert len(skill.description) > 40 and skill.body().startswith("#")
+
+
+def test_the_dev_team_routes_diagnose_to_its_skill_and_its_rules_treat_logs_as_data() -> None:
+    assert SKILLS, "no skills found"
+    role = load_role("dev_team")
+    assert "data, never" in role.instructions
+    assert not {"delete", "patch", "apply", "drain"} & role.tools  # this slice only reads
+    chosen = select(skills_for("dev_team"), "diagnose")
+    assert chosen is not None and chosen.name == "diagnose-workload"
+    assert {s.name for s in all_skills()} >= {"diagnose-workload"}
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        pytest.param("no front matter\n", "must start with", id="no-front-matter"),
+        pytest.param("---\nname: x\n", "not closed", id="unclosed"),
+        pytest.param("---\nname: other\ndescription: d\n---\nbody\n", "folder", id="wrong-name"),
+        pytest.param(
+            "---\nname: broken\ndescription: d\nmetadata: {agent: dev_team, intents: []}\n---\n# b",
+            "'intents' must be a non-empty list",
+            id="no-intents",
+        ),
+    ],
+)
+def test_a_malformed_skill_is_refused_naming_the_file(tmp_path: Path, text: str, says: str) -> None:
+    path = tmp_path / "broken" / "SKILL.md"
+    path.parent.mkdir()
+    path.write_text(text)
+    with pytest.raises(documents.DocumentError, match=says) as caught:
+        parse_skill(path)
+    assert str(path) in caught.value.message
+
+
+def test_the_guard_refuses_every_model_but_the_scripted_one() -> None:
+    with pytest.raises(ModelUnavailable, match="KUBECREW_MODEL_GUARD"):
+        planner_from_env({"KUBECREW_MODEL": "openai:gpt-4.1", "KUBECREW_MODEL_GUARD": "1"})
+    with pytest.raises(ModelUnavailable, match="scripted"):
+        ModelPlanner(FakeListChatModel(responses=["hi"]))
+    assert ModelPlanner(ScriptedChatModel()).name == "model:ScriptedChatModel"
+    assert planner_from_env({}).name == "deterministic"
+
+
+@pytest.mark.parametrize(
+    "spec", ["gpt-4.1", "openai:", "no-such-provider:some-model"], ids=["bare", "empty", "unknown"]
+)
+def test_a_model_that_cannot_be_built_says_what_to_do(spec: str) -> None:
+    with pytest.raises(ModelUnavailable, match="KUBECREW_MODEL") as caught:
+        load_chat_model(spec, {})
+    assert "provider:model" in caught.value.message
