@@ -27,6 +27,7 @@ from kubecrew import (
     proposal_commands,
     sandbox_commands,
     sandbox_faults,
+    watch_commands,
 )
 from kubecrew.slack import command as slack_command
 from kubecrew.terminal import print_failure
@@ -65,6 +66,7 @@ app.add_typer(approval_commands.app)
 app.add_typer(audit_commands.app)
 app.command(name="slack", help=slack_command.HELP)(slack_command.slack)
 app.command(name="ask")(ask_commands.ask)
+app.command(name="watch")(watch_commands.watch)
 
 
 def _installed_version() -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 
 Json = dict[str, Any]
 OnCall = Callable[[str, Json], None]
+KEPT_CALLS = 1000
 
 
 @dataclass(frozen=True)
@@ -68,7 +70,8 @@ class Toolbox:
     def __init__(self, role: Role, tools: list[BaseTool], *, on_call: OnCall | None = None):
         self.role = role
         self.tools = {tool.name: tool for tool in tools if tool.name in role.tools}
-        self.calls: list[CallRecord] = []
+        # The latest calls, for tests and progress: bounded, as a watcher runs for weeks.
+        self.calls: deque[CallRecord] = deque(maxlen=KEPT_CALLS)
         self._on_call = on_call
         self._ids = itertools.count(1)
 

@@ -22,7 +22,7 @@ from mcp.server.fastmcp import FastMCP
 
 from mcp_servers.common.bounds import DEFAULT_LIMIT
 from mcp_servers.common.tools import READ_ONLY, new_server, off_loop
-from mcp_servers.kube import tools_diagnose, tools_drain, tools_write
+from mcp_servers.kube import tools_diagnose, tools_drain, tools_watch, tools_write
 from mcp_servers.kube.connection import Clusters, Json
 from mcp_servers.kube.reads import Output, Reads
 from mcp_servers.kube.resources import Catalog
@@ -47,6 +47,7 @@ def build(settings: KubeSettings) -> FastMCP:
     gate = _gate(settings, writes)
     register_reads(mcp, Reads(clusters, settings, catalog))
     tools_diagnose.register(mcp, clusters, settings)
+    tools_watch.register(mcp, clusters, settings)
     # drain_plan always, drain unless read-only
     tools_drain.register(mcp, clusters, settings, gate=gate)
     if not settings.read_only:

@@ -135,6 +135,7 @@ KUBE = [
     ),
     Step("describe", ns(kind="deployment", name="web"), ("conditions", "images")),
     Step("events", ns(), ("items", "total"), holds("total")),
+    Step("watch_events", ns(type=""), ("resource_version", "items"), holds("items")),
     Step("logs", lambda w: {"pod": w.saved["pod"], "namespace": w.namespace}, ("log",)),
     Step("top", {"what": "nodes"}, ("items",), lambda a, w: len(a["items"]) == 3),
     Step("can_i", ns(verb="create", resource="deployments"), ("allowed",), holds("allowed")),

@@ -1,0 +1,78 @@
+"""The desk: where every signal lands, and the one place that calls the handler.
+
+Each source hands its signals to `Desk.take`. The desk records them (`incidents`), and for news
+only (a new incident, or one back after it was resolved) starts the handler in its own task, so
+a diagnosis that takes seconds never stops the sources, and the signals that keep coming in
+meanwhile are merged into the incident being handled. A handler that fails is logged and leaves
+the incident open: the watcher outlives a bad diagnosis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import anyio.abc
+
+from agents.runtime.notify.incidents import Incident, Incidents
+from agents.runtime.notify.signals import Signal
+
+
+@dataclass(frozen=True)
+class HandlerResult:
+    answer: str  # what the handler found or did, for the log
+    resolved: bool = False  # True: the handler fixed it (and validated the fix)
+
+
+Handler = Callable[[Incident], Awaitable[HandlerResult]]
+Say = Callable[[str], None]
+
+
+class Desk:
+    def __init__(
+        self, incidents: Incidents, handler: Handler, tasks: anyio.abc.TaskGroup, say: Say
+    ) -> None:
+        self.incidents = incidents
+        self.handler = handler
+        self.tasks = tasks
+        self.say = say
+
+    async def take(self, signal: Signal) -> Incident | None:
+        """Record a signal; a resolved-alert signal resolves its incident instead."""
+        if not signal.firing:
+            self.resolve(signal.fingerprint, why=f"{signal.source} says it is resolved")
+            return self.incidents.get(signal.fingerprint)
+        if not signal.name:
+            return None  # an event about nothing we can name cannot be merged or handled
+        incident, news = self.incidents.record(signal)
+        if news:
+            again = f" (again, {incident.opened} times)" if incident.opened > 1 else ""
+            self.say(f"incident opened{again}: {incident.subject} [{signal.source}]")
+            self.incidents.set_state(incident.fingerprint, "handling")
+            self.tasks.start_soon(self._handle, incident)
+        return incident
+
+    def resolve(self, fingerprint: str, *, why: str) -> None:
+        if self.incidents.resolve(fingerprint):
+            incident = self.incidents.get(fingerprint)
+            subject = incident.subject if incident else fingerprint
+            self.say(f"incident resolved: {subject} ({why})")
+
+    async def _handle(self, incident: Incident) -> None:
+        try:
+            result = await self.handler(incident)
+        except Exception as exc:  # one failed handling must not end the watcher
+            self.say(f"handling {incident.subject} failed: {exc}")
+            self._settle(incident, "open")
+            return
+        self.say(f"handled {incident.subject}:\n{result.answer}")
+        self._settle(incident, "resolved" if result.resolved else "open")
+
+    def _settle(self, incident: Incident, state: str) -> None:
+        current = self.incidents.get(incident.fingerprint)
+        if current is None or current.state != "handling":
+            return  # resolved meanwhile (an alert said so): keep that
+        if state == "resolved":
+            self.resolve(incident.fingerprint, why="the handler fixed it")
+        else:
+            self.incidents.set_state(incident.fingerprint, "open")

@@ -1,0 +1,159 @@
+"""The incident store: one row per fingerprint, durable, so duplicates stay one incident.
+
+A small SQLite file (`$KUBECREW_HOME/agents/incidents.sqlite`) keeps each incident's first and
+last sighting, how many signals it merged, how often it was opened, and its state:
+
+    open -> handling -> open (handled, still failing) | resolved -> open (it came back)
+
+`record` is the one place that decides whether a signal is news: a fingerprint never seen, or
+one that was resolved, opens an incident (and the caller runs its handler); anything else only
+counts. Each decision is one `BEGIN IMMEDIATE` transaction, so a watcher restarted mid-burst (or
+two watchers on one file) cannot open the same incident twice.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, cast
+
+from agents.runtime.notify.signals import Signal, Source
+
+State = Literal["open", "handling", "resolved"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS incidents (
+    fingerprint TEXT PRIMARY KEY,
+    kind TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL, finding TEXT NOT NULL,
+    summary TEXT NOT NULL, source TEXT NOT NULL, state TEXT NOT NULL,
+    first_seen REAL NOT NULL, last_seen REAL NOT NULL, count INTEGER NOT NULL,
+    opened INTEGER NOT NULL
+)
+"""
+_COLUMNS = (
+    "fingerprint, kind, namespace, name, finding, summary, source, state, first_seen, "
+    "last_seen, count, opened"
+)
+
+
+@dataclass(frozen=True)
+class Incident:
+    fingerprint: str
+    kind: str
+    namespace: str
+    name: str
+    finding: str
+    summary: str  # the latest signal's words
+    source: Source  # who opened it last
+    state: State
+    first_seen: float  # epoch seconds
+    last_seen: float
+    count: int  # signals merged into it, over all its openings
+    opened: int  # 1, or more once it came back after being resolved
+
+    @property
+    def subject(self) -> str:
+        where = f" in {self.namespace}" if self.namespace else ""
+        return f"{self.finding} on {self.kind} {self.name}{where}"
+
+
+def default_path(environ: Mapping[str, str] = os.environ) -> Path:
+    base = environ.get("KUBECREW_HOME")
+    root = Path(base) if base else Path.home() / ".kubecrew"
+    return root / "agents" / "incidents.sqlite"
+
+
+class Incidents:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._db = sqlite3.connect(path, isolation_level=None, timeout=10)
+        self._db.execute(_SCHEMA)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def record(self, signal: Signal, *, now: float | None = None) -> tuple[Incident, bool]:
+        """The incident `signal` belongs to, after counting it, and whether it is news (new,
+        or back after being resolved): the caller handles news, and only news."""
+        at = time.time() if now is None else now
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            row = self._db.execute(
+                "SELECT state FROM incidents WHERE fingerprint = ?", (signal.fingerprint,)
+            ).fetchone()
+            news = row is None or row[0] == "resolved"
+            if row is None:
+                self._db.execute(
+                    f"INSERT INTO incidents ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,'open',?,?,1,1)",
+                    (signal.fingerprint, signal.kind, signal.namespace, signal.name,
+                     signal.finding, signal.summary, signal.source, at, at),
+                )  # fmt: skip
+            else:
+                self._db.execute(
+                    "UPDATE incidents SET count = count + 1, last_seen = ?, summary = ?, "
+                    "state = CASE WHEN state = 'resolved' THEN 'open' ELSE state END, "
+                    "opened = opened + (state = 'resolved'), "
+                    "source = CASE WHEN state = 'resolved' THEN ? ELSE source END "
+                    "WHERE fingerprint = ?",
+                    (at, signal.summary, signal.source, signal.fingerprint),
+                )
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        incident = self.get(signal.fingerprint)
+        assert incident is not None  # just written, in this connection
+        return incident, news
+
+    def set_state(self, fingerprint: str, state: State) -> None:
+        self._db.execute(
+            "UPDATE incidents SET state = ? WHERE fingerprint = ?", (state, fingerprint)
+        )
+
+    def resolve(self, fingerprint: str) -> bool:
+        """Mark it resolved; False when it was not open (or handling) to begin with."""
+        cursor = self._db.execute(
+            "UPDATE incidents SET state = 'resolved' WHERE fingerprint = ? AND state != 'resolved'",
+            (fingerprint,),
+        )
+        return cursor.rowcount > 0
+
+    def get(self, fingerprint: str) -> Incident | None:
+        row = self._db.execute(
+            f"SELECT {_COLUMNS} FROM incidents WHERE fingerprint = ?", (fingerprint,)
+        ).fetchone()
+        return None if row is None else _incident(row)
+
+    def unresolved(self) -> list[Incident]:
+        rows = self._db.execute(
+            f"SELECT {_COLUMNS} FROM incidents WHERE state != 'resolved' ORDER BY first_seen"
+        ).fetchall()
+        return [_incident(row) for row in rows]
+
+    def all(self) -> list[Incident]:
+        rows = self._db.execute(f"SELECT {_COLUMNS} FROM incidents ORDER BY first_seen")
+        return [_incident(row) for row in rows.fetchall()]
+
+
+def _incident(row: tuple[object, ...]) -> Incident:
+    fingerprint, kind, namespace, name, finding, summary, source, state, *rest = row
+    first_seen, last_seen, count, opened = rest
+    return Incident(
+        fingerprint=str(fingerprint),
+        kind=str(kind),
+        namespace=str(namespace),
+        name=str(name),
+        finding=str(finding),
+        summary=str(summary),
+        source=cast(Source, source),
+        state=cast(State, state),
+        first_seen=float(cast(float, first_seen)),
+        last_seen=float(cast(float, last_seen)),
+        count=int(cast(int, count)),
+        opened=int(cast(int, opened)),
+    )
