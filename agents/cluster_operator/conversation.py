@@ -1,0 +1,78 @@
+"""One conversation with the Cluster Operator, wired: tools, brain, role, skills, durable state.
+
+The same shape as the Dev Team's (`agents.dev_team.conversation`), so the front doors open either
+the same way: `patrol()` (the watch helper schedules it), `capacity()` (a capacity review) and
+`ask(question)` for "which nodes are unhealthy?", "what would draining node X do?" and "where can
+we save cost?".
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Literal
+
+from agents.cluster_operator.graph import AGENT, Context, Outcome, run
+from agents.runtime.brain import Planner
+from agents.runtime.errors import first_agent_error
+from agents.runtime.persistence import Durable, agent_home, open_durable
+from agents.runtime.roles import load_role
+from agents.runtime.skills import skills_for
+from agents.runtime.toolbox import OnCall, Servers, Toolbox, open_toolbox
+
+OnNode = Callable[[str], None]
+
+
+class Conversation:
+    def __init__(self, context: Context, durable: Durable) -> None:
+        self.context = context
+        self.durable = durable
+
+    @property
+    def toolbox(self) -> Toolbox:
+        return self.context.toolbox
+
+    async def patrol(self, *, on_node: OnNode | None = None) -> Outcome:
+        return await run(
+            {"task": "patrol"}, context=self.context, durable=self.durable, on_node=on_node
+        )
+
+    async def capacity(self, *, on_node: OnNode | None = None) -> Outcome:
+        return await run(
+            {"task": "capacity"}, context=self.context, durable=self.durable, on_node=on_node
+        )
+
+    async def ask(self, question: str, *, on_node: OnNode | None = None) -> Outcome:
+        return await run(
+            {"question": question}, context=self.context, durable=self.durable, on_node=on_node
+        )
+
+
+@asynccontextmanager
+async def conversation(
+    servers: Servers,
+    planner: Planner,
+    *,
+    home: Path | None = None,
+    thread: str | None = None,
+    on_call: OnCall | None = None,
+    counters: Literal["accept", "refuse"] = "accept",
+) -> AsyncIterator[Conversation]:
+    role = load_role(AGENT)
+    skills = tuple(skills_for(AGENT))
+    try:
+        async with (
+            open_toolbox(role, servers, on_call=on_call) as toolbox,
+            open_durable(home or agent_home(AGENT)) as durable,
+        ):
+            context = Context(
+                toolbox, planner, role, skills, thread or uuid.uuid4().hex, counters=counters
+            )
+            yield Conversation(context, durable)
+    except BaseExceptionGroup as group:  # the MCP sessions' task groups wrap what we raised
+        found = first_agent_error(group)
+        if found is None:
+            raise
+        raise found from group

@@ -1,0 +1,247 @@
+"""Moving workloads off a degrading node, by intent: the `migrate-off-node` skill as tool calls.
+
+One call of `migrate` takes a node as far as it may go now and says where it stopped:
+cordon -> drain plan -> the eviction intent (a drain Proposal the owners' policies answer,
+recorded once and remembered across patrols in the agent's store) -> wait while a person must
+decide or a training Job has not checkpointed since the intent -> the blast-radius check with
+this hour's evictions -> the gated `drain` carrying the proposal id -> validation. A patrol that
+finds the node still waiting calls it again and it carries on from the remembered intent; no
+step repeats a write (cordon is skipped once cordoned, the proposal is made once, the gate lets
+the proposal carry one drain).
+
+The drain tool evicts a whole node's pods through the Eviction API, so the training wait holds
+every eviction of the node: the kube server has no per-pod eviction tool to move the services
+first. The kube server's gate does not re-judge a call carried by a proposal, so the blast
+radius is judged here, just before the drain, with `evaluate_action` and a fresh count.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal, TypedDict
+
+import anyio
+from langgraph.store.base import BaseStore
+
+from agents.cluster_operator import proposals
+from agents.cluster_operator.nodes import NodeIssue
+from agents.cluster_operator.training import TrainingPod, checkpointed, training_pods
+from agents.runtime.toolbox import Toolbox
+
+Status = Literal[
+    "drained", "waiting-for-approval", "waiting-for-checkpoint", "rejected", "paused", "blocked"
+]
+SPACE = ("cluster_operator", "migrations")
+BLAST_RULE = "max-evictions-per-hour"
+DRAIN_SECONDS = 120
+LOOKS, PAUSE = 60, 1.0  # validation looks at a rollout for up to a minute
+_PODS = re.compile(r"\((\d+) pods\)")
+_MOVABLE = ("Deployment/", "StatefulSet/")
+
+
+class Migration(TypedDict):
+    node: str
+    status: Status
+    proposal: str
+    pods: list[str]  # the pods the plan evicts
+    training: list[TrainingPod]
+    budgets: list[dict[str, Any]]  # the plan's PodDisruptionBudgets
+    evicted: list[str]
+    replacements: list[dict[str, Any]]
+    unhealthy: list[str]  # validation: findings about moved workloads, empty when healthy
+    steps: list[str]  # what was done and seen, in order, for the narration
+
+
+async def migrate(toolbox: Toolbox, store: BaseStore, issue: NodeIssue) -> Migration:
+    node = issue["node"]
+    steps: list[str] = [f"node {node} is unhealthy: {'; '.join(issue['conditions'])}"]
+    if not issue["cordoned"]:
+        await toolbox.call("cordon", node=node)
+        steps.append(f"cordoned {node}: nothing new is scheduled there")
+    plan = await toolbox.call("drain_plan", node=node)
+    pods = [p["pod"] for p in plan["pods"] if p["action"] == "evict"]
+    found = _migration(node, pods, plan, steps)
+    steps.append(_plan_line(plan, pods))
+    if not pods:
+        await store.adelete(SPACE, node)
+        return await _validated(toolbox, found, [])
+    found["training"] = await training_pods(toolbox, pods)
+    intent = await _intent(toolbox, store, node, plan, pods, issue, found)
+    decided = await proposals.look(toolbox, intent["proposal"])
+    if not decided.approved:
+        if decided.outcome == "rejected":
+            await store.adelete(SPACE, node)  # a later patrol may propose again
+            reasons = "; ".join(decided.reasons)
+            if BLAST_RULE in reasons:  # the hour's evictions, not the owners, say no: later
+                steps.append(f"paused: {reasons}; the next patrol proposes again")
+                return {**found, "status": "paused"}
+            steps.append(f"the owners rejected the drain: {reasons}")
+            return {**found, "status": "rejected"}
+        steps.append(f"waiting for a person to decide the drain (approval {decided.approval})")
+        return {**found, "status": "waiting-for-approval"}
+    steps.append(f"the drain is approved: {decided.text}")
+    since = datetime.fromisoformat(intent["since"])
+    held = [t for t in found["training"] if not checkpointed(t, since)]
+    if held:
+        names = ", ".join(t["job"] or t["pod"] for t in held)
+        steps.append(
+            f"waiting for training Job {names} to checkpoint (kubecrew.io/checkpointed-at after "
+            f"{intent['since']}): not evicted mid-run"
+        )
+        return {**found, "status": "waiting-for-checkpoint"}
+    over = await _blast_radius(toolbox, node, len(pods))
+    if over:
+        steps.append(f"paused: {over}; the next patrol carries on when the hour allows")
+        return {**found, "status": "paused"}
+    drained = await toolbox.call(
+        "drain", node=node, proposal=intent["proposal"], timeout_seconds=DRAIN_SECONDS
+    )
+    found["evicted"] = [e["pod"] for e in drained.get("evicted", [])]
+    found["replacements"] = list(drained.get("replacements", []))
+    steps.append(f"evicted {len(found['evicted'])} pod(s) under proposal {intent['proposal']}")
+    if not drained.get("complete"):
+        blocked = [f"{b['pod']} ({b.get('pdb') or b.get('reason')})" for b in drained["blocked"]]
+        steps.append(f"blocked by budgets: {', '.join(blocked)}; the node stays cordoned")
+        return {**found, "status": "blocked"}
+    await store.adelete(SPACE, node)
+    workloads = sorted({p["workload"] for p in plan["pods"] if p["action"] == "evict"})
+    return await _validated(toolbox, found, workloads)
+
+
+def _migration(node: str, pods: list[str], plan: dict[str, Any], steps: list[str]) -> Migration:
+    return Migration(
+        node=node, status="drained", proposal="", pods=pods, training=[],
+        budgets=list(plan.get("budgets", [])), evicted=[], replacements=[], unhealthy=[],
+        steps=steps,
+    )  # fmt: skip
+
+
+def _plan_line(plan: dict[str, Any], pods: list[str]) -> str:
+    budgets = [f"{b['pdb']} allows {b['disruptions_allowed']}" for b in plan.get("budgets", [])]
+    line = f"drain plan: {len(pods)} pod(s) to evict in {len(plan.get('order', []))} wave(s)"
+    return line + (f"; budgets: {', '.join(budgets)}" if budgets else "")
+
+
+async def _intent(
+    toolbox: Toolbox,
+    store: BaseStore,
+    node: str,
+    plan: dict[str, Any],
+    pods: list[str],
+    issue: NodeIssue,
+    found: Migration,
+) -> dict[str, Any]:
+    """The remembered eviction intent for the node, or a new one proposed now."""
+    kept = await store.aget(SPACE, node)
+    if kept is not None:
+        found["proposal"] = str(kept.value["proposal"])
+        return dict(kept.value)
+    since = datetime.now(UTC)
+    used = await evictions_last_hour(toolbox, now=since)
+    record = await toolbox.call(
+        "propose",
+        action="drain",
+        target=f"node/{node}",
+        pods=len(pods),
+        metrics={"evictions_last_hour": float(used)},
+        rationale=rationale(node, issue, plan, found["training"]),
+        risk="medium",
+    )
+    intent: dict[str, Any] = {
+        "proposal": str(record["proposal"]),
+        "since": since.isoformat(),
+        "pods": pods,
+    }
+    await store.aput(SPACE, node, intent)
+    found["proposal"] = str(record["proposal"])
+    found["steps"].append(
+        f"told the owners: eviction intent recorded as proposal {record['proposal']}"
+    )
+    return intent
+
+
+def rationale(
+    node: str, issue: NodeIssue, plan: dict[str, Any], training: list[TrainingPod]
+) -> str:
+    lines = [
+        f"I intend to evict these pods from node {node} because it reports "
+        f"{'; '.join(issue['conditions'])}. The node is cordoned; the pods move elsewhere "
+        "through the Eviction API, never breaking a PodDisruptionBudget.",
+    ]
+    for move in plan["pods"]:
+        if move["action"] == "evict":
+            pdb = f", budget {move['pdb']}" if move.get("pdb") else ""
+            lines.append(f"- {move['pod']} ({move.get('workload') or 'no controller'}{pdb})")
+    for pod in training:
+        lines.append(f"Training pod {pod['pod']} waits until its Job checkpoints.")
+    return "\n".join(lines)
+
+
+async def evictions_last_hour(toolbox: Toolbox, *, now: datetime) -> int:
+    """Pods evicted by applied drains in the last hour, as the audit log records them."""
+    since, after, total = now - timedelta(hours=1), 0, 0
+    while True:
+        page = await toolbox.call("audit_query", kind="mutation", after=after, limit=200)
+        for record in page.get("records", []):
+            applied = record["result"] == "applied" and record["summary"].startswith("drain:")
+            if applied and datetime.fromisoformat(record["at"]) >= since:
+                counted = _PODS.search(record["summary"])
+                total += int(counted.group(1)) if counted else 0
+        if not page.get("records") or page["next_after"] == after:
+            return total
+        after = int(page["next_after"])
+
+
+async def _blast_radius(toolbox: Toolbox, node: str, pods: int) -> str:
+    """Why draining `pods` now would exceed the blast radius; "" when it would not."""
+    used = await evictions_last_hour(toolbox, now=datetime.now(UTC))
+    judged = await toolbox.call(
+        "evaluate_action",
+        action="drain",
+        target=f"node/{node}",
+        pods=pods,
+        metrics={"evictions_last_hour": float(used)},
+    )
+    over = [
+        f"{f['citation']}: {f['why']}"
+        for f in judged.get("fired", [])
+        if f["citation"].endswith(BLAST_RULE) and f["effect"] == "reject"
+    ]
+    return "; ".join(over)
+
+
+async def _validated(toolbox: Toolbox, found: Migration, workloads: list[str]) -> Migration:
+    """Every moved Deployment rolled out again (looked at for up to a minute: replacements take
+    their time to start) and every moved Deployment or StatefulSet free of findings."""
+    unhealthy: list[str] = []
+    for workload in workloads:
+        if not workload.startswith(_MOVABLE):
+            continue
+        kind, namespace, name = workload.split("/", 2)
+        if kind == "Deployment":
+            status = await _rolled_out(toolbox, name, namespace)
+            if not status.get("done"):
+                unhealthy.append(f"{workload}: {status.get('message', 'rollout not done')}")
+        diagnosis = await toolbox.call(
+            "diagnose", namespace=namespace, kind=kind.lower(), name=name
+        )
+        unhealthy += [
+            f"{workload}: {f['code']}: {f['summary']}"
+            for f in diagnosis.get("findings", [])
+            if f["ref"].get("kind") != "Node"
+        ]
+    found["unhealthy"] = unhealthy
+    verdict = "healthy elsewhere" if not unhealthy else "NOT healthy: " + "; ".join(unhealthy)
+    found["steps"].append(f"validated {len(workloads)} workload(s): {verdict}")
+    return {**found, "status": "drained"}
+
+
+async def _rolled_out(toolbox: Toolbox, name: str, namespace: str) -> dict[str, Any]:
+    status: dict[str, Any] = {}
+    for _ in range(LOOKS):
+        status = await toolbox.call("rollout_status", name=name, namespace=namespace)
+        if status.get("done"):
+            break
+        await anyio.sleep(PAUSE)
+    return status

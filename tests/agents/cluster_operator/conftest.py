@@ -1,0 +1,127 @@
+"""The Cluster Operator on a sandbox, with the kube server's policy gate and the policy server
+sharing one SQLite store and the test's own policy documents (written per test, so a scene's
+limits are its own and no wall-clock maintenance window decides it).
+
+`Operator` opens one conversation per call (`patrol`, `capacity`, `ask`) on the same agent home,
+so what one patrol remembers (its eviction intents) the next one reads, as on a schedule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+import anyio
+import pytest
+
+from agents.cluster_operator.conversation import Conversation, conversation
+from agents.cluster_operator.graph import Outcome
+from agents.runtime.brain import Deterministic
+from agents.runtime.toolbox import Servers
+from mcp_servers.kube.settings import KubeSettings
+from mcp_servers.policy.approvals import ApprovalRequest
+from mcp_servers.policy.audit import AuditRecord
+from mcp_servers.policy.proposals import ProposalRecord
+from mcp_servers.policy.store.sqlite import SqliteStore
+from mcp_servers.policy.tools_base import PolicySettings
+from sandbox.server import Sandbox
+
+AGENT = "cluster-operator"
+T = TypeVar("T")
+OWNERSHIP = """\
+apiVersion: kubecrew.io/v1alpha1
+kind: Ownership
+metadata: {name: cluster}
+spec:
+  team: cluster-ops
+  agent: cluster-operator
+  humans: {groups: [sre]}
+  owns: [{kinds: [Node]}]
+---
+apiVersion: kubecrew.io/v1alpha1
+kind: Ownership
+metadata: {name: shop}
+spec:
+  team: shop
+  agent: dev-team
+  humans: {groups: [shop-admins]}
+  owns: [{namespaces: [shop]}]
+---
+apiVersion: kubecrew.io/v1alpha1
+kind: PriorityPolicy
+metadata: {name: org-priorities}
+spec:
+  order: [security, reliability, cost]
+  tieBreaks: [owner, most-conservative]
+"""
+
+
+class Operator:
+    def __init__(self, sandbox: Sandbox, root: Path) -> None:
+        self.policies = root / "policies"
+        self.policies.mkdir()
+        (self.policies / "ownership.yaml").write_text(OWNERSHIP)
+        self.store = root / "store.sqlite"
+        self.home = root / "agent-home"
+        self.kubeconfig = sandbox.kubeconfig
+        self.last: Conversation | None = None
+
+    def policy(self, name: str, text: str) -> None:
+        (self.policies / f"{name}.yaml").write_text(text)
+
+    def servers(self) -> Servers:
+        paths = (self.policies,)
+        return Servers(
+            kube=KubeSettings(
+                kubeconfig=self.kubeconfig, policies=paths, policy_store=str(self.store),
+                agent=AGENT,
+            ),
+            policy=PolicySettings(policies=paths, store=str(self.store), agent=AGENT),
+        )  # fmt: skip
+
+    def _run(self, call: str, *args: Any, counters: Literal["accept", "refuse"]) -> Outcome:
+        async def go() -> Outcome:
+            async with conversation(
+                self.servers(), Deterministic(), home=self.home, counters=counters
+            ) as talk:
+                self.last = talk
+                method = getattr(talk, call)
+                outcome: Outcome = await method(*args)
+                return outcome
+
+        return anyio.run(go)
+
+    def patrol(self) -> Outcome:
+        return self._run("patrol", counters="accept")
+
+    def capacity(self, *, counters: Literal["accept", "refuse"] = "accept") -> Outcome:
+        return self._run("capacity", counters=counters)
+
+    def ask(self, question: str) -> Outcome:
+        return self._run("ask", question, counters="accept")
+
+    def called(self) -> list[str]:
+        assert self.last is not None
+        return [c.tool for c in self.last.toolbox.calls]
+
+    def mutations(self) -> list[AuditRecord]:
+        return self.read_store(lambda s: s.audit(kind="mutation"))
+
+    def proposal(self, proposal: str) -> ProposalRecord:
+        return self.read_store(lambda s: s.get(proposal))
+
+    def approvals(self) -> list[ApprovalRequest]:
+        return self.read_store(lambda s: s.approvals())
+
+    def read_store(self, fn: Callable[[SqliteStore], T]) -> T:
+        opened = SqliteStore(self.store)
+        try:
+            return fn(opened)
+        finally:
+            opened.close()
+
+
+@pytest.fixture
+def operator(sandbox: Sandbox, tmp_path: Path) -> Iterator[Operator]:
+    yield Operator(sandbox, tmp_path)
