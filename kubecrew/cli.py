@@ -21,12 +21,14 @@ from kubecrew import (
     approval_commands,
     ask_commands,
     audit_commands,
+    chat_commands,
     mcp_commands,
     policy_commands,
     pr_approval_commands,
     proposal_commands,
     sandbox_commands,
     sandbox_faults,
+    status_commands,
     watch_commands,
 )
 from kubecrew.slack import command as slack_command
@@ -67,6 +69,8 @@ app.add_typer(audit_commands.app)
 app.command(name="slack", help=slack_command.HELP)(slack_command.slack)
 app.command(name="ask")(ask_commands.ask)
 app.command(name="watch")(watch_commands.watch)
+app.command(name="chat")(chat_commands.chat)
+app.command(name="status")(status_commands.status)
 
 
 def _installed_version() -> str:

@@ -1,7 +1,8 @@
-"""`kubecrew slack`: run the crew's Slack app (approvals in Slack) until stopped.
+"""`kubecrew slack`: run the crew's Slack app (approvals and conversations in Slack) until stopped.
 
 This module only turns options into `SlackSettings`, builds the dependencies once (people file,
-policies, store, the bot token checked with Slack), and runs `SlackService` in the chosen mode.
+policies, store, the bot token checked with Slack, the front door that conversations reach the
+agents through), and runs `SlackService` in the chosen mode.
 Every startup problem is one line naming what to fix; a token is never printed. Bolt, uvicorn
 and the engine are imported when the command runs, so `kubecrew --help` stays quick.
 """
@@ -29,11 +30,14 @@ from kubecrew.terminal import print_failure
 
 if TYPE_CHECKING:
     from kubecrew.slack.app import SlackService
+    from kubecrew.slack.conversation import Router
+    from kubecrew.slack.deps import SlackDeps
     from kubecrew.slack.settings import SlackSettings
 
 HELP = (
-    "Run the crew's Slack app: approval requests posted to their owners' channel, with "
-    "Approve / Deny buttons.\n\n"
+    "Run the crew's Slack app: mentions, DMs and /kubecrew answered by the crew in their "
+    "thread, and approval requests posted to their owners' channel with Approve / Deny "
+    "buttons.\n\n"
     f"Secrets come from the environment: ${BOT_TOKEN_ENV} always, ${APP_TOKEN_ENV} for Socket "
     f"Mode, ${SIGNING_SECRET_ENV} for HTTP events mode. See the README's Slack section."
 )
@@ -87,6 +91,16 @@ def slack(
     ] = None,
     api_url: Annotated[str, typer.Option(help="The Slack Web API base URL.")] = SLACK_API_URL,
     poll: Annotated[float, typer.Option(help="Seconds between looks at the store.")] = 3.0,
+    kubeconfig: Annotated[
+        Path | None,
+        typer.Option(
+            help="The cluster the agents answer about. [default: $KUBECONFIG, else ~/.kube/config]",
+            show_default=False,
+        ),
+    ] = None,
+    context: Annotated[
+        str | None, typer.Option(help="kubeconfig context [default: the current one]")
+    ] = None,
 ) -> None:
     """Run the Slack app until Ctrl-C.
 
@@ -100,8 +114,9 @@ def slack(
 
     try:
         service, settings = _service(
-            _MODES[mode], host, port, store, people, policies, channel, allow, api_url, poll
-        )
+            _MODES[mode], host, port, store, people, policies, channel, allow, api_url, poll,
+            cluster=(kubeconfig, context),
+        )  # fmt: skip
         if settings.mode == "http":
             server = service.http_server()
             _ready(f"serving Slack events at {server.url}", settings.store)
@@ -129,6 +144,8 @@ def _service(
     allow: list[str] | None,
     api_url: str,
     poll: float,
+    *,
+    cluster: tuple[Path | None, str | None],
 ) -> tuple[SlackService, SlackSettings]:
     """Everything checked and built before serving; ToolErrors say what is wrong."""
     from kubecrew.slack import settings as slack_settings
@@ -167,7 +184,27 @@ def _service(
     logging.getLogger(__name__).info(
         "bot %s in team %s", who.get("user", "?"), who.get("team", "?")
     )
-    return SlackService(deps, client), settings
+    return SlackService(deps, client, router=_router(deps, *cluster)), settings
+
+
+def _router(deps: SlackDeps, kubeconfig: Path | None, context: str | None) -> Router:
+    """The front door the conversations go through: the agents on the kubeconfig's cluster,
+    answering approvals in the app's store as the people file's person."""
+    from agents.runtime.brain import planner_from_env
+    from agents.runtime.toolbox import Servers
+    from kubecrew.frontdoor import FrontDoor, crew_home
+    from kubecrew.slack.conversation import front_door_router
+    from mcp_servers.kube.settings import KubeSettings
+
+    door = FrontDoor(
+        servers=Servers(kube=KubeSettings(kubeconfig=kubeconfig, context=context)),
+        planner=planner_from_env(),
+        home=crew_home(),
+        open_store=deps.open_store,
+        via="slack",
+        now=deps.now,
+    )
+    return front_door_router(door)
 
 
 def _ready(what: str, store: str | None) -> None:

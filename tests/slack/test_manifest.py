@@ -28,6 +28,9 @@ def test_the_manifest_subscribes_to_what_the_app_handles_with_the_scopes_it_need
     assert sorted(manifest["oauth_config"]["scopes"]["bot"]) == [
         "app_mentions:read",
         "chat:write",
+        "commands",
         "im:history",
     ]
+    # conversation.route_messages: the slash command
+    assert [c["command"] for c in manifest["features"]["slash_commands"]] == ["/kubecrew"]
     assert manifest["features"]["bot_user"]["display_name"] == "kubecrew"

@@ -1,0 +1,336 @@
+"""The front door: one message from a person, handed to the agent it is for or to the store.
+
+Every channel (Slack mentions, DMs and `/kubecrew`, the terminal's `kubecrew chat`) hands a
+message here with a conversation key ("C0123:1765000100.000200" for a Slack thread,
+"terminal:<session>" for a chat session) and the speaker's identity as that channel vouches for
+it. What happens, in order:
+
+1. Approval commands ("approve a-1a2b3c4d", "deny a-1a2b3c4d because ...", "approvals") are
+   answered through `mcp_servers.policy.approvals` as the speaker, so chat grants and refuses
+   exactly as the CLI, a Slack button and a PR review do. The text is never trusted for who
+   is speaking: an unknown speaker answers nothing.
+2. Other messages are routed by intent words: nodes, capacity, cost, drain, upgrade go to the
+   Cluster Operator; workloads, deploy, failing, logs to the Dev Team. A conversation keeps its
+   agent for follow-ups that name neither; when nothing says which, the answer asks, listing
+   the agents, and a reply naming one sends the waiting question there.
+3. One conversation key is one LangGraph thread id, kept in `conversations.sqlite` under
+   `$KUBECREW_HOME/frontdoor/`, so the agent's SQLite checkpointer holds the whole thread and a
+   restarted process carries on. The front door also keeps the thread's last target, so a
+   follow-up that names nothing ("is it still failing?") is about the same workload, and a
+   reply to "which one?" ("shop") narrows the waiting question to that namespace.
+
+An agent is imported when first asked for (`agents.<agent>.conversation`, all of the same
+shape), so an agent that is not installed is an answer saying so, not an import error.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import re
+import sqlite3
+import uuid
+from collections.abc import Callable, Mapping
+from contextlib import closing
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Literal
+
+from agents.runtime import intents
+from agents.runtime.brain import Planner
+from agents.runtime.errors import AgentError, ToolFailed
+from agents.runtime.toolbox import Servers
+from mcp_servers.common.errors import ToolError
+from mcp_servers.policy import approvals
+from mcp_servers.policy.approvals import AnswerVerdict, Channel
+from mcp_servers.policy.proposals import Identity
+from mcp_servers.policy.store.base import Store
+
+AgentName = Literal["dev_team", "cluster_operator"]
+ReplyKind = Literal["answer", "clarify", "approval", "refused", "unavailable"]
+Progress = Callable[[str], None]
+AGENTS: dict[AgentName, str] = {
+    "dev_team": "the Dev Team agent: workloads (why is web failing, deploys, logs)",
+    "cluster_operator": "the Cluster Operator agent: nodes, capacity, cost, drains, upgrades",
+}
+_STEMS: dict[AgentName, tuple[str, ...]] = {
+    "cluster_operator": (
+        "node", "capacity", "cost", "drain", "upgrad", "cordon", "spend", "maintenance",
+        "utiliz", "operator",
+    ),
+    "dev_team": (
+        "workload", "deploy", "fail", "log", "crash", "broke", "error", "pod", "restart",
+        "oom", "rollout", "image", "service", "app", "dev", "wrong", "down", "probe", "slow",
+    ),
+}  # fmt: skip
+_ANSWER = re.compile(
+    r"^\s*(?P<verb>approve|grant|deny|reject)\s+(?P<id>a-[0-9a-f]+)\b[\s:,-]*"
+    r"(?:because\s+)?(?P<reason>.*?)\s*$",
+    re.IGNORECASE | re.DOTALL,
+)
+_LIST = re.compile(
+    r"^\s*(?:list\s+|pending\s+|show\s+)?approvals(?:\s+pending)?\s*[?.!]?\s*$", re.I
+)
+_MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
+_WORDS = re.compile(r"[a-z0-9][a-z0-9.-]*")
+
+
+@dataclass(frozen=True)
+class Reply:
+    text: str  # what the person reads, plain text (the channel renders it)
+    kind: ReplyKind
+    agent: AgentName | None = None
+    thread: str | None = None  # the LangGraph thread the agent answered on
+    report: dict[str, Any] = field(default_factory=dict)  # the answer as data, when an agent's
+
+
+@dataclass
+class _Thread:
+    """What the front door remembers of one conversation (one row of conversations.sqlite)."""
+
+    key: str
+    agent: AgentName | None = None
+    thread: str = field(default_factory=lambda: uuid.uuid4().hex)
+    question: str = ""  # the last question asked of the agent (or waiting for an agent)
+    namespace: str | None = None
+    target: dict[str, str] | None = None  # the last target the agent answered about
+    options: list[dict[str, str]] = field(default_factory=list)  # when it asked "which one?"
+
+
+def crew_home(environ: Mapping[str, str] = os.environ) -> Path:
+    """`$KUBECREW_HOME`, else ~/.kubecrew: the agents' and the front door's files live under it."""
+    base = environ.get("KUBECREW_HOME")
+    return Path(base) if base else Path.home() / ".kubecrew"
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class FrontDoor:
+    servers: Servers
+    planner: Planner
+    home: Path  # $KUBECREW_HOME: agents/<agent>/ and frontdoor/ live under it
+    open_store: Callable[[], Store]
+    via: Channel  # the channel answers are recorded as given through
+    now: Callable[[], datetime] = _utc_now
+
+    async def handle(
+        self, key: str, text: str, person: Identity | None, *, progress: Progress | None = None
+    ) -> Reply:
+        """The reply to `text` said by `person` in conversation `key` (see the module)."""
+        said = _MENTION.sub(" ", text).strip()
+        if _LIST.match(said):
+            return self._pending()
+        answered = _ANSWER.match(said)
+        if answered:
+            verb = answered["verb"].lower()
+            verdict: AnswerVerdict = "grant" if verb in ("approve", "grant") else "deny"
+            return self._answer(answered["id"].lower(), verdict, answered["reason"], person)
+        remembered = self._load(key)
+        agent = route(said, current=remembered.agent)
+        if agent is None and remembered.question and not remembered.agent:
+            agent = _named_agent(said)  # the answer to "which agent?"
+            if agent is not None:
+                said = remembered.question
+        if agent is None:
+            remembered.question = said
+            self._save(remembered)
+            return Reply(_which_agent(), "clarify")
+        if agent != remembered.agent:
+            remembered = _Thread(key, agent=agent)
+        question, namespace = _in_context(said, remembered)
+        reply = await self._ask(agent, remembered, question, namespace, progress)
+        self._save(remembered)
+        return reply
+
+    async def _ask(
+        self,
+        agent: AgentName,
+        remembered: _Thread,
+        question: str,
+        namespace: str | None,
+        progress: Progress | None,
+    ) -> Reply:
+        module = _agent_module(agent)
+        if module is None:
+            return Reply(
+                f"{AGENTS[agent].capitalize()}. That agent is not installed here, so I cannot "
+                f"ask it; {_which_agent(exclude=agent)}",
+                "unavailable",
+                agent=agent,
+            )
+
+        def on_call(tool: str, _arguments: dict[str, Any]) -> None:
+            if progress is not None:
+                progress(f"tool {tool}")  # never the arguments: they may hold what was typed
+
+        def on_node(node: str) -> None:
+            if progress is not None:
+                progress(f"{node} done")
+
+        try:
+            async with module.conversation(
+                self.servers,
+                self.planner,
+                home=self.home / "agents" / agent,
+                thread=remembered.thread,
+                on_call=on_call,
+            ) as talk:
+                narrowed = {} if namespace is None else {"namespace": namespace}
+                outcome = await talk.ask(question, on_node=on_node, **narrowed)
+        except ToolFailed as exc:
+            reason = f"no cluster reachable: {exc.reason}" if exc.unreachable else exc.message
+            return Reply(reason, "unavailable", agent=agent, thread=remembered.thread)
+        except AgentError as exc:
+            return Reply(exc.message, "unavailable", agent=agent, thread=remembered.thread)
+        # The agents' outcomes share thread and answer; the rest is read where an agent has it.
+        report = dict(getattr(outcome, "report", None) or getattr(outcome, "result", {}))
+        clarifying, target = getattr(outcome, "clarifying", False), getattr(outcome, "target", None)
+        remembered.question, remembered.namespace = question, namespace
+        if target:
+            remembered.target = dict(target)
+        remembered.options = list(report.get("options", [])) if clarifying else []
+        kind: ReplyKind = "clarify" if clarifying else "answer"
+        return Reply(outcome.answer, kind, agent=agent, thread=outcome.thread, report=report)
+
+    def _answer(
+        self, request_id: str, verdict: AnswerVerdict, reason: str, person: Identity | None
+    ) -> Reply:
+        if person is None:
+            return Reply(
+                f"I do not know who you are here, so you cannot answer {request_id}: ask an "
+                "operator to add your account to the people file (people.yaml).",
+                "refused",
+            )
+        with closing(self.open_store()) as store:
+            try:
+                after = approvals.answer(
+                    store, request_id, person, verdict, via=self.via, now=self.now(), reason=reason
+                )
+                decision = store.get(after.proposal).decision if after.ended else None
+            except ToolError as exc:
+                return Reply(exc.message, "refused", report={"request": request_id})
+        verb = "granted" if verdict == "grant" else "denied"
+        lines = [f"{request_id}: {verb} by {person.name}, recorded; the request is {after.state}."]
+        if decision is not None:
+            lines.append(f"Proposal {after.proposal}: {decision.describe()}")
+        data = {"request": request_id, "state": after.state, "proposal": after.proposal}
+        return Reply("\n".join(lines), "approval", report=data)
+
+    def _pending(self) -> Reply:
+        with closing(self.open_store()) as store:
+            store.expire(now=self.now())
+            pending = store.approvals(state="pending")
+        if not pending:
+            return Reply("No approval requests are waiting.", "approval", report={"pending": []})
+        lines = [f"{len(pending)} approval request(s) waiting:"]
+        lines += [
+            f"- {r.id}: {r.action.describe()} (proposal {r.proposal}), for "
+            f"{r.approvers.describe()}, until {r.expires_at:%Y-%m-%d %H:%M} UTC"
+            for r in pending
+        ]
+        lines.append("Answer with 'approve <id>' or 'deny <id> because <reason>'.")
+        return Reply("\n".join(lines), "approval", report={"pending": [r.id for r in pending]})
+
+    # -- the conversations file ---------------------------------------------------------------
+
+    def _db(self) -> sqlite3.Connection:
+        folder = self.home / "frontdoor"
+        folder.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(folder / "conversations.sqlite", timeout=30)
+        db.execute("CREATE TABLE IF NOT EXISTS conversations (key TEXT PRIMARY KEY, data TEXT)")
+        return db
+
+    def _load(self, key: str) -> _Thread:
+        with closing(self._db()) as db:
+            row = db.execute("SELECT data FROM conversations WHERE key = ?", (key,)).fetchone()
+        return _Thread(key) if row is None else _Thread(**json.loads(row[0]))
+
+    def _save(self, remembered: _Thread) -> None:
+        data = json.dumps(remembered.__dict__)
+        with closing(self._db()) as db, db:
+            db.execute("INSERT OR REPLACE INTO conversations VALUES (?, ?)", (remembered.key, data))
+
+
+def route(text: str, *, current: AgentName | None = None) -> AgentName | None:
+    """The agent `text` is for by its words; the conversation's agent when they do not say or
+    are split; None when nothing says (the caller asks which)."""
+    words = _WORDS.findall(text.lower())
+    hits = {
+        agent: sum(1 for w in words if any(w.startswith(s) for s in stems))
+        for agent, stems in _STEMS.items()
+    }
+    best = max(hits.values())
+    leaders = [agent for agent, count in hits.items() if count == best and count > 0]
+    if len(leaders) == 1 and (current is None or hits[current] < best):
+        return leaders[0]
+    return current if current is not None else None
+
+
+def thread_of(home: Path, key: str) -> str | None:
+    """The LangGraph thread id conversation `key` runs on, if it has started."""
+    path = home / "frontdoor" / "conversations.sqlite"
+    if not path.is_file():
+        return None
+    with closing(sqlite3.connect(path)) as db:
+        row = db.execute("SELECT data FROM conversations WHERE key = ?", (key,)).fetchone()
+    return None if row is None else str(json.loads(row[0])["thread"])
+
+
+def installed(agent: AgentName) -> bool:
+    return _agent_module(agent) is not None
+
+
+def _agent_module(agent: AgentName) -> ModuleType | None:
+    name = f"agents.{agent}.conversation"
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and name.startswith(exc.name):
+            return None  # not installed; a missing dependency inside it is a real error
+        raise
+
+
+def _named_agent(text: str) -> AgentName | None:
+    said = text.lower()
+    if "operator" in said or "cluster" in said:
+        return "cluster_operator"
+    if "dev" in said or "workload" in said:
+        return "dev_team"
+    return None
+
+
+def _which_agent(*, exclude: AgentName | None = None) -> str:
+    listed = [f"- {text}" for agent, text in AGENTS.items() if agent != exclude]
+    return "\n".join(
+        [
+            "Which agent should answer? I can ask:",
+            *listed,
+            "Say 'dev team' or 'cluster operator' (or ask again naming a workload or nodes).",
+        ]
+    )
+
+
+def _in_context(text: str, remembered: _Thread) -> tuple[str, str | None]:
+    """The question to ask and its namespace, with the conversation's context filled in.
+
+    Only the Dev Team's word grammar is known here; other agents get the text as said.
+    """
+    if remembered.agent != "dev_team" or not remembered.question:
+        return text, None
+    words = set(_WORDS.findall(text.lower()))
+    picked = [o for o in remembered.options if o["namespace"] in words]
+    if len({o["namespace"] for o in picked}) == 1:  # "shop" answers "web in shop or staging?"
+        return remembered.question, picked[0]["namespace"]
+    parsed = intents.parse(text)
+    target = remembered.target
+    if parsed.subject or target is None:
+        return text, None
+    if parsed.kind == "unsupported":  # "and now?": the last question, asked again
+        return remembered.question, target["namespace"]
+    return f"{text} {target['name']}", target["namespace"]
