@@ -22,6 +22,7 @@ from kubecrew import (
     ask_commands,
     audit_commands,
     chat_commands,
+    heal_commands,
     mcp_commands,
     policy_commands,
     pr_approval_commands,
@@ -68,6 +69,7 @@ app.add_typer(approval_commands.app)
 app.add_typer(audit_commands.app)
 app.command(name="slack", help=slack_command.HELP)(slack_command.slack)
 app.command(name="ask")(ask_commands.ask)
+app.command(name="heal")(heal_commands.heal)
 app.command(name="watch")(watch_commands.watch)
 app.command(name="chat")(chat_commands.chat)
 app.command(name="status")(status_commands.status)

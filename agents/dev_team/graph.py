@@ -14,8 +14,9 @@
 The graph is compiled per run with a SQLite checkpointer (thread id = conversation) and store
 (`persistence`); tools, brain and role travel in the run's `Context`, never in the state, so a
 checkpoint holds only data. A run interrupted after `investigate` resumes at `answer` without
-calling a tool again. The remediation slice adds recommend -> mutate -> validate after
-`investigate` (a shared subgraph), and other intents add routes out of `understand`.
+calling a tool again. The heal intent ("fix web") routes from `understand` to `heal`, the
+shared remediation loop (agents/runtime/loop) run as a subgraph; other intents add routes out
+of `understand`.
 """
 
 from __future__ import annotations
@@ -31,11 +32,15 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from agents.dev_team import prompts, report
+from agents.dev_team.heal import learner
 from agents.dev_team.investigate import investigate_workload
 from agents.dev_team.state import DevTeamState, Observation, TargetRef
 from agents.runtime import intents, memory
 from agents.runtime.brain import Deterministic, Planner
 from agents.runtime.errors import AgentError
+from agents.runtime.loop.graph import LoopContext
+from agents.runtime.loop.graph import builder as loop_builder
+from agents.runtime.loop.state import LoopState, Target
 from agents.runtime.persistence import Durable
 from agents.runtime.roles import Role
 from agents.runtime.skills import Skill, select
@@ -70,8 +75,24 @@ async def understand(state: DevTeamState, runtime: Runtime[Context]) -> dict[str
     return {"intent": intent.kind, "target": _ref(resolved), "skill": skill.name if skill else ""}
 
 
-def after_understand(state: DevTeamState) -> Literal["clarify", "investigate"]:
-    return "clarify" if state.get("clarification") else "investigate"
+def after_understand(state: DevTeamState) -> Literal["clarify", "investigate", "heal"]:
+    if state.get("clarification"):
+        return "clarify"
+    return "heal" if state.get("intent") == "heal" else "investigate"
+
+
+async def heal(state: DevTeamState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """The remediation loop as a subgraph: it inherits this graph's checkpointer and store, so a
+    heal asked in a conversation is as durable as one `kubecrew heal` runs."""
+    target = _target(state)
+    context = runtime.context
+    loop = loop_builder.compile(name="remediation-loop")
+    values = await loop.ainvoke(
+        LoopState(target=Target(**target), attempts=[]),
+        context=LoopContext(context.toolbox, learner(context.planner), AGENT, context.thread),
+    )
+    data = {"outcome": values.get("outcome", ""), "attempts": values.get("attempts", [])}
+    return {"answer": values.get("summary", ""), "report": data}
 
 
 async def clarify(state: DevTeamState) -> dict[str, Any]:
@@ -183,12 +204,14 @@ builder.add_node("clarify", clarify)
 builder.add_node("investigate", investigate)
 builder.add_node("act", act)
 builder.add_node("answer", answer)
+builder.add_node("heal", heal)
 builder.add_edge(START, "understand")
 builder.add_conditional_edges("understand", after_understand)
 builder.add_edge("clarify", END)
 builder.add_conditional_edges("investigate", after_investigate)
 builder.add_edge("act", "investigate")
 builder.add_edge("answer", END)
+builder.add_edge("heal", END)
 
 
 def compile_graph(durable: Durable) -> CompiledStateGraph[DevTeamState, Context, Any, Any]:

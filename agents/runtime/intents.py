@@ -14,8 +14,9 @@ name ("checkout" for "checkout-api"). A Deployment and its Service of the same n
 target (the workload). Two candidates, or none, give a `Clarify` with a question that lists what
 exists, so the person answers with a name rather than the agent guessing.
 
-Later intents ("deploy my app to staging", "right-size web") add cue sets and kinds here; the
-graph routes on `Intent.kind`.
+"fix web", "heal web", "repair checkout" are the `heal` intent (the remediation loop); a heal
+cue wins over a diagnose cue ("fix the crashing web"). Later intents ("deploy my app to
+staging", "right-size web") add cue sets and kinds here; the graph routes on `Intent.kind`.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Literal
 
 from agents.runtime.toolbox import Toolbox
 
-IntentKind = Literal["diagnose", "unsupported"]
+IntentKind = Literal["diagnose", "heal", "unsupported"]
 
 _WORD = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?(?:/[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)?")
 _DIAGNOSE_STEMS = (
@@ -35,6 +36,7 @@ _DIAGNOSE_STEMS = (
     "troubleshoot", "wrong", "why", "down", "dead", "dying", "problem", "issue", "investigat",
     "health", "working", "works", "stuck", "flak", "pending", "oom",
 )  # fmt: skip
+_HEAL_STEMS = ("fix", "heal", "repair", "remediat", "mend", "self-heal")  # "fix web", "heal web"
 _FILLER_WORDS = """
     a an the is are was were be been my our your their its it this that what whats s how
     come does do did going on with of for to at from please can could you tell me us check so
@@ -91,10 +93,18 @@ def parse(question: str, *, namespace: str | None = None) -> Intent:
             if following not in _FILLER:
                 hint, skip = hint or following, True
             continue
-        if word not in _FILLER and not _is_cue(word):
+        if word not in _FILLER and not _is_cue(word) and not _is_heal(word):
             subject.append(word)
-    kind: IntentKind = "diagnose" if any(_is_cue(w) for w in words) else "unsupported"
+    kind: IntentKind = "unsupported"
+    if any(_is_heal(w) for w in words):
+        kind = "heal"
+    elif any(_is_cue(w) for w in words):
+        kind = "diagnose"
     return Intent(kind, tuple(subject), hint, question)
+
+
+def _is_heal(word: str) -> bool:
+    return any(word.startswith(stem) for stem in _HEAL_STEMS)
 
 
 def _is_cue(word: str) -> bool:

@@ -352,7 +352,6 @@ class ContainerRunner:
             run.image_id, run.status_image = found.image_id, found.reference
 
 
-
 def _sync_runs(runtime: PodRuntime, spec: Obj) -> None:
     """A bare pod's image is mutable: a waiting container retries at once with the new one."""
     for container in [*(spec.get("initContainers") or ()), *spec["containers"]]:

@@ -1,0 +1,155 @@
+"""Healing one workload: the Dev Team agent's entry to the remediation loop.
+
+`heal(target)` is what the "fix web" / "heal web" intent, `kubecrew heal NAME`, and the watch
+helper's handler call: a plain async function taking the target (a name as people type it,
+"web", "shop/web", or a resolved `TargetRef`) and an optional incident id, and returning the
+loop's `LoopResult`. The name is resolved through the intent grammar exactly as questions are.
+
+Learning is the Dev Team's own investigation (`investigate.investigate_workload`) with the
+deterministic brain; with a model brain, the model chooses the reads (its tool calls go through
+the same `Toolbox.run`), and `recommend` is asked afresh so the fixes come from the server
+whoever planned: the mutation, its gates and the validation are the loop's, never the model's.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+
+from agents.dev_team import prompts
+from agents.dev_team.investigate import investigate_workload, observe
+from agents.dev_team.state import TargetRef
+from agents.runtime import intents
+from agents.runtime.brain import Deterministic, ModelPlanner, Planner
+from agents.runtime.errors import AgentError, first_agent_error
+from agents.runtime.loop.graph import Learn, LoopContext
+from agents.runtime.loop.run import LoopResult, heal_run
+from agents.runtime.loop.state import Target
+from agents.runtime.loop.validation import LoopSettings
+from agents.runtime.persistence import agent_home, open_durable
+from agents.runtime.roles import load_role
+from agents.runtime.skills import skills_for
+from agents.runtime.toolbox import OnCall, Servers, Toolbox, open_toolbox, result_of, text_of
+
+AGENT = "dev_team"
+
+
+async def heal(
+    target: str | TargetRef,
+    incident: str | None = None,
+    *,
+    servers: Servers,
+    planner: Planner | None = None,
+    home: Path | None = None,
+    settings: LoopSettings | None = None,
+    thread: str | None = None,
+    namespace: str | None = None,
+    resume: Any = None,
+    on_node: Callable[[str], None] | None = None,
+    on_call: OnCall | None = None,
+) -> LoopResult:
+    """Run (or, with `thread` and no new target, resume) the loop for `target`."""
+    role = load_role(AGENT)
+    try:
+        async with (
+            open_toolbox(role, servers, on_call=on_call) as toolbox,
+            open_durable(home or agent_home(AGENT)) as durable,
+        ):
+            resolved = None if resume is not None else await _resolve(toolbox, target, namespace)
+            context = LoopContext(
+                toolbox=toolbox,
+                learn=learner(planner or Deterministic()),
+                agent=AGENT,
+                thread=thread or incident or uuid.uuid4().hex,
+                settings=settings or LoopSettings(),
+            )
+            if resolved is not None and thread is not None:
+                existing = await heal_run(None, context=context, durable=durable, on_node=on_node)
+                if existing.state:  # a thread that already ran: carry on with it, not anew
+                    return existing
+            return await heal_run(
+                resolved,
+                context=context,
+                durable=durable,
+                incident=incident,
+                resume=resume,
+                on_node=on_node,
+            )
+    except BaseExceptionGroup as group:  # the MCP sessions' task groups wrap what we raised
+        found = first_agent_error(group)
+        if found is None:
+            raise
+        raise found from group
+
+
+async def resolve_target(
+    toolbox: Toolbox, target: str | TargetRef, namespace: str | None
+) -> Target:
+    return await _resolve(toolbox, target, namespace)
+
+
+async def _resolve(toolbox: Toolbox, target: str | TargetRef, namespace: str | None) -> Target:
+    if not isinstance(target, str):
+        return Target(kind=target["kind"], name=target["name"], namespace=target["namespace"])
+    intent = intents.parse(
+        f"heal {target.replace('/', ' in ', 1) if '/' in target and not namespace else target}",
+        namespace=namespace,
+    )
+    resolved = await intents.resolve(intent, toolbox)
+    if isinstance(resolved, intents.Clarify):
+        raise AgentError(resolved.question)
+    return Target(kind=resolved.kind, name=resolved.name, namespace=resolved.namespace)
+
+
+def learner(planner: Planner) -> Learn:
+    if isinstance(planner, Deterministic):
+
+        async def investigate(toolbox: Toolbox, target: Target) -> list[dict[str, Any]]:
+            seen = await investigate_workload(toolbox, TargetRef(**target))
+            return [dict(o) for o in seen]
+
+        return investigate
+    return _model_learner(planner)
+
+
+def _model_learner(planner: ModelPlanner) -> Learn:
+    async def investigate(toolbox: Toolbox, target: Target) -> list[dict[str, Any]]:
+        role = load_role(AGENT)
+        skills = skills_for(AGENT)
+        chosen = next((s for s in skills if s.name == "diagnose-workload"), None)
+        system = prompts.system_prompt(role, skills, chosen, planner.max_steps)
+        messages: list[BaseMessage] = [
+            HumanMessage(prompts.task(f"heal {target['name']}", TargetRef(**target)))
+        ]
+        seen: list[dict[str, Any]] = []
+        for _ in range(planner.max_steps):
+            reply = await planner.think(toolbox, system, messages)
+            messages.append(reply)
+            if not isinstance(reply, AIMessage) or not reply.tool_calls:
+                break
+            for call in reply.tool_calls:
+                message: ToolMessage = await toolbox.run(call)
+                messages.append(message)
+                failed = message.status == "error"
+                seen.append(
+                    {
+                        "tool": call["name"],
+                        "arguments": dict(call["args"]),
+                        "result": {} if failed else result_of(message),
+                        "error": text_of(message) if failed else "",
+                    }
+                )
+        scope = {
+            "namespace": target["namespace"],
+            "kind": target["kind"].lower(),
+            "name": target["name"],
+        }
+        for tool in ("diagnose", "recommend"):  # the loop's inputs come from the servers themselves
+            seen.append(dict(await observe(toolbox, tool, **scope)))
+        return seen
+
+    return investigate

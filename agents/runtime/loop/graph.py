@@ -1,0 +1,343 @@
+"""The remediation loop as a LangGraph graph:
+
+    learn -> recommend -> plan -> mutate -> validate -> done
+                           ^        |          |
+                           |        v          v
+                           +---- (refused) <- rollback --> escalate (no fix left)
+                                    |
+                                 approval (interrupt until a person answers)
+
+- learn: the agent's own evidence procedure (`LoopContext.learn`: diagnose, recommend, events,
+  logs, history, signals), the finding to heal (the top one), its fingerprint, and whether git
+  defines the object (`find_manifest`).
+- recommend: the fixes for that finding, ranked by `ranking` (memory of past outcomes moves
+  them; the reason is kept).
+- plan: the next usable fix written down as `pending` with its idempotency key, and
+  checkpointed, before anything changes.
+- mutate: `mutation.apply_*` for the pending fix; it checks what already happened under that
+  key, so a resumed run completes, never repeats. A person's approval interrupts here durably.
+- validate: `validation.validate`; a fix that held is remembered as "fixed".
+- rollback: undo (revert PR or rollout undo), remember "failed", and go on with the next fix.
+- escalate / done: the outcome in words, with evidence and links.
+
+Tools, learn procedure and settings travel in the run's `LoopContext`; the state is data only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+from langgraph.types import interrupt
+
+from agents.runtime import memory
+from agents.runtime.errors import ToolFailed
+from agents.runtime.loop import mutation, ranking
+from agents.runtime.loop.state import Attempt, LoopState, Pending, Target
+from agents.runtime.loop.validation import LoopSettings, validate
+from agents.runtime.toolbox import Toolbox
+
+Learn = Callable[[Toolbox, Target], Awaitable[list[dict[str, Any]]]]
+
+
+@dataclass(frozen=True)
+class LoopContext:
+    toolbox: Toolbox
+    learn: Learn
+    agent: str
+    thread: str
+    settings: LoopSettings = field(default_factory=LoopSettings)
+
+
+async def learn(state: LoopState, runtime: Runtime[LoopContext]) -> dict[str, Any]:
+    context, target = runtime.context, state["target"]
+    seen = await context.learn(context.toolbox, target)
+    findings = [f for o in seen if o["tool"] == "diagnose" for f in o["result"].get("findings", [])]
+    mine = [f for f in findings if _concerns(f, target)]
+    update: dict[str, Any] = {"observations": seen, "finding": mine[0] if mine else {}}
+    if mine:
+        ref = mine[0]["ref"]
+        update["fingerprint"] = memory.fingerprint(
+            mine[0]["code"], ref["kind"], ref["namespace"], ref["name"]
+        )
+    update["managed"] = await _manifest(context.toolbox, target)
+    return update
+
+
+def after_learn(state: LoopState) -> Literal["recommend", "done"]:
+    return "recommend" if state.get("finding") else "done"
+
+
+async def recommend(state: LoopState, runtime: Runtime[LoopContext]) -> dict[str, Any]:
+    context, finding = runtime.context, state["finding"]
+    offered = [
+        fix
+        for o in state.get("observations", [])
+        if o["tool"] == "recommend"
+        for fix in o["result"].get("fixes", [])
+        if fix.get("finding") == finding["code"]
+    ]
+    past = await ranking.past_outcomes(runtime.store, context.agent, state["fingerprint"])
+    fixes = ranking.rank(
+        offered,
+        past,
+        target=state["target"],
+        managed=bool(state.get("managed")),
+        tools=context.toolbox.tools,
+    )
+    return {"fixes": fixes, "index": 0, "pending": None, "applied": None}
+
+
+async def plan(state: LoopState, runtime: Runtime[LoopContext]) -> dict[str, Any]:
+    index = _next_usable(state, state.get("index", 0))
+    ranked = state["fixes"][index]
+    digest = hashlib.sha1(
+        f"{runtime.context.thread}/{index}/{ranked['fix']['title']}".encode()
+    ).hexdigest()[:10]
+    target = state["target"]
+    channel: Literal["gitops", "direct"] = "gitops" if state.get("managed") else "direct"
+    key = f"kubecrew/heal-{target['name']}-{digest}" if channel == "gitops" else f"heal-{digest}"
+    return {
+        "index": index,
+        "pending": Pending(key=key, channel=channel, fix=ranked["fix"], proposal=""),
+    }
+
+
+def after_recommend(state: LoopState) -> Literal["plan", "escalate"]:
+    return (
+        "plan"
+        if _next_usable(state, state.get("index", 0)) < len(state.get("fixes", []))
+        else "escalate"
+    )
+
+
+async def mutate(state: LoopState, runtime: Runtime[LoopContext]) -> dict[str, Any]:
+    context, target, pending = runtime.context, state["target"], state["pending"]
+    assert pending is not None  # plan always precedes mutate
+    try:
+        if not pending["proposal"]:
+            via = "pull-request" if pending["channel"] == "gitops" else "direct"
+            if pending["channel"] == "gitops":
+                pending = Pending(
+                    **{
+                        **pending,
+                        "proposal": await mutation.decide(
+                            context.toolbox, target, pending["fix"], via=via
+                        ),
+                    }
+                )
+        if pending["channel"] == "gitops":
+            applied = await mutation.apply_gitops(
+                context.toolbox, pending, target, state["managed"], agent=context.agent
+            )
+        else:
+            applied = await mutation.apply_direct(context.toolbox, pending, target)
+    except mutation.NeedsApproval as asked:
+        return {
+            "pending": Pending(**{**pending, "proposal": asked.proposal}),
+            "approval": asked.request,
+        }
+    except (mutation.Refused, ToolFailed) as exc:
+        attempt = Attempt(
+            fix=pending["fix"]["title"],
+            applied=None,
+            verdict="refused",
+            evidence=[exc.message],
+            undone="",
+        )
+        return {
+            "pending": None,
+            "applied": None,
+            "attempts": [attempt],
+            "index": state.get("index", 0) + 1,
+        }
+    return {"pending": pending, "applied": applied}
+
+
+def after_mutate(state: LoopState) -> Literal["validate", "plan", "escalate"]:
+    return "validate" if state.get("applied") else after_recommend(state)
+
+
+async def check(state: LoopState, runtime: Runtime[LoopContext]) -> dict[str, Any]:
+    context, target, applied = runtime.context, state["target"], state["applied"]
+    verdict = await validate(context.toolbox, target, state["finding"]["code"], context.settings)
+    fix = state["fixes"][state["index"]]["fix"]["title"]
+    if not verdict.held:
+        return {"verdict_evidence": verdict.evidence}
+    attempt = Attempt(
+        fix=fix, applied=applied, verdict="held", evidence=verdict.evidence, undone=""
+    )
+    await _remember(state, runtime, fix, "fixed")
+    return {"attempts": [attempt], "pending": None, "outcome": "fixed"}
+
+
+def after_validate(state: LoopState) -> Literal["done", "rollback"]:
+    return "done" if state.get("outcome") == "fixed" else "rollback"
+
+
+async def rollback(state: LoopState, runtime: Runtime[LoopContext]) -> dict[str, Any]:
+    context, target, applied = runtime.context, state["target"], state["applied"]
+    assert applied is not None
+    undone = await mutation.undo(context.toolbox, applied, target, agent=context.agent)
+    fix = state["fixes"][state["index"]]["fix"]["title"]
+    attempt = Attempt(
+        fix=fix,
+        applied=applied,
+        verdict="failed",
+        evidence=list(state.get("verdict_evidence", [])),
+        undone=undone,
+    )
+    await _remember(state, runtime, fix, "failed")
+    return {"attempts": [attempt], "pending": None, "applied": None, "index": state["index"] + 1}
+
+
+async def escalate(state: LoopState) -> dict[str, Any]:
+    target = state["target"]
+    lines = [f"I could not heal {_name(target)}: {state['finding'].get('summary', '')}"]
+    lines.extend(_attempt_lines(state))
+    untried = [r for r in state.get("fixes", []) if not r["usable"]]
+    lines.extend(f"Not tried: {r['fix']['title']} ({r['reason']})" for r in untried)
+    if not state.get("fixes"):
+        lines.append(
+            "recommend offered no fix for this finding: the cause is in the application "
+            "or its config"
+        )
+    lines.append("A person needs to decide; the evidence is above and in the audit log.")
+    return {"outcome": "escalated", "summary": "\n".join(lines)}
+
+
+async def done(state: LoopState) -> dict[str, Any]:
+    target = state["target"]
+    if state.get("outcome") != "fixed":
+        return {
+            "outcome": "healthy",
+            "summary": f"{_name(target)} shows no finding to heal; I changed nothing.",
+        }
+    lines = [f"Healed {_name(target)}: {state['finding'].get('summary', '')}"]
+    lines.extend(_attempt_lines(state))
+    return {"summary": "\n".join(lines)}
+
+
+async def approval(state: LoopState) -> dict[str, Any]:
+    """Wait, durably, for the person: the answer comes back as the resume value."""
+    answer = interrupt({"approval": state["approval"], "pending": state["pending"]})
+    if isinstance(answer, dict) and answer.get("state") == "approved":
+        return {"approval": ""}
+    pending = state["pending"]
+    assert pending is not None
+    ended = answer.get("state") if isinstance(answer, dict) else answer
+    refusal = f"the approval request {state['approval']} ended {ended}"
+    attempt = Attempt(
+        fix=pending["fix"]["title"], applied=None, verdict="refused", evidence=[refusal], undone=""
+    )
+    return {
+        "approval": "",
+        "pending": None,
+        "attempts": [attempt],
+        "index": state.get("index", 0) + 1,
+    }
+
+
+def after_approval(state: LoopState) -> Literal["mutate", "plan", "escalate"]:
+    return "mutate" if state.get("pending") else after_recommend(state)
+
+
+def after_mutate_or_wait(state: LoopState) -> Literal["approval", "validate", "plan", "escalate"]:
+    return "approval" if state.get("approval") else after_mutate(state)
+
+
+async def _remember(
+    state: LoopState, runtime: Runtime[LoopContext], fix: str, outcome: str
+) -> None:
+    if runtime.store is None:
+        return
+    finding, target = state["finding"], state["target"]
+    attempt = len(state.get("attempts", []))
+    await memory.remember(
+        runtime.store,
+        runtime.context.agent,
+        memory.Incident(
+            fingerprint=state["fingerprint"],
+            code=finding["code"],
+            target=_name(target),
+            summary=finding.get("summary", ""),
+            fix=fix,
+            thread=f"{runtime.context.thread}#{attempt}",
+            at=memory.now(),
+            outcome=outcome,
+        ),
+    )
+
+
+def _attempt_lines(state: LoopState) -> list[str]:
+    lines = []
+    ranked = {r["fix"]["title"]: r for r in state.get("fixes", [])}
+    for n, a in enumerate(state.get("attempts", []), 1):
+        rank = ranked.get(a["fix"])
+        lines.append(
+            f"Attempt {n}: {a['fix']} -> {a['verdict']}"
+            + (f" (ranked by {rank['reason']})" if rank else "")
+        )
+        if a["applied"]:
+            lines.extend(f"  {note}" for note in a["applied"]["notes"])
+        lines.extend(f"  {line}" for line in a["evidence"])
+        if a["undone"]:
+            lines.append(f"  undone: {a['undone']}")
+    return lines
+
+
+def _next_usable(state: LoopState, index: int) -> int:
+    fixes = state.get("fixes", [])
+    while index < len(fixes) and not fixes[index]["usable"]:
+        index += 1
+    return index
+
+
+def _concerns(finding: dict[str, Any], target: Target) -> bool:
+    ref = finding.get("ref") or {}
+    if ref.get("kind") == target["kind"] and ref.get("name") == target["name"]:
+        return True
+    return any(
+        r.get("kind") == target["kind"] and r.get("name") == target["name"]
+        for r in finding.get("related", [])
+    )
+
+
+async def _manifest(toolbox: Toolbox, target: Target) -> dict[str, Any]:
+    if not toolbox.has("find_manifest"):
+        return {}
+    found = await toolbox.call(
+        "find_manifest", kind=target["kind"], name=target["name"], namespace=target["namespace"]
+    )
+    hits = [h for h in found.get("found", []) if "rendered_by" not in h]
+    return dict(hits[0]) if hits else {}
+
+
+def _name(target: Target) -> str:
+    return f"{target['kind']} {target['name']} in {target['namespace']}"
+
+
+builder = StateGraph(LoopState, context_schema=LoopContext)
+builder.add_node("learn", learn)
+builder.add_node("recommend", recommend)
+builder.add_node("plan", plan)
+builder.add_node("mutate", mutate)
+builder.add_node("approval", approval)
+builder.add_node("validate", check)
+builder.add_node("rollback", rollback)
+builder.add_node("escalate", escalate)
+builder.add_node("done", done)
+builder.add_edge(START, "learn")
+builder.add_conditional_edges("learn", after_learn)
+builder.add_conditional_edges("recommend", after_recommend)
+builder.add_edge("plan", "mutate")
+builder.add_conditional_edges("mutate", after_mutate_or_wait)
+builder.add_conditional_edges("approval", after_approval)
+builder.add_conditional_edges("validate", after_validate)
+builder.add_conditional_edges("rollback", after_recommend)
+builder.add_edge("escalate", END)
+builder.add_edge("done", END)

@@ -1,0 +1,238 @@
+"""Carrying out one fix, and undoing it: through GitOps for a git-managed object, through the
+kube server's gated write tools otherwise. Idempotent by key, so a run that crashed halfway
+finishes the same mutation instead of starting a second one.
+
+GitOps: the policy store is asked first (`propose` with via=pull-request: the decision and its
+evaluation land in the audit log); only an approved decision lets the loop approve and merge
+its own pull request, and the review says which proposal allowed it. An escalated decision is
+a person's call (`NeedsApproval`: the graph waits durably for the request to end). The fix's
+patch becomes field edits of the manifest (`edits_of`), so the PR changes exactly those fields
+and keeps comments. The PR's branch is the idempotency key: on resume an existing PR with that
+head is reused, a merged one is not merged again, and the real sync runs only when its dry run
+still shows the object changing.
+
+Direct: the fix's steps go to the kube server, whose policy gate judges each and audits it; a
+refusal is a `Refused` with the gate's words. The revision before the change is noted, so undo
+returns exactly there.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agents.runtime.errors import AgentError, ToolFailed
+from agents.runtime.loop.state import Applied, Pending, Target
+from agents.runtime.toolbox import Toolbox
+
+LABEL = "kubecrew-heal"
+
+
+class Refused(AgentError):
+    """Policy (or a server's gate) would not let the fix through; the message says why."""
+
+
+class NeedsApproval(AgentError):
+    """The policy store asked a person: `request` is the approval request's id."""
+
+    def __init__(self, message: str, *, proposal: str, request: str) -> None:
+        super().__init__(message)
+        self.proposal, self.request = proposal, request
+
+
+def edits_of(patch: dict[str, Any], prefix: str = "") -> list[dict[str, Any]]:
+    """A strategic or merge patch as manifest field edits: lists of named items (containers)
+    are merged by name, as the API server merges them; None deletes a field."""
+    edits: list[dict[str, Any]] = []
+    for key, value in patch.items():
+        path = f"{prefix}.{key}" if prefix else key
+        if isinstance(value, dict):
+            edits.extend(edits_of(value, path))
+        elif (
+            isinstance(value, list)
+            and value
+            and all(isinstance(v, dict) and "name" in v for v in value)
+        ):
+            for item in value:
+                rest = {k: v for k, v in item.items() if k != "name"}
+                edits.extend(edits_of(rest, f"{path}[name={item['name']}]"))
+        elif value is None:
+            edits.append({"path": path, "delete": True})
+        else:
+            edits.append({"path": path, "value": value})
+    return edits
+
+
+def action_target(target: Target) -> str:
+    return f"{target['kind'].lower()}/{target['name']}"
+
+
+async def decide(toolbox: Toolbox, target: Target, fix: dict[str, Any], *, via: str) -> str:
+    """The approved proposal's id for this change, or Refused / NeedsApproval."""
+    decided = await toolbox.call(
+        "propose",
+        action="patch",
+        target=action_target(target),
+        namespace=target["namespace"],
+        via=via,
+        rationale=f"heal {target['kind']} {target['name']}: {fix['title']} "
+        f"({fix['expected_effect']})",
+        risk=fix.get("risk") or "low",
+    )
+    decision = decided.get("decision") or {}
+    approval = decided.get("approval") or {}
+    if approval and approval.get("state") == "pending":
+        raise NeedsApproval(
+            decided.get("next", "a person decides"),
+            proposal=decided["proposal"],
+            request=approval["id"],
+        )
+    if decision.get("outcome") != "approved":
+        reasons = "; ".join(decision.get("reasons") or []) or decided.get("next", "")
+        raise Refused(
+            f"policy did not approve {fix['title']!r} "
+            f"({decision.get('outcome', 'undecided')}): {reasons}"
+        )
+    return str(decided["proposal"])
+
+
+async def apply_gitops(
+    toolbox: Toolbox, pending: Pending, target: Target, managed: dict[str, Any], *, agent: str
+) -> Applied:
+    key, fix, proposal = pending["key"], pending["fix"], pending["proposal"]
+    notes: list[str] = []
+    pr = await find_pr(toolbox, key)
+    if pr is None:
+        opened = await toolbox.call(
+            "propose_change",
+            title=f"Heal {target['kind']} {target['name']}: {fix['title']}"[:200],
+            path=managed["file"],
+            kind=target["kind"],
+            name=target["name"],
+            edits=edits_of(fix["patch"]),
+            body=_body(fix, proposal),
+            labels=[LABEL],
+            branch=key,
+        )
+        pr = {"number": opened["number"], "state": "open"}
+        notes.append(f"opened PR #{pr['number']} on branch {key}")
+    else:
+        notes.append(f"PR #{pr['number']} on branch {key} already existed ({pr['state']}): reused")
+    number = int(pr["number"])
+    if pr["state"] == "open":
+        await toolbox.call(
+            "review_pr",
+            number=number,
+            verdict="approve",
+            author=agent,
+            body=f"Merged automatically: policy approved it (proposal {proposal}, "
+            "via pull request).",
+        )
+        await toolbox.call("merge_pr", number=number)
+        notes.append(f"merged PR #{number} (policy: proposal {proposal})")
+    elif pr["state"] != "merged":
+        raise Refused(f"PR #{number} on branch {key} is {pr['state']}; it was closed by someone")
+    detail = await toolbox.call("get_pr", number=number)
+    notes.extend(await sync_change(toolbox, target))
+    return Applied(
+        channel="gitops",
+        key=key,
+        pr=number,
+        merge_commit=str(detail["pr"].get("merge_commit") or ""),
+        proposal=proposal,
+        revision="",
+        notes=notes,
+    )
+
+
+async def sync_change(toolbox: Toolbox, target: Target) -> list[str]:
+    """Sync after a dry run that shows what changes; nothing to change means already synced."""
+    planned = await toolbox.call("sync", dry_run=True)
+    if "deferred_to" in planned:
+        done = await toolbox.call("sync", dry_run=False, wait_seconds=120)
+        return [f"sync deferred to {done['deferred_to']}: synced={done.get('synced')}"]
+    changing = [o for o in planned.get("objects", []) if o.get("action") not in ("unchanged",)]
+    if not planned.get("ok"):
+        raise Refused(f"sync dry run failed: {planned.get('summary')}; {planned.get('notes')}")
+    if not changing:
+        return [
+            f"sync dry run at {str(planned.get('commit'))[:12]}: nothing to change (already synced)"
+        ]
+    done = await toolbox.call("sync", dry_run=False)
+    if not done.get("ok"):
+        raise Refused(f"sync failed: {done.get('summary')}")
+    what = ", ".join(f"{o['kind']} {o['name']} {o['action']}" for o in changing)
+    return [f"synced {str(done.get('commit'))[:12]} after a dry run ({what})"]
+
+
+async def find_pr(toolbox: Toolbox, branch: str) -> dict[str, Any] | None:
+    listed = await toolbox.call("list_prs", state="all", limit=100)
+    return next((p for p in listed.get("prs", []) if p.get("head") == branch), None)
+
+
+async def apply_direct(toolbox: Toolbox, pending: Pending, target: Target) -> Applied:
+    fix = pending["fix"]
+    before = ""
+    if target["kind"] == "Deployment":
+        status = await toolbox.call(
+            "rollout_status", name=target["name"], namespace=target["namespace"]
+        )
+        before = str(status.get("revision") or "")
+    notes = []
+    for step in fix["steps"]:
+        extra = {"proposal": pending["proposal"]} if pending["proposal"] else {}
+        try:
+            await toolbox.call(step["tool"], **step["arguments"], **extra)
+        except ToolFailed as exc:
+            if (
+                "permission" in exc.reason.lower()
+                or "refused" in exc.reason.lower()
+                or "polic" in exc.reason.lower()
+            ):
+                raise Refused(exc.reason) from exc
+            raise
+        notes.append(f"called {step['tool']} (gated and audited by the kube server)")
+    return Applied(
+        channel="direct",
+        key=pending["key"],
+        pr=0,
+        merge_commit="",
+        proposal=pending["proposal"],
+        revision=before,
+        notes=notes,
+    )
+
+
+async def undo(toolbox: Toolbox, applied: Applied, target: Target, *, agent: str) -> str:
+    """Put back what the attempt changed: a revert PR merged and synced, or a rollout undo."""
+    if applied["channel"] == "gitops":
+        reverted = await toolbox.call("revert_pr", number=applied["pr"])
+        number = int(reverted["number"])
+        await toolbox.call(
+            "review_pr",
+            number=number,
+            verdict="approve",
+            author=agent,
+            body=f"Validation of #{applied['pr']} failed: reverting it.",
+        )
+        await toolbox.call("merge_pr", number=number)
+        synced = await sync_change(toolbox, target)
+        return f"reverted PR #{applied['pr']} by PR #{number}; {'; '.join(synced)}"
+    if target["kind"] == "Deployment" and applied["revision"]:
+        await toolbox.call(
+            "rollout_undo",
+            name=target["name"],
+            namespace=target["namespace"],
+            to_revision=int(applied["revision"]),
+        )
+        return f"rolled Deployment {target['name']} back to revision {applied['revision']}"
+    return "nothing to undo: the change had no revision to return to"
+
+
+def _body(fix: dict[str, Any], proposal: str) -> str:
+    evidence = "\n".join(f"- {line}" for line in fix.get("evidence", []))
+    return (
+        f"{fix['title']}.\n\nExpected effect: {fix['expected_effect']}\nRisk: {fix['risk']} "
+        f"({fix.get('risk_note', '')})\n\nEvidence:\n{evidence}\n\nPolicy: proposal {proposal}.\n"
+        "Opened by the kubecrew remediation loop; it validates the change after sync and "
+        "reverts it if the workload does not recover."
+    )

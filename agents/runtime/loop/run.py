@@ -1,0 +1,72 @@
+"""Running the loop graph on one thread: compiled with the agent's checkpointer and store, so a
+run stopped by a crash, an interrupt or a pending approval resumes where it stopped.
+
+`heal_run` starts a run for a target (or, target None, resumes the thread); `resume` carries
+an approval's end into a run waiting at the `approval` node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, cast
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Command
+
+from agents.runtime.loop.graph import LoopContext, builder
+from agents.runtime.loop.state import Attempt, LoopState, Target
+from agents.runtime.persistence import Durable
+
+
+@dataclass(frozen=True)
+class LoopResult:
+    thread: str
+    outcome: str  # "fixed", "healthy", "escalated"; empty while the run is not finished
+    summary: str
+    attempts: list[Attempt]
+    waiting_for: str  # the approval request id the run waits for, or empty
+    finished: bool
+    nodes: list[str] = field(default_factory=list)
+    state: dict[str, Any] = field(default_factory=dict)
+
+
+async def heal_run(
+    target: Target | None,
+    *,
+    context: LoopContext,
+    durable: Durable,
+    incident: str | None = None,
+    resume: Any = None,
+    on_node: Callable[[str], None] | None = None,
+) -> LoopResult:
+    graph = builder.compile(
+        checkpointer=durable.checkpointer, store=durable.store, name="remediation-loop"
+    )
+    config: RunnableConfig = {"configurable": {"thread_id": context.thread}}
+    payload: Any
+    if resume is not None:
+        payload = Command(resume=resume)
+    elif target is not None:
+        payload = {"target": target, "incident": incident or "", "attempts": []}
+    else:
+        payload = None
+    nodes: list[str] = []
+    async for update in graph.astream(payload, config, context=context, stream_mode="updates"):
+        for node in update:
+            if not node.startswith("__"):
+                nodes.append(node)
+                if on_node is not None:
+                    on_node(node)
+    snapshot = await graph.aget_state(config)
+    values = cast(LoopState, snapshot.values)
+    return LoopResult(
+        thread=context.thread,
+        outcome=values.get("outcome", "") if not snapshot.next else "",
+        summary=values.get("summary", ""),
+        attempts=list(values.get("attempts", [])),
+        waiting_for=values.get("approval", "") if snapshot.next else "",
+        finished=not snapshot.next,
+        nodes=nodes,
+        state=dict(values),
+    )

@@ -1,0 +1,208 @@
+"""Proving a fix held: the rollout completed, every pod is Ready and stayed so (no restart)
+for a soak period, the finding is gone from `diagnose`, and the golden signals are within
+bounds when a metrics server is configured.
+
+Time is the cluster's own: "now" is the newest node Lease renewal (kubelets renew every 10 s
+of their clock), and a pod has soaked when its Ready condition last changed at least
+`soak_seconds` before that. So a sandbox running ten times faster than life soaks ten times
+faster, and a real cluster soaks in real time, by one code path. A restart, or a rollout past
+its progress deadline, fails at once: waiting out the deadline only delays the rollback.
+Waiting polls the tools (`poll_seconds` of wall time apart) until the cluster clock passes the
+deadline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import anyio
+
+from agents.runtime.errors import ToolFailed
+from agents.runtime.loop.state import Target
+from agents.runtime.toolbox import Toolbox
+
+FATAL = "failed:"  # evidence that no amount of waiting cures: stop validating at once
+
+
+@dataclass(frozen=True)
+class LoopSettings:
+    soak_seconds: float = 30.0  # cluster seconds every pod stays Ready, unrestarted
+    deadline_seconds: float = 180.0  # cluster seconds a fix gets to roll out and soak
+    poll_seconds: float = 0.5  # wall seconds between looks
+    max_error_ratio: float = 0.05  # golden signals bound, when metrics are configured
+
+
+@dataclass
+class Verdict:
+    held: bool
+    evidence: list[str] = field(default_factory=list)
+
+
+async def cluster_now(toolbox: Toolbox) -> datetime | None:
+    leases = await toolbox.call(
+        "list_resources",
+        kind="leases",
+        namespace="kube-node-lease",
+        output="fields",
+        fields=["spec.renewTime"],
+        limit=500,
+    )
+    times = [_time(i.get("spec.renewTime")) for i in leases.get("items", [])]
+    known = [t for t in times if t is not None]
+    return max(known) if known else None
+
+
+async def validate(toolbox: Toolbox, target: Target, code: str, settings: LoopSettings) -> Verdict:
+    start = await cluster_now(toolbox)
+    verdict = Verdict(False)
+    while True:
+        verdict = await _look(toolbox, target, code, settings)
+        now = await cluster_now(toolbox)
+        if verdict.held:
+            return verdict
+        if verdict.evidence and verdict.evidence[-1].startswith(FATAL):
+            return verdict
+        if (
+            start is None
+            or now is None
+            or (now - start).total_seconds() > settings.deadline_seconds
+        ):
+            waited = f"{(now - start).total_seconds():.0f}" if start and now else "?"
+            verdict.evidence.append(f"not healthy after {waited} s of cluster time")
+            return verdict
+        await anyio.sleep(settings.poll_seconds)
+
+
+async def _look(toolbox: Toolbox, target: Target, code: str, settings: LoopSettings) -> Verdict:
+    name, namespace = target["name"], target["namespace"]
+    selector = await _selector(toolbox, target)
+    evidence = []
+    if target["kind"] == "Deployment":
+        status = await toolbox.call("rollout_status", name=name, namespace=namespace)
+        selector = await _newest(toolbox, target, selector, str(status.get("revision") or ""))
+        if status.get("failed"):
+            return Verdict(False, [f"{FATAL} the rollout: {status['message']}"])
+        if not status.get("done"):
+            crashing = await _soaked(toolbox, target, selector, settings)
+            waiting = f"rollout not complete: {status['message']}"
+            return Verdict(False, [waiting, crashing] if crashing.startswith(FATAL) else [waiting])
+        evidence = [f"rollout complete: {status['message']} (revision {status.get('revision')})"]
+    soaked = await _soaked(toolbox, target, selector, settings)
+    if soaked:
+        return Verdict(False, [*evidence, soaked])
+    evidence.append(
+        f"every pod Ready and unrestarted for {settings.soak_seconds:.0f} s of cluster time"
+    )
+    diagnosis = await toolbox.call(
+        "diagnose", namespace=namespace, kind=target["kind"].lower(), name=name
+    )
+    still = [f for f in diagnosis.get("findings", []) if f.get("code") == code]
+    if still:
+        return Verdict(
+            False, [*evidence, f"diagnose still finds {code}: {still[0].get('summary')}"]
+        )
+    evidence.append(f"diagnose no longer finds {code}")
+    if toolbox.has("golden_signals"):
+        signals = await _signals(toolbox, target, settings)
+        if signals.startswith("out of bounds"):
+            return Verdict(False, [*evidence, signals])
+        evidence.append(signals)
+    return Verdict(True, evidence)
+
+
+async def _soaked(toolbox: Toolbox, target: Target, selector: str, settings: LoopSettings) -> str:
+    """Empty when every pod of the workload has soaked; else what is not there yet."""
+    pods = await toolbox.call(
+        "list_resources",
+        kind="pods",
+        namespace=target["namespace"],
+        label_selector=selector,
+        output="fields",
+        fields=[
+            "metadata.deletionTimestamp",
+            "status.conditions",
+            "status.containerStatuses[*].restartCount",
+        ],
+        limit=500,
+    )
+    now = await cluster_now(toolbox)
+    live = [p for p in pods.get("items", []) if not p.get("metadata.deletionTimestamp")]
+    if not live or now is None:
+        return "no pods of the workload are running yet"
+    for pod in live:
+        restarts = sum(pod.get("status.containerStatuses[*].restartCount") or [0])
+        if restarts:
+            return f"{FATAL} pod {pod['name']} restarted {restarts} time(s): not stable"
+        ready: dict[str, Any] = next(
+            (c for c in pod.get("status.conditions") or [] if c.get("type") == "Ready"), {}
+        )
+        since = _time(ready.get("lastTransitionTime"))
+        if ready.get("status") != "True" or since is None:
+            return f"pod {pod['name']} is not Ready"
+        age = (now - since).total_seconds()
+        if age < settings.soak_seconds:
+            return (
+                f"pod {pod['name']} Ready for {max(age, 0):.0f} s of {settings.soak_seconds:.0f} s"
+            )
+    return ""
+
+
+async def _selector(toolbox: Toolbox, target: Target) -> str:
+    if target["kind"] == "Pod":
+        return ""
+    got = await toolbox.call(
+        "get_resource",
+        kind=target["kind"].lower(),
+        name=target["name"],
+        namespace=target["namespace"],
+        output="fields",
+        fields=["spec.selector.matchLabels"],
+    )
+    labels: dict[str, Any] = got.get("spec.selector.matchLabels") or {}
+    return ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+
+
+async def _signals(toolbox: Toolbox, target: Target, settings: LoopSettings) -> str:
+    try:
+        got = await toolbox.call(
+            "golden_signals", service=target["name"], namespace=target["namespace"]
+        )
+    except ToolFailed as exc:
+        return f"golden signals unavailable ({exc.reason}); judged by the cluster alone"
+    ratio = got.get("error_ratio")
+    if isinstance(ratio, int | float) and ratio > settings.max_error_ratio:
+        return f"out of bounds: error ratio {ratio:.3f} > {settings.max_error_ratio}"
+    return f"golden signals within bounds (error ratio {ratio})"
+
+
+async def _newest(toolbox: Toolbox, target: Target, selector: str, revision: str) -> str:
+    """The selector narrowed to the pods of the Deployment's current revision (its ReplicaSet's
+    pod-template-hash), so the old revision's crashing pods do not count against the fix."""
+    sets = await toolbox.call(
+        "list_resources",
+        kind="replicasets",
+        namespace=target["namespace"],
+        label_selector=selector,
+        output="fields",
+        fields=["metadata.annotations", "metadata.labels"],
+        limit=500,
+    )
+    for rs in sets.get("items", []):
+        annotations = rs.get("metadata.annotations") or {}
+        if annotations.get("deployment.kubernetes.io/revision") == revision:
+            hashed = (rs.get("metadata.labels") or {}).get("pod-template-hash")
+            if hashed:
+                return (
+                    f"{selector},pod-template-hash={hashed}"
+                    if selector
+                    else f"pod-template-hash={hashed}"
+                )
+    return selector
+
+
+def _time(value: Any) -> datetime | None:
+    if not isinstance(value, str) or not value:
+        return None
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
