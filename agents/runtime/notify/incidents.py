@@ -96,11 +96,12 @@ class Incidents:
             else:
                 self._db.execute(
                     "UPDATE incidents SET count = count + 1, last_seen = ?, summary = ?, "
+                    "finding = ?, "
                     "state = CASE WHEN state = 'resolved' THEN 'open' ELSE state END, "
                     "opened = opened + (state = 'resolved'), "
                     "source = CASE WHEN state = 'resolved' THEN ? ELSE source END "
                     "WHERE fingerprint = ?",
-                    (at, signal.summary, signal.source, signal.fingerprint),
+                    (at, signal.summary, signal.finding, signal.source, signal.fingerprint),
                 )
             self._db.execute("COMMIT")
         except BaseException:

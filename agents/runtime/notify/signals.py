@@ -1,10 +1,10 @@
 """Signals: one observation that something is wrong, named by the incident it belongs to.
 
-An incident is a workload and a class of failure: ten BackOff events of web's pods, a `diagnose`
-finding on Deployment web and a restarted watcher listing the same events again are all
-"CrashLoopBackOff on Deployment shop/web". So the fingerprint is built from the workload that owns
-the pods (the kube server resolves it) and a finding class that uses `diagnose`'s codes, so the
-watch and the patrol name the same incident the same way. An Alertmanager alert names its
+An incident is a workload in trouble: ten BackOff events of web's pods, a `diagnose` finding on
+Deployment web and a restarted watcher listing the same events again are all one incident on
+Deployment shop/web. So the fingerprint is the workload that owns the pods (the kube server
+resolves it), and the finding class (`diagnose`'s codes, so the watch and the patrol use the same
+words) says what the latest signal saw. An Alertmanager alert names its
 workload by the usual kube-state-metrics labels; with none, the alert itself is the subject.
 
 This module only translates; it knows nothing of storage, MCP sessions or HTTP.
@@ -42,7 +42,12 @@ class Signal:
 
     @property
     def fingerprint(self) -> str:
-        return f"{self.kind}/{self.namespace}/{self.name}/{self.finding}"
+        """A workload has one incident at a time, whatever the watch or the patrol calls its
+        failure first (a rollout's DeploymentUnavailable and the crash loop behind it are one
+        incident; `finding` follows the latest signal). An alert is an incident of its own:
+        Alertmanager knows its rule and resolves it."""
+        subject = f"{self.kind}/{self.namespace}/{self.name}"
+        return f"{subject}/{self.finding}" if self.source == "alertmanager" else subject
 
 
 def finding_of(reason: str, message: str) -> str:
