@@ -12,26 +12,41 @@ minimum-replicas rule. Used by `gate`; knows nothing of policies' verdicts or th
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import yaml
 
-from mcp_servers.common.errors import InvalidArgument
+from mcp_servers.common.errors import InvalidArgument, ToolError
 from mcp_servers.kube import drain
 from mcp_servers.kube.connection import Api, Json
 from mcp_servers.kube.settings import KubeSettings
-from mcp_servers.kube.writes import Target, Writes
+from mcp_servers.kube.writes import (
+    APPLY_PATCH,
+    CONTENT_TYPES,
+    MANAGER,
+    PatchType,
+    Target,
+    Writes,
+    parse_patch,
+)
 from mcp_servers.policy.actions import Action, ReplicaChange, TargetRef
 from mcp_servers.policy.documents.common import ActionType
 
 
 @dataclass(frozen=True)
 class Planned:
-    """One action a call makes, with the live object it acts on (None: it does not exist yet)."""
+    """One action a call makes, with the live object it acts on (None: it does not exist yet)
+    and, for apply and patch, the object as the write would leave it (a server-side dry run):
+    what the policies judge, so a manifest cannot widen what the live object is judged by."""
 
     action: Action
     live: Json | None
+    after: Json | None = None
+
+    @property
+    def judged(self) -> Json | None:
+        return self.after if self.after is not None else self.live
 
 
 Planner = Callable[[Writes, Api, KubeSettings, Mapping[str, Any]], list[Planned]]
@@ -72,7 +87,7 @@ def _action(
 
 
 def _with_replicas(
-    target: Target, live: Json | None, kind: ActionType, to: object
+    target: Target, live: Json | None, kind: ActionType, to: object, after: Json | None
 ) -> list[Planned]:
     """The action, plus a scale when it sets a new replica count: a patch or a manifest must not
     get around the capacity rules that judge a scale."""
@@ -80,7 +95,19 @@ def _with_replicas(
     current = ((live or {}).get("spec") or {}).get("replicas")
     if isinstance(to, int) and not isinstance(to, bool) and to != current:
         planned.append(_action("scale", target, live, to=to))
-    return planned
+    return [replace(each, after=after) for each in planned]
+
+
+def _dry_run(
+    writes: Writes, api: Api, target: Target, *, body: Any, content_type: str, query: Json
+) -> Json | None:
+    """The object as the write would leave it; None when the server refuses the dry run (the
+    write itself then fails the same way, after the gate)."""
+    try:
+        return writes.preview(api, target, "PATCH", body=body, content_type=content_type,
+                              query=query)  # fmt: skip
+    except ToolError:
+        return None
 
 
 def _scale(writes: Writes, api: Api, _: KubeSettings, a: Mapping[str, Any]) -> list[Planned]:
@@ -90,7 +117,12 @@ def _scale(writes: Writes, api: Api, _: KubeSettings, a: Mapping[str, Any]) -> l
 
 def _patch(writes: Writes, api: Api, _: KubeSettings, a: Mapping[str, Any]) -> list[Planned]:
     target, live = _on(writes, api, a["kind"], a["name"], a.get("namespace"))
-    return _with_replicas(target, live, "patch", _patched_replicas(a["patch"]))
+    patch_type: PatchType = a.get("patch_type") or "strategic"
+    after = _dry_run(
+        writes, api, target, body=parse_patch(a["patch"], patch_type),
+        content_type=CONTENT_TYPES[patch_type], query={"fieldManager": MANAGER},
+    )  # fmt: skip
+    return _with_replicas(target, live, "patch", _patched_replicas(a["patch"]), after)
 
 
 def _patched_replicas(patch: object) -> object:
@@ -170,8 +202,19 @@ def _apply(writes: Writes, api: Api, _: KubeSettings, a: Mapping[str, Any]) -> l
         qualified = f"{resource.plural}.{resource.group}" if resource.group else resource.plural
         namespace = metadata.get("namespace") or a.get("namespace")
         target, live = _on(writes, api, qualified, str(metadata["name"]), namespace)
+        placed = {**doc, "metadata": {**metadata, "namespace": target.namespace}}
+        if not target.namespace:
+            placed = doc
+        after = _dry_run(
+            writes, api, target, body=placed, content_type=APPLY_PATCH,
+            query={"fieldManager": MANAGER, "force": bool(a.get("force"))},
+        )  # fmt: skip
+        # A new object in a namespace this manifest creates cannot be dry-run yet: judge the
+        # manifest itself, which is what the object will be.
         spec = _mapping(doc.get("spec"))
-        planned += _with_replicas(target, live, "apply", spec.get("replicas"))
+        planned += _with_replicas(
+            target, live, "apply", spec.get("replicas"), after if after is not None else placed
+        )
     return planned
 
 

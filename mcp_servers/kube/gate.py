@@ -151,7 +151,7 @@ class Gate:
         if planned.action.pods is not None:
             metrics[EVICTIONS_METRIC] = float(self._evictions_since(now - timedelta(hours=1)))
         return EvaluationRequest(
-            action=planned.action, target=planned.live, metrics=metrics, now=now
+            action=planned.action, target=planned.judged, metrics=metrics, now=now
         )
 
     def _evictions_since(self, since: datetime) -> int:

@@ -32,6 +32,7 @@ PatchType = Literal["strategic", "merge", "json"]
 Propagation = Literal["Background", "Foreground", "Orphan"]
 
 MANAGER = "kubecrew"
+APPLY_PATCH = "application/apply-patch+yaml"  # server-side apply
 MAX_DOCUMENTS = 20
 CHANGE_LIMIT = 100
 RETRIES = 3
@@ -117,16 +118,31 @@ class Writes:
         """Dry-run `method target` with `body`, diff, and (unless `dry_run`) do it for real."""
         before = self.current(api, target) if before is None else before
         query = dict(query or {})
-        preview = api.request(
-            method, target.path, query={**query, "dryRun": "All"}, body=body,
-            content_type=content_type, what=target.what,
-        )  # fmt: skip
+        preview = self.preview(api, target, method, body=body, content_type=content_type,
+                               query=query)  # fmt: skip
         if not dry_run:
             preview = api.request(
                 method, target.path, query=query, body=body, content_type=content_type,
                 what=target.what,
             )  # fmt: skip
         return result(target, before, preview, dry_run=dry_run, note=note)
+
+    def preview(
+        self,
+        api: Api,
+        target: Target,
+        method: str,
+        *,
+        body: Any,
+        content_type: str = "application/json",
+        query: dict[str, Any] | None = None,
+    ) -> Json:
+        """The object as `method target` would leave it, from a server-side dry run: admission,
+        defaulting and validation applied, nothing changed."""
+        return api.request(
+            method, target.path, query={**(query or {}), "dryRun": "All"}, body=body,
+            content_type=content_type, what=target.what,
+        )  # fmt: skip
 
     # -- the writes --------------------------------------------------------------------------
 
@@ -146,7 +162,7 @@ class Writes:
 
         def send(batch: list[tuple[Target, Json]], dry: bool) -> list[Json]:
             return [
-                self.change(api, t, "PATCH", body=d, content_type="application/apply-patch+yaml",
+                self.change(api, t, "PATCH", body=d, content_type=APPLY_PATCH,
                             query=query, dry_run=dry)
                 for t, d in batch
             ]  # fmt: skip
@@ -207,7 +223,7 @@ class Writes:
         dry_run: bool = False,
         context: str | None = None,
     ) -> Json:
-        body = _parse_patch(patch, patch_type)
+        body = parse_patch(patch, patch_type)
         api = self.api(context)
         target = self.target(api, kind, name, namespace)
         return self.change(
@@ -378,7 +394,7 @@ def _documents(manifest: str) -> list[Json]:
     return items
 
 
-def _parse_patch(patch: Json | list[Any] | str, patch_type: PatchType) -> Json | list[Any]:
+def parse_patch(patch: Json | list[Any] | str, patch_type: PatchType) -> Json | list[Any]:
     parsed: Any = patch
     if isinstance(patch, str):
         try:

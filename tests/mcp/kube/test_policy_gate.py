@@ -14,6 +14,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import yaml
 from mcp import ClientSession
 from mcp.types import CallToolResult, TextContent
 
@@ -210,3 +211,46 @@ def proposed_id(store: Path) -> str:
         return proposal.id
     finally:
         opened.close()
+
+
+EGRESS = """\
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: egress, namespace: shop}
+spec:
+  podSelector: {}
+  policyTypes: [Egress]
+  egress:
+    - to: [{ipBlock: {cidr: 203.0.113.0/24}}]
+      ports: [{protocol: TCP, port: 443}]
+"""
+ANYWHERE = {"to": [{"ipBlock": {"cidr": "0.0.0.0/0"}}], "ports": [{"protocol": "TCP", "port": 443}]}
+ALLOWED = "EgressPolicy shop-egress / rule allowed-destinations"
+
+
+def test_a_write_is_judged_by_the_object_it_leaves_not_the_one_it_replaces(
+    sandbox: Sandbox, kubectl: Kubectl, tmp_path: Path
+) -> None:
+    """A NetworkPolicy that is compliant live cannot be widened by an apply or a patch: the gate
+    judges the server's dry run of the write, not the live object."""
+    kubectl("create", "namespace", "shop")
+    store = tmp_path / "store.sqlite"
+    widened = yaml.safe_load(EGRESS)
+    widened["spec"]["egress"].append(ANYWHERE)
+
+    async def go() -> None:
+        async with stdio_session(kube_command(sandbox, store), tmp_path / "kube.log") as session:
+            kube = Tools(session)
+            applied = await kube("apply", manifest=EGRESS)
+            assert applied["policy"]["verdict"] == "allow"
+            refused = await kube.refused("apply", manifest=yaml.safe_dump(widened))
+            assert ALLOWED in refused and "0.0.0.0/0" in refused
+            patched = await kube.refused(
+                "patch", kind="networkpolicy", name="egress", namespace="shop",
+                patch={"spec": {"egress": widened["spec"]["egress"]}}, patch_type="merge",
+            )  # fmt: skip
+            assert ALLOWED in patched
+
+    run(go)
+    live = kubectl.json("get", "networkpolicy/egress", "-n", "shop")
+    assert live["spec"]["egress"] == yaml.safe_load(EGRESS)["spec"]["egress"]
