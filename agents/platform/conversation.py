@@ -1,0 +1,79 @@
+"""One conversation with the Platform agent, wired: tools, brain, role, skills, durable state.
+
+The same shape as the other agents' (`agents.cluster_operator.conversation`), plus the teams'
+GitOps repositories: `repos` maps a repository id (the `kubecrew.io/gitops-repo` label the sync
+stamps on what it applies) to that repository's gitops server settings, and each gets a toolbox
+of its own, since one gitops server serves one repository. `propagate()` is the procedure (run
+on a schedule or when an EgressPolicy changes); `ask(question)` answers compliance questions.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agents.platform.graph import AGENT, Context, Outcome, run
+from agents.runtime.brain import Planner
+from agents.runtime.errors import first_agent_error
+from agents.runtime.persistence import Durable, agent_home, open_durable
+from agents.runtime.roles import load_role
+from agents.runtime.skills import skills_for
+from agents.runtime.toolbox import OnCall, Servers, Toolbox, open_toolbox
+
+if TYPE_CHECKING:
+    from mcp_servers.gitops.settings import GitopsSettings
+
+OnNode = Callable[[str], None]
+
+
+class Conversation:
+    def __init__(self, context: Context, durable: Durable) -> None:
+        self.context = context
+        self.durable = durable
+
+    @property
+    def toolbox(self) -> Toolbox:
+        return self.context.toolbox
+
+    async def propagate(self, *, on_node: OnNode | None = None) -> Outcome:
+        return await run(
+            {"task": "propagate"}, context=self.context, durable=self.durable, on_node=on_node
+        )
+
+    async def ask(self, question: str, *, on_node: OnNode | None = None) -> Outcome:
+        return await run(
+            {"question": question}, context=self.context, durable=self.durable, on_node=on_node
+        )
+
+
+@asynccontextmanager
+async def conversation(
+    servers: Servers,
+    planner: Planner,
+    *,
+    repos: Mapping[str, GitopsSettings] | None = None,
+    home: Path | None = None,
+    thread: str | None = None,
+    on_call: OnCall | None = None,
+) -> AsyncIterator[Conversation]:
+    role = load_role(AGENT)
+    skills = tuple(skills_for(AGENT))
+    try:
+        async with AsyncExitStack() as stack:
+            toolbox = await stack.enter_async_context(open_toolbox(role, servers, on_call=on_call))
+            opened: dict[str, Toolbox] = {}
+            for repo_id, settings in (repos or {}).items():
+                opened[repo_id] = await stack.enter_async_context(
+                    open_toolbox(role, Servers(gitops=settings), on_call=on_call)
+                )
+            durable = await stack.enter_async_context(open_durable(home or agent_home(AGENT)))
+            context = Context(toolbox, planner, role, skills, thread or uuid.uuid4().hex, opened)
+            yield Conversation(context, durable)
+    except BaseExceptionGroup as group:  # the MCP sessions' task groups wrap what we raised
+        found = first_agent_error(group)
+        if found is None:
+            raise
+        raise found from group

@@ -1,0 +1,129 @@
+"""The Platform graph: understand -> (propagate | compliance | clarify) -> END.
+
+- understand: a procedure run (`propagate`, on a schedule or when an EgressPolicy changes)
+  arrives with its task set; a question is read as a compliance question ("which namespaces are
+  not compliant with the egress policy?") or answered with what the agent can do.
+- propagate: render, deliver and confirm every covered namespace (`propagation`).
+- compliance: the same confirmation from live state, changing nothing.
+
+Tools, brain, role and the team repositories' toolboxes travel in the run's `Context`; the
+state holds only JSON, checkpointed per thread. This slice runs the deterministic brain only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
+
+from agents.platform import propagation, report
+from agents.platform.state import PlatformState, Task
+from agents.runtime.brain import Planner
+from agents.runtime.persistence import Durable
+from agents.runtime.roles import Role
+from agents.runtime.skills import Skill
+from agents.runtime.toolbox import Toolbox
+
+AGENT = "platform"
+UNSUPPORTED = (
+    "I look after org policy. Ask me 'which namespaces are not compliant with the egress "
+    "policy?', or run a propagation (`propagate`) to render, deliver and confirm it."
+)
+_EGRESS = re.compile(r"\b(egress|network ?polic(y|ies)|netpol)\b", re.IGNORECASE)
+_STATE = re.compile(r"\b(complian\w*|enforc\w*|in force|missing|drift\w*)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Context:
+    toolbox: Toolbox  # kube and policy servers
+    planner: Planner
+    role: Role
+    skills: tuple[Skill, ...]
+    thread: str
+    repos: Mapping[str, Toolbox] = field(default_factory=dict)  # repo id -> its gitops tools
+
+
+def read_question(question: str) -> Task:
+    if _EGRESS.search(question) or _STATE.search(question):
+        return "compliance"
+    return "unsupported"
+
+
+async def understand(state: PlatformState) -> dict[str, Any]:
+    if state.get("task") == "propagate":
+        return {}
+    return {"task": read_question(state.get("question", ""))}
+
+
+def route(state: PlatformState) -> Literal["propagate", "compliance", "clarify"]:
+    task = state.get("task", "unsupported")
+    return "clarify" if task == "unsupported" else cast(Any, task)
+
+
+async def propagate(state: PlatformState, runtime: Runtime[Context]) -> dict[str, Any]:
+    done = await propagation.propagate(runtime.context.toolbox, runtime.context.repos)
+    return {"result": dict(done), "answer": report.propagation(done)}
+
+
+async def compliance(state: PlatformState, runtime: Runtime[Context]) -> dict[str, Any]:
+    found = await propagation.propagate(
+        runtime.context.toolbox, runtime.context.repos, deliver=False
+    )
+    return {"result": dict(found), "answer": report.propagation(found)}
+
+
+async def clarify(state: PlatformState) -> dict[str, Any]:
+    return {"result": {}, "answer": UNSUPPORTED}
+
+
+builder = StateGraph(PlatformState, context_schema=Context)
+builder.add_node("understand", understand)
+builder.add_node("propagate", propagate)
+builder.add_node("compliance", compliance)
+builder.add_node("clarify", clarify)
+builder.add_edge(START, "understand")
+builder.add_conditional_edges("understand", route)
+for _name in ("propagate", "compliance", "clarify"):
+    builder.add_edge(_name, END)
+
+
+def compile_graph(durable: Durable) -> CompiledStateGraph[PlatformState, Context, Any, Any]:
+    return builder.compile(checkpointer=durable.checkpointer, store=durable.store, name=AGENT)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    thread: str
+    task: str
+    answer: str
+    result: dict[str, Any]
+
+
+async def run(
+    payload: PlatformState,
+    *,
+    context: Context,
+    durable: Durable,
+    on_node: Callable[[str], None] | None = None,
+) -> Outcome:
+    """One request on the context's thread: a procedure (task set) or a question."""
+    graph = compile_graph(durable)
+    config: RunnableConfig = {"configurable": {"thread_id": context.thread}}
+    fresh: PlatformState = {"task": "unsupported", "question": "", **payload}
+    async for update in graph.astream(fresh, config, context=context, stream_mode="updates"):
+        for node in update:
+            if on_node is not None and not node.startswith("__"):
+                on_node(node)
+    values = cast(PlatformState, (await graph.aget_state(config)).values)
+    return Outcome(
+        thread=context.thread,
+        task=values.get("task", ""),
+        answer=values.get("answer", ""),
+        result=values.get("result", {}),
+    )
