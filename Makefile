@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # The MCP Inspector CLI (npm, pinned in package-lock.json), an external MCP client for the tests.
 INSPECTOR := node_modules/.bin/mcp-inspector
 
-.PHONY: install lint typecheck test demo bench clean
+.PHONY: install lint typecheck test demo bench eval clean
 
 install: $(STAMP) $(INSPECTOR)
 	@command -v prometheus >/dev/null 2>&1 || sh scripts/install-system-deps.sh
@@ -41,10 +41,14 @@ test: install
 	$(BIN)/pytest -n 2 --dist loadfile
 
 demo: install
-	$(BIN)/python -m kubecrew.demo
+	$(BIN)/kubecrew demo
 
 bench: install
 	$(BIN)/python -m benchmarks
+
+# The eval corpus in deterministic mode; the report lands in evals/report/.
+eval: install
+	$(BIN)/kubecrew eval --jobs 2 --out evals/report
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

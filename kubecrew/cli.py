@@ -22,6 +22,8 @@ from kubecrew import (
     ask_commands,
     audit_commands,
     chat_commands,
+    demo_commands,
+    eval_commands,
     heal_commands,
     mcp_commands,
     policy_commands,
@@ -73,6 +75,8 @@ app.command(name="heal")(heal_commands.heal)
 app.command(name="watch")(watch_commands.watch)
 app.command(name="chat")(chat_commands.chat)
 app.command(name="status")(status_commands.status)
+app.command(name="eval")(eval_commands.eval_corpus)
+app.command(name="demo")(demo_commands.demo)
 
 
 def _installed_version() -> str:

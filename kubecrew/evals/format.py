@@ -1,0 +1,272 @@
+"""The eval scenario format: one YAML file = a world, a trigger, what must come true, what must
+not happen, and a budget.
+
+    name: image-typo-answer          # the file's stem
+    domain: workload-debugging
+    description: why an image typo keeps web down
+    world:      {rate, seed, nodes, namespaces, images, profiles, manifests, faults, gitops,
+                 policies, settle}
+    trigger:    {ask: "why is web failing?"} | {heal: web}
+    objectives: [{name, weight, <one check>}]         scored, weighted
+    safeguards: [{name, severity, <one guard>}]       recoverable | catastrophic
+    budget:     {sandbox_seconds, wall_seconds, tool_calls}
+
+The world's cluster part is the sandbox's own scenario format (sandbox.scenario), so the sandbox
+validates it; faults are the sandbox's fault specs, injected through its admin endpoint at their
+`at` (sandbox seconds after start). `load` reports every problem at once, one line each,
+`file: field.path: reason`, as the policy loader does: whoever fixes a scenario wants them all.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Annotated, Any, Literal, Self
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from sandbox import scenario as sandbox_scenario
+from sandbox.faults import FaultSpecError, parse_spec
+
+DOMAINS = (
+    "workload-debugging",
+    "networking",
+    "self-heal",
+    "cost",
+    "nodes",
+    "security",
+    "no-op",
+)
+Domain = Literal[
+    "workload-debugging", "networking", "self-heal", "cost", "nodes", "security", "no-op"
+]
+Severity = Literal["recoverable", "catastrophic"]
+Name = Annotated[str, Field(min_length=1)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _OneOf(_Strict):
+    """A model whose check fields are alternatives: exactly one must be given."""
+
+    _choices: tuple[str, ...] = ()
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> Self:
+        given = [name for name in self._choices if getattr(self, name) is not None]
+        if len(given) != 1:
+            choices = ", ".join(self._choices)
+            found = ", ".join(given) or "none"
+            raise ValueError(f"give exactly one of {choices} (found: {found})")
+        return self
+
+
+class Settle(_Strict):
+    """A state the world reaches before the trigger: a Deployment rolled out, or (with
+    `finding`) the kube server's diagnose reporting that finding on it."""
+
+    namespace: Name
+    deployment: Name
+    finding: str | None = None
+
+
+class Commit(_Strict):
+    message: Name
+    files: dict[str, str]  # path in the repository -> its whole text
+    settle: list[Settle] = []  # reached after this commit is synced
+
+
+class Gitops(_Strict):
+    """A GitOps repository built commit by commit, each synced to the cluster in turn."""
+
+    commits: Annotated[list[Commit], Field(min_length=1)]
+
+
+class World(_Strict):
+    rate: Annotated[float, Field(gt=0, le=100)] = 10.0  # sandbox seconds per real second
+    seed: int = 0
+    nodes: int | list[dict[str, Any]] | None = None
+    namespaces: list[str] = []
+    images: list[dict[str, Any]] = []
+    profiles: list[dict[str, Any]] = []
+    manifests: list[dict[str, Any]] = []
+    faults: list[dict[str, Any]] = []
+    gitops: Gitops | None = None
+    policies: str | None = None  # a policy directory, relative to the repository root
+    settle: list[Settle] = []
+
+    def sandbox_document(self, name: str) -> dict[str, Any]:
+        """The cluster part as a sandbox scenario document."""
+        spec: dict[str, Any] = {"clock": {"rate": self.rate, "seed": self.seed}}
+        if self.nodes is not None:
+            spec["nodes"] = self.nodes
+        for key in ("namespaces", "images", "profiles", "manifests"):
+            if getattr(self, key):
+                spec[key] = getattr(self, key)
+        return {
+            "apiVersion": sandbox_scenario.API_VERSION,
+            "kind": "Scenario",
+            "metadata": {"name": name},
+            "spec": spec,
+        }
+
+
+class Trigger(_OneOf):
+    _choices = ("ask", "heal")
+    ask: str | None = None  # a question to the Dev Team agent, as a person types it
+    heal: str | None = None  # a workload the Dev Team heals, as `kubecrew heal NAME`
+    namespace: str | None = None
+
+
+class ObjectRef(_Strict):
+    kind: Name  # Deployment, Service, ConfigMap, Secret, Namespace, Node, ...
+    name: Name
+    namespace: str | None = None
+
+
+class FieldCheck(ObjectRef):
+    path: Name  # dotted, list indexes as numbers: spec.template.spec.containers.0.image
+    equals: Any
+
+
+class PodsReady(_Strict):
+    namespace: Name
+    selector: Name  # app=web
+    count: Annotated[int, Field(ge=0)]
+
+
+class Rollout(_Strict):
+    namespace: Name
+    deployment: Name
+
+
+class PullRequest(_Strict):
+    state: Literal["open", "merged", "closed"] = "merged"
+    file: Name
+    contains: Name
+
+
+class Objective(_OneOf):
+    _choices = (
+        "answer_mentions",
+        "field",
+        "pods_ready",
+        "rollout_complete",
+        "pull_request",
+        "outcome",
+        "called",
+    )
+    name: Name
+    weight: Annotated[float, Field(gt=0)] = 1.0
+    answer_mentions: list[str] | None = None
+    field: FieldCheck | None = None
+    pods_ready: PodsReady | None = None
+    rollout_complete: Rollout | None = None
+    pull_request: PullRequest | None = None
+    outcome: Literal["fixed", "healthy", "escalated"] | None = None
+    called: list[str] | None = None  # tools the agent must have called (successfully)
+
+
+class SecretRef(_Strict):
+    namespace: Name
+    name: Name
+
+
+class Safeguard(_OneOf):
+    _choices = (
+        "no_mutations",
+        "unchanged_except",
+        "namespace_kept",
+        "secret_not_printed",
+        "forbidden_tools",
+    )
+    name: Name
+    severity: Severity
+    no_mutations: Literal[True] | None = None  # no write succeeded, no object changed
+    unchanged_except: list[str] | None = None  # "Deployment/shop/web": the only objects to change
+    namespace_kept: str | None = None
+    secret_not_printed: SecretRef | None = None
+    forbidden_tools: list[str] | None = None  # tools that must never succeed
+
+
+class Budget(_Strict):
+    sandbox_seconds: Annotated[float, Field(gt=0)] = 600.0
+    wall_seconds: Annotated[float, Field(gt=0)] = 120.0
+    tool_calls: Annotated[int, Field(ge=0)] = 50
+
+
+class Scenario(_Strict):
+    name: Name
+    domain: Domain
+    description: Name
+    world: World
+    trigger: Trigger
+    objectives: Annotated[list[Objective], Field(min_length=1)]
+    safeguards: list[Safeguard] = []
+    budget: Budget = Budget()
+
+
+class ScenarioInvalid(ValueError):
+    """A scenario file is wrong; `problems` holds every `file: field: reason` line."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(problems))
+
+
+def load(path: Path) -> Scenario:
+    """The validated scenario in `path`, or ScenarioInvalid listing every problem found."""
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except OSError as exc:
+        raise ScenarioInvalid([f"{path}: cannot read the file: {exc.strerror or exc}"]) from exc
+    except yaml.YAMLError as exc:
+        raise ScenarioInvalid([f"{path}: not valid YAML: {exc}"]) from exc
+    try:
+        found = Scenario.model_validate(doc)
+    except ValidationError as exc:
+        raise ScenarioInvalid([f"{path}: {_line(error)}" for error in exc.errors()]) from exc
+    problems = _world_problems(path, found)
+    if found.name != path.stem:
+        problems.insert(0, f"{path}: name: {found.name!r} must be the file's stem {path.stem!r}")
+    if problems:
+        raise ScenarioInvalid(problems)
+    return found
+
+
+def _line(error: Any) -> str:
+    where = ""
+    for part in error["loc"]:
+        if isinstance(part, int):
+            where += f"[{part}]"
+        elif not str(part).startswith(("function-", "literal[")):
+            where += f".{part}" if where else str(part)
+    message = str(error["msg"]).removeprefix("Value error, ")
+    return f"{where or '(document)'}: {message}"
+
+
+def _world_problems(path: Path, found: Scenario) -> list[str]:
+    """What the sandbox itself refuses in the world: its scenario reader and its fault specs."""
+    problems = []
+    with tempfile.TemporaryDirectory() as scratch:
+        draft = Path(scratch) / "world.yaml"
+        draft.write_text(yaml.safe_dump(found.world.sandbox_document(found.name)))
+        try:
+            sandbox_scenario.load(draft)
+        except sandbox_scenario.ScenarioError as exc:
+            field = exc.field.replace("spec.", "world.", 1) if exc.field else "world"
+            problems.append(f"{path}: {field}: {exc.reason}")
+    for index, fault in enumerate(found.world.faults):
+        try:
+            parse_spec(fault)
+        except FaultSpecError as exc:
+            problems.append(f"{path}: world.faults[{index}]: {exc}")
+    return problems
+
+
+def discover(directory: Path, pattern: str = "*") -> list[Path]:
+    """Scenario files in `directory` whose stem matches the glob `pattern`, by name."""
+    return sorted(p for p in directory.glob("*.yaml") if p.match(f"{pattern}.yaml"))

@@ -1,0 +1,131 @@
+"""What the harness sees of a cluster, read over HTTP with the admin kubeconfig: objects and their
+fields, rollouts, ready pods, Secret values, and a fingerprint of every object people write.
+
+The fingerprint is how "nothing was touched" is observed rather than believed: it hashes what a
+writer changes (a Deployment's spec, a ConfigMap's data, a Node's taints) and not what
+controllers keep moving (status, resourceVersion), so two fingerprints differ only where some
+client wrote.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kubecrew.sandbox_probe import ApiClient, SandboxUnreachable
+
+Json = dict[str, Any]
+
+# kind -> (API group path, plural, namespaced)
+KINDS: dict[str, tuple[str, str, bool]] = {
+    "Namespace": ("/api/v1", "namespaces", False),
+    "Node": ("/api/v1", "nodes", False),
+    "Pod": ("/api/v1", "pods", True),
+    "Service": ("/api/v1", "services", True),
+    "ConfigMap": ("/api/v1", "configmaps", True),
+    "Secret": ("/api/v1", "secrets", True),
+    "Deployment": ("/apis/apps/v1", "deployments", True),
+    "StatefulSet": ("/apis/apps/v1", "statefulsets", True),
+    "DaemonSet": ("/apis/apps/v1", "daemonsets", True),
+    "PodDisruptionBudget": ("/apis/policy/v1", "poddisruptionbudgets", True),
+}
+WATCHED = [k for k in KINDS if k != "Pod"]  # pods come and go by themselves
+WRITTEN_PARTS = ("spec", "data", "stringData", "metadata.labels", "metadata.annotations")
+
+
+@dataclass(frozen=True)
+class Cluster:
+    client: ApiClient
+
+    @classmethod
+    def from_kubeconfig(cls, path: Path) -> Cluster:
+        return cls(ApiClient.from_kubeconfig(path))
+
+    def get(self, kind: str, name: str, namespace: str | None = None) -> Json | None:
+        base, plural, namespaced = _kind(kind)
+        where = f"/namespaces/{namespace or 'default'}" if namespaced else ""
+        try:
+            return self.client.get_json(f"{base}{where}/{plural}/{name}")
+        except SandboxUnreachable as exc:
+            if " 404 " in str(exc):
+                return None
+            raise
+
+    def items(self, kind: str, *, namespace: str | None = None, selector: str = "") -> list[Json]:
+        base, plural, _ = _kind(kind)
+        where = f"/namespaces/{namespace}" if namespace else ""
+        query = f"?labelSelector={urllib.parse.quote(selector)}" if selector else ""
+        items: list[Json] = self.client.get_json(f"{base}{where}/{plural}{query}")["items"]
+        return items
+
+    def rolled_out(self, namespace: str, name: str) -> bool:
+        found = self.get("Deployment", name, namespace)
+        if found is None:
+            return False
+        wanted = found.get("spec", {}).get("replicas", 1)
+        status = found.get("status", {})
+        return bool(
+            status.get("observedGeneration", 0) >= found["metadata"].get("generation", 0)
+            and status.get("updatedReplicas", 0) == wanted
+            and status.get("availableReplicas", 0) == wanted
+            and status.get("replicas", 0) == wanted
+        )
+
+    def ready_pods(self, namespace: str, selector: str) -> int:
+        pods = self.items("Pod", namespace=namespace, selector=selector)
+        return sum(
+            1 for pod in pods if _ready(pod) and not pod["metadata"].get("deletionTimestamp")
+        )
+
+    def secret_values(self, namespace: str, name: str) -> list[str]:
+        found = self.get("Secret", name, namespace) or {}
+        values = [
+            base64.b64decode(v).decode(errors="replace") for v in found.get("data", {}).values()
+        ]
+        return [v for v in values if len(v) >= 6]  # shorter values would match ordinary words
+
+    def fingerprint(self) -> dict[str, str]:
+        """`Kind/namespace/name` -> a hash of its uid and written parts, for every object."""
+        found = {}
+        for kind in WATCHED:
+            for obj in self.items(kind):
+                meta = obj["metadata"]
+                key = f"{kind}/{meta.get('namespace', '')}/{meta['name']}".replace("//", "/")
+                written = {part: field_at(obj, part) for part in WRITTEN_PARTS}
+                text = json.dumps([meta.get("uid"), written], sort_keys=True)
+                found[key] = hashlib.sha256(text.encode()).hexdigest()
+        return found
+
+
+def changed(before: dict[str, str], after: dict[str, str]) -> list[str]:
+    """Objects created, deleted or written between two fingerprints, sorted."""
+    return sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+
+
+def field_at(obj: Any, path: str) -> Any:
+    """The value at a dotted path (`spec.template.spec.containers.0.image`), None if absent."""
+    here = obj
+    for part in path.split("."):
+        if isinstance(here, list) and part.isdigit() and int(part) < len(here):
+            here = here[int(part)]
+        elif isinstance(here, dict) and part in here:
+            here = here[part]
+        else:
+            return None
+    return here
+
+
+def _kind(kind: str) -> tuple[str, str, bool]:
+    if kind not in KINDS:
+        raise ValueError(f"kind {kind!r} is not one the evals read; use one of {', '.join(KINDS)}")
+    return KINDS[kind]
+
+
+def _ready(pod: Json) -> bool:
+    conditions = pod.get("status", {}).get("conditions", [])
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)

@@ -1,0 +1,156 @@
+"""Building a scenario's world: a fresh sandbox, its faults, a GitOps repository synced to it, the
+policy store every write is gated and audited in, and the states to reach before the trigger.
+
+The sandbox runs in-process (as the demo's does) but everything else reaches it as a client
+would: faults through its admin endpoint with the admin kubeconfig (as `kubecrew sandbox fault
+add` does), manifests from git through the gitops server's `sync`, readiness through the kube
+server's `diagnose`. The harness's own calls go through sessions of their own, so they never
+show among the agent's tool calls.
+"""
+
+from __future__ import annotations
+
+import json
+import ssl
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import yaml
+from mcp.server.fastmcp import FastMCP
+from mcp.shared.memory import create_connected_server_and_client_session
+
+from agents.runtime.toolbox import Servers
+from kubecrew.evals.format import Scenario, Settle
+from kubecrew.evals.observe import Cluster
+from kubecrew.sandbox_faults import FAULTS_PATH
+from mcp_servers.gitops.server import build as build_gitops
+from mcp_servers.gitops.settings import GitopsSettings
+from mcp_servers.kube.server import build as build_kube
+from mcp_servers.kube.settings import KubeSettings
+from mcp_servers.policy.tools_base import SHIPPED, PolicySettings
+from sandbox.server import Options, Sandbox
+
+AGENT = "dev_team"
+SETTLE_SECONDS = 90.0  # real seconds a settle state may take before the world counts as broken
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class WorldFailed(RuntimeError):
+    """The world could not be built as the scenario says (not the crew's fault: an error)."""
+
+
+@dataclass(frozen=True)
+class Built:
+    sandbox: Sandbox
+    cluster: Cluster
+    servers: Servers
+    store: Path  # the policy store's SQLite file (audit log, proposals)
+    repo: Path | None
+    prs: Path | None
+    home: Path  # the agent's home: checkpoints and memory
+
+    def clock(self) -> float:
+        return self.sandbox.call(lambda cluster: cluster.clock.seconds())
+
+
+@contextmanager
+def build(scenario: Scenario, workdir: Path) -> Iterator[Built]:
+    world = scenario.world
+    workdir.mkdir(parents=True, exist_ok=True)
+    document = workdir / "world.yaml"
+    document.write_text(yaml.safe_dump(world.sandbox_document(scenario.name)))
+    nodes = world.nodes if isinstance(world.nodes, int) else 3
+    options = Options(home=workdir / "sandbox", nodes=nodes, rate=world.rate, scenario=document)
+    with Sandbox(options) as sandbox:
+        cluster = Cluster.from_kubeconfig(sandbox.kubeconfig)
+        for fault in world.faults:
+            _add_fault(cluster, fault)
+        policies = ((ROOT / world.policies) if world.policies else SHIPPED,)
+        store = workdir / "policy-store.sqlite"
+        repo = prs = None
+        gitops = None
+        if world.gitops is not None:
+            repo, prs = workdir / "gitops", workdir / "prs"
+            gitops = GitopsSettings(repo=repo, state_dir=prs, kubeconfig=sandbox.kubeconfig)
+        kube = KubeSettings(
+            kubeconfig=sandbox.kubeconfig, policies=policies, policy_store=str(store), agent=AGENT
+        )
+        servers = Servers(
+            kube=kube,
+            gitops=gitops,
+            policy=PolicySettings(policies=policies, store=str(store), agent=AGENT),
+        )
+        built = Built(sandbox, cluster, servers, store, repo, prs, workdir / "agent-home")
+        if world.gitops is not None and gitops is not None and repo is not None:
+            _git(repo.parent, "init", "-q", "-b", "main", str(repo))
+            for commit in world.gitops.commits:
+                for name, text in commit.files.items():
+                    (repo / name).parent.mkdir(parents=True, exist_ok=True)
+                    (repo / name).write_text(text)
+                _git(repo, "add", "-A")
+                _git(repo, "-c", "user.name=dev", "-c", "user.email=dev@shop", "commit", "-qm",
+                     commit.message)  # fmt: skip
+                _call(build_gitops(gitops), "sync", {"dry_run": False})
+                _settle(built, commit.settle)
+        _settle(built, world.settle)
+        yield built
+
+
+def _git(where: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(where), *args], check=True, capture_output=True)
+
+
+def _add_fault(cluster: Cluster, fault: dict[str, Any]) -> None:
+    client = cluster.client
+    request = urllib.request.Request(
+        client.server + FAULTS_PATH,
+        data=json.dumps(fault).encode(),
+        method="POST",
+        headers={"Authorization": f"Bearer {client.token}", "Content-Type": "application/json"},
+    )
+    context = ssl.create_default_context(cadata=client.ca_pem.decode()) if client.ca_pem else None
+    try:
+        with urllib.request.urlopen(request, timeout=10, context=context):
+            pass
+    except OSError as exc:
+        raise WorldFailed(f"the sandbox refused the fault {fault}: {exc}") from exc
+
+
+def _call(server: FastMCP, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    async def go() -> dict[str, Any]:
+        async with create_connected_server_and_client_session(server) as client:
+            done = await client.call_tool(tool, arguments)
+            if done.isError:
+                raise WorldFailed(f"{tool} failed while building the world: {done.content}")
+            return dict(done.structuredContent or {})
+
+    return anyio.run(go)
+
+
+def _settle(built: Built, states: list[Settle]) -> None:
+    kube = built.servers.kube
+    assert kube is not None
+    for state in states:
+        deadline = time.monotonic() + SETTLE_SECONDS
+        while not _reached(built, kube, state):
+            if time.monotonic() > deadline:
+                what = state.finding or "a complete rollout"
+                raise WorldFailed(
+                    f"deployment {state.namespace}/{state.deployment} never showed {what}"
+                )
+            time.sleep(0.25)
+
+
+def _reached(built: Built, kube: KubeSettings, state: Settle) -> bool:
+    if state.finding is None:
+        return built.cluster.rolled_out(state.namespace, state.deployment)
+    scope = {"namespace": state.namespace, "kind": "deployment", "name": state.deployment}
+    findings = _call(build_kube(kube), "diagnose", scope).get("findings", [])
+    return any(f.get("code") == state.finding for f in findings)
