@@ -37,7 +37,7 @@ from typing import Any
 
 import yaml
 
-from benchmarks import living_cluster, mcp_peers, mcp_tools
+from benchmarks import heal, living_cluster, mcp_peers, mcp_tools
 from benchmarks.client import Connection
 from sandbox.app import App
 from sandbox.cluster import Cluster
@@ -306,6 +306,11 @@ async def run_living_cluster(results: dict[str, Any]) -> None:
             server.stop()
 
 
+async def fill_bench(server: Server) -> None:
+    await make_namespace(server, "bench")
+    await create_many(server, "bench", [("pods", pod(f"pod-{i:05d}")) for i in range(5000)])
+
+
 async def run_peers(results: dict[str, Any]) -> None:
     """Our kube MCP server beside two peers from PyPI (installs them in a throwaway venv)."""
     with tempfile.TemporaryDirectory(prefix="kubecrew-bench-") as tmp:
@@ -324,6 +329,9 @@ async def run(quick: bool, suite: str) -> dict[str, Any]:
     results: dict[str, Any] = {}
     if suite == "peers":
         await run_peers(results)
+        return results
+    if suite == "heal":  # benchmarks/heal.py: fault to validated fix; diagnose on 5,000 pods
+        await heal.run(start_server, fill_bench, results, quick=quick)
         return results
     if suite in ("cluster", "all"):
         await run_living_cluster(results)
@@ -374,10 +382,11 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the results to this file")
     parser.add_argument(
         "--suite",
-        choices=("all", "api", "cluster", "peers"),
+        choices=("all", "api", "cluster", "peers", "heal"),
         default="all",
         help="api: the API server alone; cluster: the living cluster at size; all: both; "
-        "peers: the kube MCP server beside two peers from PyPI (installs them; not in all)",
+        "peers: the kube MCP server beside two peers from PyPI (installs them; not in all); "
+        "heal: fault injection to validated fix, and diagnose on 5,000 pods (not in all)",
     )
     args = parser.parse_args()
     results = asyncio.run(run(args.quick, args.suite))

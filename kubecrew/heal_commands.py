@@ -3,9 +3,10 @@
 The loop learns, recommends, mutates (a GitOps pull request when `--repo` names the team's
 manifests repository and it defines the object; else a gated kube write where policy allows)
 and validates; the outcome, with its attempts and evidence, goes to stdout and progress to
-stderr. Exit status: 0 healed (or nothing to heal), 3 escalated to a person, 1 a failure.
-Checkpoints and memory live under `$KUBECREW_HOME/agents/dev_team/`, so `--thread` resumes a run
-that stopped.
+stderr. Exit status: 0 healed (or nothing to heal), 3 escalated to a person or waiting for a
+person's approval (the request, who may answer it, and the thread to resume are printed), 1 a
+failure. Checkpoints and memory live under `$KUBECREW_HOME/agents/dev_team/`, so `--thread`
+resumes a run that stopped: after a crash, or once the approval request has been answered.
 """
 
 from __future__ import annotations
@@ -88,10 +89,13 @@ def heal(
     except AgentError as exc:
         print_failure(exc.message)
         raise typer.Exit(1) from exc
-    Console(highlight=False, soft_wrap=True).print(escape(result.summary or result.outcome))
+    out = Console(highlight=False, soft_wrap=True)
     if not result.finished:
-        Console(stderr=True).print(
-            f"waiting for approval {result.waiting_for}; thread {result.thread}"
+        out.print(escape(f"waiting for approval {result.waiting_for}: {result.asked}"))
+        out.print(
+            escape(f"resume with: kubecrew heal {name} --thread {result.thread} (same options)")
         )
+        raise typer.Exit(ESCALATED)
+    out.print(escape(result.summary or result.outcome))
     if result.outcome == "escalated":
         raise typer.Exit(ESCALATED)

@@ -5,6 +5,12 @@ helper's handler call: a plain async function taking the target (a name as peopl
 "web", "shop/web", or a resolved `TargetRef`) and an optional incident id, and returning the
 loop's `LoopResult`. The name is resolved through the intent grammar exactly as questions are.
 
+A run that policy sends to a person stops, checkpointed, with `waiting_for` naming the approval
+request and `asked` who may answer it. Calling `heal` again with that `thread` (with or without
+`resume`) picks the run up where it stopped: the loop claims the request's end from the policy
+store once and carries on (granted) or escalates (denied, expired). A finished thread is
+returned as it ended, changing nothing.
+
 Learning is the Dev Team's own investigation (`investigate.investigate_workload`) with the
 deterministic brain; with a model brain, the model chooses the reads (its tool calls go through
 the same `Toolbox.run`), and `recommend` is asked afresh so the fixes come from the server
@@ -53,6 +59,8 @@ async def heal(
     on_call: OnCall | None = None,
 ) -> LoopResult:
     """Run (or, with `thread` and no new target, resume) the loop for `target`."""
+    if resume is not None and thread is None and incident is None:
+        raise AgentError("resume needs the run's thread: pass thread= (kubecrew heal --thread)")
     role = load_role(AGENT)
     try:
         async with (

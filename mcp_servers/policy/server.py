@@ -8,7 +8,7 @@ one person, whoever calls its tools. What is registered says what that identity 
     every server      list_policies get_policy explain_policy evaluate_action
                       get_proposal list_proposals evaluate_proposal
                       list_approvals audit_query audit_verify
-    unless read-only  propose
+    unless read-only  propose, claim_approval (the proposer takes up an ended request, once)
     a person's, unless read-only       answer_approval
 
 Policies are loaded once at start (a bad file stops the start, naming the file, line and

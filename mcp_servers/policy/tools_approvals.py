@@ -6,6 +6,13 @@ ends the request when it decides and decides its proposal in the same write. It 
 only for a person's server that is not read-only: an agent never answers for a person.
 The audit tools read the tamper-evident log every store write appends to; `audit_verify` walks
 the whole chain and names each record that was changed, deleted or cut off.
+
+`claim_approval` is the proposer's side: an agent (or person) that proposed and was told a
+person decides resumes, later and perhaps in another process, by claiming the ended request
+(`Store.claim`, after expiring it when past due). The store hands an ended request out once, so
+the answer is acted on once; the same waiter claiming again (a run resumed after a crash between
+its claim and its checkpoint) gets it back marked `again`, any other waiter a Conflict. It is
+registered with the reads on every server that is not read-only, since claiming writes.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from typing import Any, Literal
 from mcp.server.fastmcp import FastMCP
 
 from mcp_servers.common.bounds import DEFAULT_LIMIT, MAX_LIMIT, page
+from mcp_servers.common.errors import Conflict, PermissionDenied
 from mcp_servers.common.tools import READ_ONLY
 from mcp_servers.policy import approvals
 from mcp_servers.policy.approvals import AnswerVerdict, ApprovalRequest, ApprovalState
@@ -26,6 +34,8 @@ from mcp_servers.policy.tools_proposals import approval_json, decision_json
 # answer_approval: an answer cannot be taken back and may end the request (and decide its
 # proposal) for good, so destructive; each person answers once, so not idempotent.
 ANSWER = write_hints(destructive=True, idempotent=False)
+# claim_approval: marks the ended request taken up, for good; the same waiter may claim again.
+CLAIM = write_hints(destructive=False, idempotent=True)
 
 
 def register_reads(mcp: FastMCP, deps: Deps) -> None:
@@ -97,6 +107,58 @@ def register_reads(mcp: FastMCP, deps: Deps) -> None:
             "problems": problems,
             "next": "the log is intact" if not problems else "the problems name the records",
         }
+
+    if not deps.settings.read_only:
+        _register_claim(mcp, deps)
+
+
+def _register_claim(mcp: FastMCP, deps: Deps) -> None:
+    @mcp.tool(annotations=CLAIM)
+    async def claim_approval(request_id: str, waiter: str = "") -> dict[str, Any]:
+        """Take up the end of an approval request for a proposal you made: once it has ended
+        (granted, denied or expired; a request past due expires now), the first waiter claims
+        it and acts on its decision; the same waiter gets it again (again: true), any other is
+        refused. Still pending: claimed false, ask again later. waiter: your run's id."""
+        record_id(request_id, argument="request_id")
+        me = f"{deps.identity} {text(waiter, argument='waiter', limit=200)}".strip()
+        now = deps.now()
+
+        def run(s: Store) -> tuple[ApprovalRequest, Any, bool]:
+            s.expire(now=now)
+            request = s.approval(request_id)
+            record = s.get(request.proposal)
+            if str(record.proposal.proposer) != str(deps.identity):
+                raise PermissionDenied(
+                    f"{request_id} waits on proposal {request.proposal} by "
+                    f"{record.proposal.proposer}; only its proposer takes up the answer"
+                )
+            if not request.ended:
+                return request, None, False
+            claimed = s.claim(request_id, waiter=me)
+            if claimed is None:
+                claimed = s.approval(request_id)
+                if claimed.claimed_by != me:
+                    raise Conflict(
+                        f"{request_id} ended ({claimed.state}) and was already taken up by "
+                        f"{claimed.claimed_by}; it is acted on once"
+                    )
+                return claimed, s.get(claimed.proposal).decision, True
+            return claimed, s.get(claimed.proposal).decision, False
+
+        request, decision, again = await deps.store.run(run)
+        answer = approval_json(request) | {
+            "claimed": request.ended,
+            "again": again,
+            "claimed_by": request.claimed_by,
+            "decision": decision_json(decision) if decision else None,
+        }
+        answer["next"] = (
+            f"still pending: {request.approvers.describe()} answer it before "
+            f"{request.expires_at.isoformat()}; claim again later"
+            if not request.ended
+            else f"{request.state}: act on the decision (proposal {request.proposal}) once"
+        )
+        return answer
 
 
 def register_answer(mcp: FastMCP, deps: Deps) -> None:

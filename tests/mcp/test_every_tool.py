@@ -276,6 +276,12 @@ POLICY = [
         ("state", "decision"),
         has("state", "granted"),
     ),
+    Step(
+        "claim_approval",
+        lambda w: {"request_id": w.saved["request"], "waiter": "run-1"},
+        ("claimed", "decision"),
+        lambda a, w: a["claimed"] and a["claimed_by"] == "person alice run-1",
+    ),
     Step("get_proposal", proposal("deleted"), ("transcript",), outcome("approved")),
     Step("audit_query", lambda w: {"subject": w.saved["request"]}, ("records",), holds("records")),
     Step("audit_verify", {}, ("intact", "problems"), holds("intact")),

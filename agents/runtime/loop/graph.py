@@ -1,11 +1,11 @@
 """The remediation loop as a LangGraph graph:
 
-    learn -> recommend -> plan -> mutate -> validate -> done
-                           ^        |          |
-                           |        v          v
-                           +---- (refused) <- rollback --> escalate (no fix left)
-                                    |
-                                 approval (interrupt until a person answers)
+    learn -> recommend -> plan -> decide -> mutate -> validate -> done
+                           ^       |   |       |          |
+                           |       |   v       v          v
+                           +----(refused) <---------- rollback --> escalate (no fix left)
+                                   |                                  ^
+                                approval (interrupt until a person answers; denied/expired)
 
 - learn: the agent's own evidence procedure (`LoopContext.learn`: diagnose, recommend, events,
   logs, history, signals), the finding to heal (the top one), its fingerprint, and whether git
@@ -14,8 +14,15 @@
   them; the reason is kept).
 - plan: the next usable fix written down as `pending` with its idempotency key, and
   checkpointed, before anything changes.
+- decide: for a pull request, the policy store's decision (`mutation.decide`), its proposal id
+  checkpointed before any PR exists; a direct write is judged by the kube server's gate instead.
+- approval: when policy asks a person, the run stops here durably (an interrupt; the result says
+  which request waits). Any resume, or a plain re-run of the thread, makes the node claim the
+  request's end through the policy server (`claim_approval`, waiter = the thread): the answer
+  comes from the store, never from the resume value, and is taken up once. Granted: mutate with
+  that proposal; denied, expired or taken by another: escalate with the reason.
 - mutate: `mutation.apply_*` for the pending fix; it checks what already happened under that
-  key, so a resumed run completes, never repeats. A person's approval interrupts here durably.
+  key, so a resumed run completes, never repeats.
 - validate: `validation.validate`; a fix that held is remembered as "fixed".
 - rollback: undo (revert PR or rollout undo), remember "failed", and go on with the next fix.
 - escalate / done: the outcome in words, with evidence and links.
@@ -115,46 +122,48 @@ def after_recommend(state: LoopState) -> Literal["plan", "escalate"]:
     )
 
 
+async def decide(state: LoopState, runtime: Runtime[LoopContext]) -> dict[str, Any]:
+    context, pending = runtime.context, state["pending"]
+    assert pending is not None  # plan always precedes decide
+    if pending["channel"] != "gitops" or pending["proposal"]:
+        return {}
+    try:
+        proposal = await mutation.decide(
+            context.toolbox,
+            state["target"],
+            pending["fix"],
+            key=pending["key"],
+            agent=context.agent,
+        )
+    except mutation.NeedsApproval as asked:
+        return {
+            "pending": Pending(**{**pending, "proposal": asked.proposal}),
+            "approval": asked.request,
+            "asked": asked.message,
+        }
+    except (mutation.Refused, ToolFailed) as exc:
+        return _refused(state, [exc.message])
+    return {"pending": Pending(**{**pending, "proposal": proposal})}
+
+
+def after_decide(state: LoopState) -> Literal["approval", "mutate", "plan", "escalate"]:
+    if state.get("approval"):
+        return "approval"
+    return "mutate" if state.get("pending") else after_recommend(state)
+
+
 async def mutate(state: LoopState, runtime: Runtime[LoopContext]) -> dict[str, Any]:
     context, target, pending = runtime.context, state["target"], state["pending"]
     assert pending is not None  # plan always precedes mutate
     try:
-        if not pending["proposal"]:
-            via = "pull-request" if pending["channel"] == "gitops" else "direct"
-            if pending["channel"] == "gitops":
-                pending = Pending(
-                    **{
-                        **pending,
-                        "proposal": await mutation.decide(
-                            context.toolbox, target, pending["fix"], via=via
-                        ),
-                    }
-                )
         if pending["channel"] == "gitops":
             applied = await mutation.apply_gitops(
                 context.toolbox, pending, target, state["managed"], agent=context.agent
             )
         else:
             applied = await mutation.apply_direct(context.toolbox, pending, target)
-    except mutation.NeedsApproval as asked:
-        return {
-            "pending": Pending(**{**pending, "proposal": asked.proposal}),
-            "approval": asked.request,
-        }
     except (mutation.Refused, ToolFailed) as exc:
-        attempt = Attempt(
-            fix=pending["fix"]["title"],
-            applied=None,
-            verdict="refused",
-            evidence=[exc.message],
-            undone="",
-        )
-        return {
-            "pending": None,
-            "applied": None,
-            "attempts": [attempt],
-            "index": state.get("index", 0) + 1,
-        }
+        return _refused(state, [exc.message])
     return {"pending": pending, "applied": applied}
 
 
@@ -222,32 +231,48 @@ async def done(state: LoopState) -> dict[str, Any]:
     return {"summary": "\n".join(lines)}
 
 
-async def approval(state: LoopState) -> dict[str, Any]:
-    """Wait, durably, for the person: the answer comes back as the resume value."""
-    answer = interrupt({"approval": state["approval"], "pending": state["pending"]})
-    if isinstance(answer, dict) and answer.get("state") == "approved":
-        return {"approval": ""}
+async def approval(state: LoopState, runtime: Runtime[LoopContext]) -> dict[str, Any]:
+    """Wait, durably, for the person; the answer is claimed from the store, once."""
+    context, request = runtime.context, state["approval"]
+    try:
+        claimed = await context.toolbox.call(
+            "claim_approval", request_id=request, waiter=context.thread
+        )
+    except ToolFailed as exc:  # taken up by another run, or the request is gone
+        return {"approval": "", "asked": "", **_refused(state, [exc.message])}
+    if not claimed.get("claimed"):
+        interrupt(
+            {"approval": request, "asked": state.get("asked", ""), "pending": state["pending"]}
+        )
+        return {}  # resumed while still pending: the router comes back here to wait again
+    decision = claimed.get("decision") or {}
+    if claimed.get("state") == "granted" and decision.get("outcome") == "approved":
+        return {"approval": "", "asked": ""}
+    ended = f"approval {request} {claimed.get('state')}: proposal {claimed.get('proposal')} " + (
+        f"was {decision.get('outcome')}" if decision else "was not approved"
+    )
+    return {"approval": "", "asked": "", **_refused(state, [ended, *decision.get("reasons", [])])}
+
+
+def after_approval(state: LoopState) -> Literal["approval", "mutate", "escalate"]:
+    """A person's "no" (or silence) ends the run: trying the next fix would only ask again."""
+    if state.get("approval"):
+        return "approval"
+    return "mutate" if state.get("pending") else "escalate"
+
+
+def _refused(state: LoopState, evidence: list[str]) -> dict[str, Any]:
     pending = state["pending"]
     assert pending is not None
-    ended = answer.get("state") if isinstance(answer, dict) else answer
-    refusal = f"the approval request {state['approval']} ended {ended}"
     attempt = Attempt(
-        fix=pending["fix"]["title"], applied=None, verdict="refused", evidence=[refusal], undone=""
+        fix=pending["fix"]["title"], applied=None, verdict="refused", evidence=evidence, undone=""
     )
     return {
-        "approval": "",
         "pending": None,
+        "applied": None,
         "attempts": [attempt],
         "index": state.get("index", 0) + 1,
     }
-
-
-def after_approval(state: LoopState) -> Literal["mutate", "plan", "escalate"]:
-    return "mutate" if state.get("pending") else after_recommend(state)
-
-
-def after_mutate_or_wait(state: LoopState) -> Literal["approval", "validate", "plan", "escalate"]:
-    return "approval" if state.get("approval") else after_mutate(state)
 
 
 async def _remember(
@@ -325,8 +350,9 @@ builder = StateGraph(LoopState, context_schema=LoopContext)
 builder.add_node("learn", learn)
 builder.add_node("recommend", recommend)
 builder.add_node("plan", plan)
-builder.add_node("mutate", mutate)
+builder.add_node("decide", decide)
 builder.add_node("approval", approval)
+builder.add_node("mutate", mutate)
 builder.add_node("validate", check)
 builder.add_node("rollback", rollback)
 builder.add_node("escalate", escalate)
@@ -334,9 +360,10 @@ builder.add_node("done", done)
 builder.add_edge(START, "learn")
 builder.add_conditional_edges("learn", after_learn)
 builder.add_conditional_edges("recommend", after_recommend)
-builder.add_edge("plan", "mutate")
-builder.add_conditional_edges("mutate", after_mutate_or_wait)
+builder.add_edge("plan", "decide")
+builder.add_conditional_edges("decide", after_decide)
 builder.add_conditional_edges("approval", after_approval)
+builder.add_conditional_edges("mutate", after_mutate)
 builder.add_conditional_edges("validate", after_validate)
 builder.add_conditional_edges("rollback", after_recommend)
 builder.add_edge("escalate", END)

@@ -5,11 +5,13 @@ finishes the same mutation instead of starting a second one.
 GitOps: the policy store is asked first (`propose` with via=pull-request: the decision and its
 evaluation land in the audit log); only an approved decision lets the loop approve and merge
 its own pull request, and the review says which proposal allowed it. An escalated decision is
-a person's call (`NeedsApproval`: the graph waits durably for the request to end). The fix's
+a person's call (`NeedsApproval`: the graph waits durably for the request to end). The
+proposal's rationale carries the idempotency key, so a run that crashed after proposing and
+before its checkpoint finds its own proposal (`find_proposal`) instead of making a second. The fix's
 patch becomes field edits of the manifest (`edits_of`), so the PR changes exactly those fields
 and keeps comments. The PR's branch is the idempotency key: on resume an existing PR with that
-head is reused, a merged one is not merged again, and the real sync runs only when its dry run
-still shows the object changing.
+head is reused (reviewed only if not yet approved), a merged one is not merged again, and the
+real sync runs only when its dry run still shows the object changing.
 
 Direct: the fix's steps go to the kube server, whose policy gate judges each and audits it; a
 refusal is a `Refused` with the gate's words. The revision before the change is noted, so undo
@@ -25,6 +27,7 @@ from agents.runtime.loop.state import Applied, Pending, Target
 from agents.runtime.toolbox import Toolbox
 
 LABEL = "kubecrew-heal"
+RECENT = 500  # proposals looked through for a crashed run's own (the policy server's page limit)
 
 
 class Refused(AgentError):
@@ -66,18 +69,23 @@ def action_target(target: Target) -> str:
     return f"{target['kind'].lower()}/{target['name']}"
 
 
-async def decide(toolbox: Toolbox, target: Target, fix: dict[str, Any], *, via: str) -> str:
-    """The approved proposal's id for this change, or Refused / NeedsApproval."""
-    decided = await toolbox.call(
-        "propose",
-        action="patch",
-        target=action_target(target),
-        namespace=target["namespace"],
-        via=via,
-        rationale=f"heal {target['kind']} {target['name']}: {fix['title']} "
-        f"({fix['expected_effect']})",
-        risk=fix.get("risk") or "low",
-    )
+async def decide(
+    toolbox: Toolbox, target: Target, fix: dict[str, Any], *, key: str, agent: str
+) -> str:
+    """The approved proposal's id for this change, or Refused / NeedsApproval; the proposal
+    made under `key` before (a crashed run's) answers instead of a new one."""
+    decided = await find_proposal(toolbox, key, agent=agent)
+    if decided is None:
+        decided = await toolbox.call(
+            "propose",
+            action="patch",
+            target=action_target(target),
+            namespace=target["namespace"],
+            via="pull-request",
+            rationale=f"heal {target['kind']} {target['name']}: {fix['title']} "
+            f"({fix['expected_effect']}) [{key}]",
+            risk=fix.get("risk") or "low",
+        )
     decision = decided.get("decision") or {}
     approval = decided.get("approval") or {}
     if approval and approval.get("state") == "pending":
@@ -93,6 +101,23 @@ async def decide(toolbox: Toolbox, target: Target, fix: dict[str, Any], *, via: 
             f"({decision.get('outcome', 'undecided')}): {reasons}"
         )
     return str(decided["proposal"])
+
+
+async def find_proposal(toolbox: Toolbox, key: str, *, agent: str) -> dict[str, Any] | None:
+    """This agent's decided or escalated proposal whose rationale names `key`, newest first."""
+    listed = await toolbox.call("list_proposals", limit=RECENT)
+    if listed.get("total", 0) > RECENT:  # oldest first: the latest page holds this run's
+        listed = await toolbox.call("list_proposals", limit=RECENT, offset=listed["total"] - RECENT)
+    mine = [
+        p
+        for p in reversed(listed.get("proposals", []))
+        if p.get("proposer") == f"agent {agent}" and p.get("state") != "open"
+    ]
+    for candidate in mine:
+        shown = await toolbox.call("get_proposal", proposal_id=candidate["id"])
+        if f"[{key}]" in str(shown.get("rationale", "")):
+            return shown
+    return None
 
 
 async def apply_gitops(
@@ -113,20 +138,21 @@ async def apply_gitops(
             labels=[LABEL],
             branch=key,
         )
-        pr = {"number": opened["number"], "state": "open"}
+        pr = {"number": opened["number"], "state": "open", "approved": False}
         notes.append(f"opened PR #{pr['number']} on branch {key}")
     else:
         notes.append(f"PR #{pr['number']} on branch {key} already existed ({pr['state']}): reused")
     number = int(pr["number"])
     if pr["state"] == "open":
-        await toolbox.call(
-            "review_pr",
-            number=number,
-            verdict="approve",
-            author=agent,
-            body=f"Merged automatically: policy approved it (proposal {proposal}, "
-            "via pull request).",
-        )
+        if not pr.get("approved"):
+            await toolbox.call(
+                "review_pr",
+                number=number,
+                verdict="approve",
+                author=agent,
+                body=f"Merged automatically: policy approved it (proposal {proposal}, "
+                "via pull request).",
+            )
         await toolbox.call("merge_pr", number=number)
         notes.append(f"merged PR #{number} (policy: proposal {proposal})")
     elif pr["state"] != "merged":

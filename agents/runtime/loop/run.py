@@ -1,8 +1,9 @@
 """Running the loop graph on one thread: compiled with the agent's checkpointer and store, so a
 run stopped by a crash, an interrupt or a pending approval resumes where it stopped.
 
-`heal_run` starts a run for a target (or, target None, resumes the thread); `resume` carries
-an approval's end into a run waiting at the `approval` node.
+`heal_run` starts a run for a target (or, target None, resumes the thread); `resume` wakes a
+run waiting at the `approval` node, which then claims the request's end from the policy store
+(the value itself is not trusted as an answer). Resuming a finished thread does nothing.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ class LoopResult:
     finished: bool
     nodes: list[str] = field(default_factory=list)
     state: dict[str, Any] = field(default_factory=dict)
+    asked: str = ""  # while waiting: who may answer the request, by when, and how
 
 
 async def heal_run(
@@ -51,8 +53,16 @@ async def heal_run(
         payload = {"target": target, "incident": incident or "", "attempts": []}
     else:
         payload = None
+        if not (
+            await graph.aget_state(config)
+        ).values:  # a thread that never ran: nothing to resume
+            return LoopResult(context.thread, "", "", [], "", finished=False)
     nodes: list[str] = []
-    async for update in graph.astream(payload, config, context=context, stream_mode="updates"):
+    # durability="sync": a step's checkpoint is on disk before the next step starts, so a crash
+    # in mutate never loses the proposal or the key the step before it wrote down.
+    async for update in graph.astream(
+        payload, config, context=context, stream_mode="updates", durability="sync"
+    ):
         for node in update:
             if not node.startswith("__"):
                 nodes.append(node)
@@ -69,4 +79,5 @@ async def heal_run(
         finished=not snapshot.next,
         nodes=nodes,
         state=dict(values),
+        asked=values.get("asked", "") if snapshot.next else "",
     )

@@ -71,6 +71,7 @@ class LoopState(TypedDict, total=False):
     applied: Applied | None
     attempts: Annotated[list[Attempt], operator.add]
     approval: str  # the approval request the run waits for (empty: none)
+    asked: str  # who may answer it, by when, and how (the policy store's words)
     verdict_evidence: list[str]  # what the last failed validation showed, for the rollback
     outcome: Outcome
     summary: str  # the outcome in words, evidence and links included

@@ -111,8 +111,10 @@ class Team:
 Script = Callable[[], Awaitable[None]]
 
 
-@pytest.fixture
-def team(sandbox: Sandbox, kubectl: Kubectl, tmp_path: Path) -> Team:
+def make_team(
+    sandbox: Sandbox, kubectl: Kubectl, tmp_path: Path, policies: tuple[Path, ...] = (SHIPPED,)
+) -> Team:
+    """The shop's repository synced to the sandbox; every server judged by `policies`."""
     repo = tmp_path / "shop-gitops"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
@@ -122,7 +124,6 @@ def team(sandbox: Sandbox, kubectl: Kubectl, tmp_path: Path) -> Team:
     git(repo, "add", ".")
     git(repo, "-c", "user.name=dev", "-c", "user.email=dev@shop", "commit", "-q", "-m", "the shop")
     store = tmp_path / "policy-store.sqlite"
-    policies = (SHIPPED,)
     servers = Servers(
         kube=KubeSettings(
             kubeconfig=sandbox.kubeconfig,
@@ -137,3 +138,8 @@ def team(sandbox: Sandbox, kubectl: Kubectl, tmp_path: Path) -> Team:
     made.sync()
     made.rolled_out()
     return made
+
+
+@pytest.fixture
+def team(sandbox: Sandbox, kubectl: Kubectl, tmp_path: Path) -> Team:
+    return make_team(sandbox, kubectl, tmp_path)

@@ -38,7 +38,7 @@ def test_an_image_typo_synced_from_git_is_healed_by_a_merged_pr_and_validated(
     result = team.heal("web")
 
     assert result.outcome == "fixed", result.summary
-    assert result.nodes == ["learn", "recommend", "plan", "mutate", "validate", "done"]
+    assert result.nodes == ["learn", "recommend", "plan", "decide", "mutate", "validate", "done"]
     [attempt] = result.attempts
     assert attempt["fix"] == "set image of container web to nginx:1.27"
     assert attempt["verdict"] == "held"

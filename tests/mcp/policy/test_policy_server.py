@@ -117,7 +117,7 @@ def test_the_operator_downscale_is_approved_as_countered(tmp_path: Path) -> None
 
     async def go() -> None:
         async with server(store, tmp_path / "log", "--agent", "cluster-operator") as operator:
-            assert await operator.tools() == READS | {"propose"}
+            assert await operator.tools() == READS | {"propose", "claim_approval"}
             proposed = await operator("propose", **DOWNSCALE)
             decision = proposed["decision"]
             assert decision["outcome"] == "approved-as-countered"
