@@ -38,7 +38,7 @@ Mode = Literal["deterministic", "llm"]
 def run_file(path: Path, *, mode: Mode, workdir: Path) -> dict[str, Any]:
     """One run of the scenario in `path`, as JSON: status pass | fail | error, score, record."""
     started = time.monotonic()
-    result: dict[str, Any] = {"scenario": path.stem, "file": str(path), "mode": mode}
+    result: dict[str, Any] = {"scenario": path.stem, "file": _shown(path), "mode": mode}
     try:
         scenario = load(path)
         result["domain"] = scenario.domain
@@ -173,3 +173,13 @@ def _record_json(record: Record) -> dict[str, Any]:
         "sandbox_seconds": record.sandbox_seconds,
         "wall_seconds": record.wall_seconds,
     }
+
+
+def _shown(path: Path) -> str:
+    """The scenario's path as the report shows it: relative to the working directory when it is
+    under it, so a committed report names no one's home."""
+    resolved = path.resolve()
+    try:
+        return str(resolved.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(resolved)
