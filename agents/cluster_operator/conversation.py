@@ -16,11 +16,9 @@ from typing import Literal
 
 from agents.cluster_operator.graph import AGENT, Context, Outcome, run
 from agents.runtime.brain import Planner
-from agents.runtime.errors import first_agent_error
-from agents.runtime.persistence import Durable, agent_home, open_durable
-from agents.runtime.roles import load_role
-from agents.runtime.skills import skills_for
-from agents.runtime.toolbox import OnCall, Servers, Toolbox, open_toolbox
+from agents.runtime.persistence import Durable
+from agents.runtime.toolbox import OnCall, Servers, Toolbox
+from agents.runtime.wiring import agent_parts
 
 OnNode = Callable[[str], None]
 
@@ -60,19 +58,9 @@ async def conversation(
     on_call: OnCall | None = None,
     counters: Literal["accept", "refuse"] = "accept",
 ) -> AsyncIterator[Conversation]:
-    role = load_role(AGENT)
-    skills = tuple(skills_for(AGENT))
-    try:
-        async with (
-            open_toolbox(role, servers, on_call=on_call) as toolbox,
-            open_durable(home or agent_home(AGENT)) as durable,
-        ):
-            context = Context(
-                toolbox, planner, role, skills, thread or uuid.uuid4().hex, counters=counters
-            )
-            yield Conversation(context, durable)
-    except BaseExceptionGroup as group:  # the MCP sessions' task groups wrap what we raised
-        found = first_agent_error(group)
-        if found is None:
-            raise
-        raise found from group
+    async with agent_parts(AGENT, servers, home=home, on_call=on_call) as parts:
+        context = Context(
+            parts.toolbox, planner, parts.role, parts.skills, thread or uuid.uuid4().hex,
+            counters=counters,
+        )  # fmt: skip
+        yield Conversation(context, parts.durable)

@@ -13,11 +13,9 @@ from pathlib import Path
 
 from agents.dev_team.graph import AGENT, Context, Outcome, run
 from agents.runtime.brain import Planner
-from agents.runtime.errors import first_agent_error
-from agents.runtime.persistence import Durable, agent_home, open_durable
-from agents.runtime.roles import load_role
-from agents.runtime.skills import skills_for
-from agents.runtime.toolbox import OnCall, Servers, Toolbox, open_toolbox
+from agents.runtime.persistence import Durable
+from agents.runtime.toolbox import OnCall, Servers, Toolbox
+from agents.runtime.wiring import agent_parts
 
 
 class Conversation:
@@ -60,17 +58,7 @@ async def conversation(
     thread: str | None = None,
     on_call: OnCall | None = None,
 ) -> AsyncIterator[Conversation]:
-    role = load_role(AGENT)
-    skills = tuple(skills_for(AGENT))
-    try:
-        async with (
-            open_toolbox(role, servers, on_call=on_call) as toolbox,
-            open_durable(home or agent_home(AGENT)) as durable,
-        ):
-            context = Context(toolbox, planner, role, skills, thread or uuid.uuid4().hex)
-            yield Conversation(context, durable)
-    except BaseExceptionGroup as group:  # the MCP sessions' task groups wrap what we raised
-        found = first_agent_error(group)
-        if found is None:
-            raise
-        raise found from group
+    async with agent_parts(AGENT, servers, home=home, on_call=on_call) as parts:
+        thread_id = thread or uuid.uuid4().hex
+        context = Context(parts.toolbox, planner, parts.role, parts.skills, thread_id)
+        yield Conversation(context, parts.durable)

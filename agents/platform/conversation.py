@@ -17,11 +17,9 @@ from typing import TYPE_CHECKING
 
 from agents.platform.graph import AGENT, Context, Outcome, run
 from agents.runtime.brain import Planner
-from agents.runtime.errors import first_agent_error
-from agents.runtime.persistence import Durable, agent_home, open_durable
-from agents.runtime.roles import load_role
-from agents.runtime.skills import skills_for
+from agents.runtime.persistence import Durable
 from agents.runtime.toolbox import OnCall, Servers, Toolbox, open_toolbox
+from agents.runtime.wiring import agent_parts
 
 if TYPE_CHECKING:
     from mcp_servers.gitops.settings import GitopsSettings
@@ -59,21 +57,15 @@ async def conversation(
     thread: str | None = None,
     on_call: OnCall | None = None,
 ) -> AsyncIterator[Conversation]:
-    role = load_role(AGENT)
-    skills = tuple(skills_for(AGENT))
-    try:
-        async with AsyncExitStack() as stack:
-            toolbox = await stack.enter_async_context(open_toolbox(role, servers, on_call=on_call))
-            opened: dict[str, Toolbox] = {}
-            for repo_id, settings in (repos or {}).items():
-                opened[repo_id] = await stack.enter_async_context(
-                    open_toolbox(role, Servers(gitops=settings), on_call=on_call)
-                )
-            durable = await stack.enter_async_context(open_durable(home or agent_home(AGENT)))
-            context = Context(toolbox, planner, role, skills, thread or uuid.uuid4().hex, opened)
-            yield Conversation(context, durable)
-    except BaseExceptionGroup as group:  # the MCP sessions' task groups wrap what we raised
-        found = first_agent_error(group)
-        if found is None:
-            raise
-        raise found from group
+    async with (
+        agent_parts(AGENT, servers, home=home, on_call=on_call) as parts,
+        AsyncExitStack() as stack,
+    ):
+        opened: dict[str, Toolbox] = {}
+        for repo_id, settings in (repos or {}).items():
+            opened[repo_id] = await stack.enter_async_context(
+                open_toolbox(parts.role, Servers(gitops=settings), on_call=on_call)
+            )
+        thread_id = thread or uuid.uuid4().hex
+        context = Context(parts.toolbox, planner, parts.role, parts.skills, thread_id, opened)
+        yield Conversation(context, parts.durable)

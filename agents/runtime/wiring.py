@@ -1,0 +1,51 @@
+"""What every agent's conversation is opened with: its role, skills, toolbox and durable state.
+
+Each agent's `conversation()` opens `agent_parts(AGENT, servers, ...)` and builds its own graph
+`Context` from the parts, so the front doors and the tests open any agent the same way. An agent
+error raised inside the MCP sessions' task groups comes out as itself, not wrapped in an
+exception group, wherever in the conversation it was raised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from agents.runtime.errors import first_agent_error
+from agents.runtime.persistence import Durable, agent_home, open_durable
+from agents.runtime.roles import Role, load_role
+from agents.runtime.skills import Skill, skills_for
+from agents.runtime.toolbox import OnCall, Servers, Toolbox, open_toolbox
+
+
+@dataclass(frozen=True)
+class Parts:
+    role: Role
+    skills: tuple[Skill, ...]
+    toolbox: Toolbox
+    durable: Durable
+
+
+@asynccontextmanager
+async def agent_parts(
+    agent: str,
+    servers: Servers,
+    *,
+    home: Path | None = None,
+    on_call: OnCall | None = None,
+) -> AsyncIterator[Parts]:
+    role = load_role(agent)
+    skills = tuple(skills_for(agent))
+    try:
+        async with (
+            open_toolbox(role, servers, on_call=on_call) as toolbox,
+            open_durable(home or agent_home(agent)) as durable,
+        ):
+            yield Parts(role, skills, toolbox, durable)
+    except BaseExceptionGroup as group:  # the MCP sessions' task groups wrap what we raised
+        found = first_agent_error(group)
+        if found is None:
+            raise
+        raise found from group
