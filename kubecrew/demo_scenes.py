@@ -234,7 +234,7 @@ def governance(world: World) -> None:
 
 
 NODE = "node-1"
-NODE_POLICY = """\
+_NODE_POLICY = """\
 apiVersion: kubecrew.io/v1alpha1
 kind: ChangePolicy
 metadata: {name: node-changes}
@@ -245,9 +245,17 @@ spec:
       actions: [drain]
       when: 'action.pods > 10'
       approvers: {groups: [sre]}
-  blastRadius: {maxEvictionsPerHour: 10}
+  blastRadius: {maxEvictionsPerHour: %d}
 """
-NODE_WORKLOADS = """\
+
+
+def node_policy(max_evictions_per_hour: int = 10) -> str:
+    """Node drains in any hour (the shipped policy's wall-clock window would make the scene
+    depend on the time of day), at most this many evictions an hour, a person for big drains."""
+    return _NODE_POLICY % max_evictions_per_hour
+
+
+WEB_WITH_PDB = """\
 apiVersion: v1
 kind: Namespace
 metadata: {name: shop}
@@ -274,7 +282,8 @@ metadata: {name: web, namespace: shop}
 spec:
   minAvailable: 1
   selector: {matchLabels: {app: web}}
----
+"""
+TRAINING_JOB = """\
 apiVersion: batch/v1
 kind: Job
 metadata: {name: train, namespace: ml}
@@ -287,6 +296,7 @@ spec:
       terminationGracePeriodSeconds: 1
       containers: [{name: trainer, image: "nginx:1.27"}]
 """
+NODE_WORKLOADS = WEB_WITH_PDB + "---\n" + TRAINING_JOB
 
 
 def _running(world: World, namespace: str, selector: str) -> list[dict[str, Any]]:
@@ -307,7 +317,7 @@ def _nodes_of(pods: list[dict[str, Any]]) -> list[str]:
 def node_lifecycle(world: World) -> None:
     say, tour, narrator = world.narrator.say, world.tour, world.narrator
     narrator.step(f"web (2 replicas, PDB minAvailable 1) and a training Job, all on {NODE}")
-    world.write_policies(ownership=OWNERSHIP, change=NODE_POLICY)
+    world.write_policies(ownership=OWNERSHIP, change=node_policy())
     narrator.detail("ChangePolicy node-changes: at most 10 evictions an hour")
     for other in ("node-2", "node-3"):  # so that everything starts on node-1
         tour.run("cordon", other)

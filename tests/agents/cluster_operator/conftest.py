@@ -19,6 +19,7 @@ from agents.cluster_operator.conversation import Conversation, conversation
 from agents.cluster_operator.graph import Outcome
 from agents.runtime.brain import Deterministic
 from agents.runtime.toolbox import Servers
+from kubecrew.demo_world import OWNERSHIP
 from mcp_servers.kube.settings import KubeSettings
 from mcp_servers.policy.approvals import ApprovalRequest
 from mcp_servers.policy.audit import AuditRecord
@@ -29,32 +30,6 @@ from sandbox.server import Sandbox
 
 AGENT = "cluster-operator"
 T = TypeVar("T")
-OWNERSHIP = """\
-apiVersion: kubecrew.io/v1alpha1
-kind: Ownership
-metadata: {name: cluster}
-spec:
-  team: cluster-ops
-  agent: cluster-operator
-  humans: {groups: [sre]}
-  owns: [{kinds: [Node]}]
----
-apiVersion: kubecrew.io/v1alpha1
-kind: Ownership
-metadata: {name: shop}
-spec:
-  team: shop
-  agent: dev-team
-  humans: {groups: [shop-admins]}
-  owns: [{namespaces: [shop]}]
----
-apiVersion: kubecrew.io/v1alpha1
-kind: PriorityPolicy
-metadata: {name: org-priorities}
-spec:
-  order: [security, reliability, cost]
-  tieBreaks: [owner, most-conservative]
-"""
 
 
 class Operator:

@@ -14,6 +14,7 @@ from typing import Any
 import anyio
 from mcp.shared.memory import create_connected_server_and_client_session
 
+from kubecrew.demo_scenes import GOVERNANCE_POLICIES as CAPACITY
 from mcp_servers.policy.server import build
 from mcp_servers.policy.tools_base import PolicySettings
 from tests.agents.cluster_operator.conftest import Operator
@@ -21,23 +22,6 @@ from tests.support.kubectl import Kubectl
 from tests.support.mcp_hosts import answer
 from tests.support.shop import WEB
 from tests.support.waiting import eventually
-
-CAPACITY = """\
-apiVersion: kubecrew.io/v1alpha1
-kind: CapacityPolicy
-metadata: {name: shop-min-capacity, labels: {kubecrew.io/team: shop}}
-spec:
-  selector: {namespaces: [shop], kinds: [Deployment]}
-  minReplicas: 3
----
-apiVersion: kubecrew.io/v1alpha1
-kind: CostPolicy
-metadata: {name: shop-underused, labels: {kubecrew.io/team: cluster-ops}}
-spec:
-  selector: {namespaces: [shop]}
-  underused: {metric: cpu_utilization, below: 0.2, window: 1h}
-  allowedActions: [downscale, right-size]
-"""
 
 
 def shop_of_five(kubectl: Kubectl) -> None:

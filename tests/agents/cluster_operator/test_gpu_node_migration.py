@@ -18,66 +18,11 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
+from kubecrew.demo_scenes import NODE, TRAINING_JOB, WEB_WITH_PDB, node_policy
 from sandbox.server import Sandbox
 from tests.agents.cluster_operator.conftest import Operator
 from tests.support.kubectl import Kubectl
 from tests.support.waiting import eventually
-
-NODE = "node-1"
-NODE_POLICY = """\
-apiVersion: kubecrew.io/v1alpha1
-kind: ChangePolicy
-metadata: {name: node-changes}
-spec:
-  selector: {kinds: [Node]}
-  approvals:
-    - name: large-drains
-      actions: [drain]
-      when: 'action.pods > 10'
-      approvers: {groups: [sre]}
-  blastRadius: {maxEvictionsPerHour: %d}
-"""
-WORKLOADS = """\
-apiVersion: v1
-kind: Namespace
-metadata: {name: shop}
----
-apiVersion: v1
-kind: Namespace
-metadata: {name: ml}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: shop}
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      terminationGracePeriodSeconds: 1
-      containers: [{name: web, image: "nginx:1.27"}]
----
-apiVersion: policy/v1
-kind: PodDisruptionBudget
-metadata: {name: web, namespace: shop}
-spec:
-  minAvailable: 1
-  selector: {matchLabels: {app: web}}
-"""
-TRAINING = """\
-apiVersion: batch/v1
-kind: Job
-metadata: {name: train, namespace: ml}
-spec:
-  backoffLimit: 3
-  template:
-    metadata: {labels: {kubecrew.io/workload-class: training}}
-    spec:
-      restartPolicy: Never
-      terminationGracePeriodSeconds: 1
-      containers: [{name: trainer, image: "nginx:1.27"}]
-"""
 
 
 def running(kubectl: Kubectl, namespace: str, selector: str) -> list[dict[str, Any]]:
@@ -94,7 +39,7 @@ def on_node_1(kubectl: Kubectl, *, training: bool) -> None:
     while they start."""
     for other in ("node-2", "node-3"):
         kubectl("cordon", other)
-    kubectl("apply", "-f", "-", input=WORKLOADS + ("---\n" + TRAINING if training else ""))
+    kubectl("apply", "-f", "-", input=WEB_WITH_PDB + ("---\n" + TRAINING_JOB if training else ""))
 
     def placed() -> bool:
         web = running(kubectl, "shop", "app=web")
@@ -140,7 +85,7 @@ def budget_watch(kubectl: Kubectl) -> Iterator[list[tuple[int, int, int]]]:
 def test_gpu_fault_moves_workloads_only_after_the_training_job_checkpoints(
     sandbox: Sandbox, kubectl: Kubectl, operator: Operator
 ) -> None:
-    operator.policy("change", NODE_POLICY % 10)
+    operator.policy("change", node_policy(10))
     on_node_1(kubectl, training=True)
     before = {p["metadata"]["uid"] for p in running(kubectl, "shop", "app=web")}
     sandbox.call(lambda cluster: cluster.faults.add({"kind": "gpu-fault", "node": NODE}))
@@ -198,7 +143,7 @@ def test_gpu_fault_moves_workloads_only_after_the_training_job_checkpoints(
 def test_the_blast_radius_pauses_a_drain_that_would_exceed_it(
     sandbox: Sandbox, kubectl: Kubectl, operator: Operator
 ) -> None:
-    operator.policy("change", NODE_POLICY % 1)
+    operator.policy("change", node_policy(1))
     on_node_1(kubectl, training=False)
     before = {p["metadata"]["uid"] for p in running(kubectl, "shop", "app=web")}
     sandbox.call(lambda cluster: cluster.faults.add({"kind": "gpu-fault", "node": NODE}))
