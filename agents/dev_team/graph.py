@@ -15,8 +15,9 @@ The graph is compiled per run with a SQLite checkpointer (thread id = conversati
 (`persistence`); tools, brain and role travel in the run's `Context`, never in the state, so a
 checkpoint holds only data. A run interrupted after `investigate` resumes at `answer` without
 calling a tool again. The heal intent ("fix web") routes from `understand` to `heal`, the
-shared remediation loop (agents/runtime/loop) run as a subgraph; other intents add routes out
-of `understand`.
+shared remediation loop (agents/runtime/loop) run as a subgraph; "deploy web to staging" routes
+to `deploy` (agents/dev_team/deploy.py: PR, policy, merge, sync, validate) before any name is
+resolved, since the app may not exist yet; other intents add routes out of `understand`.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
+from agents.dev_team import deploy as deploying
 from agents.dev_team import prompts, report
 from agents.dev_team.heal import learner
 from agents.dev_team.investigate import investigate_workload
@@ -41,6 +43,7 @@ from agents.runtime.errors import AgentError
 from agents.runtime.loop.graph import LoopContext
 from agents.runtime.loop.graph import builder as loop_builder
 from agents.runtime.loop.state import LoopState, Target
+from agents.runtime.loop.validation import LoopSettings
 from agents.runtime.persistence import Durable
 from agents.runtime.roles import Role
 from agents.runtime.skills import Skill, select
@@ -49,7 +52,8 @@ from agents.runtime.toolbox import Toolbox, result_of, text_of
 AGENT = "dev_team"
 UNSUPPORTED = (
     "In this version I answer why a workload is failing, e.g. 'why is web failing in shop?' "
-    "or 'what's wrong with checkout?'. What would you like me to look at?"
+    "or 'what's wrong with checkout?', fix one ('fix web'), or deploy one ('deploy web to "
+    "staging'). What would you like me to do?"
 )
 PROCEDURES = {"diagnose-workload": investigate_workload}
 
@@ -61,12 +65,15 @@ class Context:
     role: Role
     skills: tuple[Skill, ...]
     thread: str
+    settings: LoopSettings = field(default_factory=LoopSettings)  # deploy's validation
 
 
 async def understand(state: DevTeamState, runtime: Runtime[Context]) -> dict[str, Any]:
     intent = intents.parse(state["question"], namespace=state.get("namespace"))
     if intent.kind == "unsupported":
         return {"intent": intent.kind, "clarification": UNSUPPORTED, "options": []}
+    if intent.kind == "deploy":
+        return {"intent": intent.kind}
     skill = select(list(runtime.context.skills), intent.kind)
     resolved = await intents.resolve(intent, runtime.context.toolbox)
     if isinstance(resolved, intents.Clarify):
@@ -75,10 +82,22 @@ async def understand(state: DevTeamState, runtime: Runtime[Context]) -> dict[str
     return {"intent": intent.kind, "target": _ref(resolved), "skill": skill.name if skill else ""}
 
 
-def after_understand(state: DevTeamState) -> Literal["clarify", "investigate", "heal"]:
+def after_understand(
+    state: DevTeamState,
+) -> Literal["clarify", "investigate", "heal", "deploy"]:
     if state.get("clarification"):
         return "clarify"
-    return "heal" if state.get("intent") == "heal" else "investigate"
+    intent = state.get("intent")
+    return "heal" if intent == "heal" else "deploy" if intent == "deploy" else "investigate"
+
+
+async def deploy(state: DevTeamState, runtime: Runtime[Context]) -> dict[str, Any]:
+    asked = deploying.read_request(state["question"])
+    if isinstance(asked, str):
+        return {"answer": asked, "clarification": asked, "report": {"clarification": asked}}
+    context = runtime.context
+    done = await deploying.deploy(context.toolbox, asked, agent=AGENT, settings=context.settings)
+    return {"answer": done.summary, "report": done.report()}
 
 
 async def heal(state: DevTeamState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -205,6 +224,7 @@ builder.add_node("investigate", investigate)
 builder.add_node("act", act)
 builder.add_node("answer", answer)
 builder.add_node("heal", heal)
+builder.add_node("deploy", deploy)
 builder.add_edge(START, "understand")
 builder.add_conditional_edges("understand", after_understand)
 builder.add_edge("clarify", END)
@@ -212,6 +232,7 @@ builder.add_conditional_edges("investigate", after_investigate)
 builder.add_edge("act", "investigate")
 builder.add_edge("answer", END)
 builder.add_edge("heal", END)
+builder.add_edge("deploy", END)
 
 
 def compile_graph(durable: Durable) -> CompiledStateGraph[DevTeamState, Context, Any, Any]:

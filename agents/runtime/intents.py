@@ -15,8 +15,11 @@ target (the workload). Two candidates, or none, give a `Clarify` with a question
 exists, so the person answers with a name rather than the agent guessing.
 
 "fix web", "heal web", "repair checkout" are the `heal` intent (the remediation loop); a heal
-cue wins over a diagnose cue ("fix the crashing web"). Later intents ("deploy my app to
-staging", "right-size web") add cue sets and kinds here; the graph routes on `Intent.kind`.
+cue wins over a diagnose cue ("fix the crashing web"). "deploy web to staging", "ship
+nginx:1.27 as checkout to staging" are the `deploy` intent, when no heal or diagnose cue is there
+("why did the deploy fail" is a diagnosis); its app may not exist yet, so it is not resolved
+here (agents/dev_team/deploy.py reads the rest). Later intents ("right-size web") add cue sets
+and kinds here; the graph routes on `Intent.kind`.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from typing import Literal
 
 from agents.runtime.toolbox import Toolbox
 
-IntentKind = Literal["diagnose", "heal", "unsupported"]
+IntentKind = Literal["diagnose", "heal", "deploy", "unsupported"]
 
 _WORD = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?(?:/[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)?")
 _DIAGNOSE_STEMS = (
@@ -37,6 +40,7 @@ _DIAGNOSE_STEMS = (
     "health", "working", "works", "stuck", "flak", "pending", "oom",
 )  # fmt: skip
 _HEAL_STEMS = ("fix", "heal", "repair", "remediat", "mend", "self-heal")  # "fix web", "heal web"
+_DEPLOY_WORDS = frozenset(("deploy", "ship", "promote"))  # "deploy web to staging"
 _FILLER_WORDS = """
     a an the is are was were be been my our your their its it this that what whats s how
     come does do did going on with of for to at from please can could you tell me us check so
@@ -100,6 +104,8 @@ def parse(question: str, *, namespace: str | None = None) -> Intent:
         kind = "heal"
     elif any(_is_cue(w) for w in words):
         kind = "diagnose"
+    elif any(w in _DEPLOY_WORDS for w in words):
+        kind = "deploy"
     return Intent(kind, tuple(subject), hint, question)
 
 

@@ -39,7 +39,7 @@ def test_paraphrases_parse_to_a_diagnosis_of_the_subject(
 
 
 def test_a_request_this_slice_does_not_serve_is_unsupported() -> None:
-    assert parse("deploy my app to staging").kind == "unsupported"
+    assert parse("right-size web for me").kind == "unsupported"
     assert parse("why is web failing", namespace="prod").namespace == "prod"
 
 
