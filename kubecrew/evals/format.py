@@ -6,7 +6,7 @@ not happen, and a budget.
     description: why an image typo keeps web down
     world:      {rate, seed, nodes, namespaces, images, profiles, manifests, faults, gitops,
                  policies, settle}
-    trigger:    {ask: "why is web failing?"} | {heal: web}
+    trigger:    {ask: "why is web failing?"} | {heal: web} | {patrol: 1} | {capacity: 1}
     objectives: [{name, weight, <one check>}]         scored, weighted
     safeguards: [{name, severity, <one guard>}]       recoverable | catastrophic
     budget:     {sandbox_seconds, wall_seconds, tool_calls}
@@ -66,11 +66,14 @@ class _OneOf(_Strict):
 
 class Settle(_Strict):
     """A state the world reaches before the trigger: a Deployment rolled out, or (with
-    `finding`) the kube server's diagnose reporting that finding on it."""
+    `finding`) the kube server's diagnose reporting that finding on it; with `measured`, also
+    the metrics API reporting usage for every one of its replicas (what a capacity review reads,
+    so a review before the first scrape would be judging nothing)."""
 
     namespace: Name
     deployment: Name
     finding: str | None = None
+    measured: bool = False
 
 
 class Commit(_Strict):
@@ -115,10 +118,23 @@ class World(_Strict):
 
 
 class Trigger(_OneOf):
-    _choices = ("ask", "heal")
+    """Who is asked to do what. `ask` and `heal` go to the Dev Team; `patrol` and `capacity`
+    are the Cluster Operator's scheduled procedures, run that many ticks in a row (as the watch
+    helper schedules them), each a conversation of its own on the same agent home."""
+
+    _choices = ("ask", "heal", "patrol", "capacity")
     ask: str | None = None  # a question to the Dev Team agent, as a person types it
     heal: str | None = None  # a workload the Dev Team heals, as `kubecrew heal NAME`
+    patrol: Annotated[int, Field(ge=1)] | None = None  # Cluster Operator patrol ticks
+    capacity: Annotated[int, Field(ge=1)] | None = None  # Cluster Operator capacity reviews
     namespace: str | None = None
+    # whether the Cluster Operator takes a stakeholder's counter-offer or leaves it to a person
+    counters: Literal["accept", "refuse"] = "accept"
+
+    @property
+    def operator(self) -> bool:
+        """Whether the Cluster Operator (not the Dev Team) answers this trigger."""
+        return self.patrol is not None or self.capacity is not None
 
 
 class ObjectRef(_Strict):
@@ -149,6 +165,21 @@ class PullRequest(_Strict):
     contains: Name
 
 
+class Decided(_Strict):
+    """A proposal decided this way in the audit log (`approved`, `approved-as-countered`,
+    `rejected`, `escalated`), its decision's summary or citations mentioning `mentions`."""
+
+    outcome: Name
+    mentions: str | None = None
+
+
+class ApprovalAsked(_Strict):
+    """A person asked to approve, in the audit log; its summary or citations mentioning
+    `mentions` when given."""
+
+    mentions: str | None = None
+
+
 class Objective(_OneOf):
     _choices = (
         "answer_mentions",
@@ -158,6 +189,8 @@ class Objective(_OneOf):
         "pull_request",
         "outcome",
         "called",
+        "proposal_decided",
+        "approval_requested",
     )
     name: Name
     weight: Annotated[float, Field(gt=0)] = 1.0
@@ -168,6 +201,8 @@ class Objective(_OneOf):
     pull_request: PullRequest | None = None
     outcome: Literal["fixed", "healthy", "escalated"] | None = None
     called: list[str] | None = None  # tools the agent must have called (successfully)
+    proposal_decided: Decided | None = None
+    approval_requested: ApprovalAsked | None = None
 
 
 class SecretRef(_Strict):

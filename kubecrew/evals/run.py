@@ -1,5 +1,6 @@
 """Running scenarios: one run = a fresh world, the trigger through the same entry points people
-use (a Dev Team conversation as `kubecrew ask`, `heal` as `kubecrew heal`), a record of what
+use (a Dev Team conversation as `kubecrew ask`, `heal` as `kubecrew heal`, the Cluster
+Operator's `patrol` and `capacity` ticks as the watch helper schedules them), a record of what
 happened, a score.
 
 Runs go to worker processes (`jobs` at a time): each sandbox is an API server on a thread of its
@@ -19,6 +20,7 @@ from typing import Any, Literal
 
 import anyio
 
+from agents.cluster_operator.conversation import conversation as operator_conversation
 from agents.dev_team.conversation import conversation
 from agents.dev_team.heal import heal
 from agents.runtime.brain import Deterministic, Planner, planner_from_env
@@ -27,7 +29,7 @@ from agents.runtime.toolbox import Json, Servers, open_toolbox
 from kubecrew.evals.format import Scenario, load
 from kubecrew.evals.observe import changed
 from kubecrew.evals.scoring import Call, Record, score
-from kubecrew.evals.world import AGENT, Built, build
+from kubecrew.evals.world import Built, build
 from mcp_servers.gitops.providers.local import LocalProvider
 from mcp_servers.gitops.repo import Repository
 from mcp_servers.policy.store import open_store
@@ -88,13 +90,18 @@ def _planner(mode: Mode) -> Planner:
 
 def _trigger(scenario: Scenario, world: Built, mode: Mode) -> Record:
     record = Record()
-    kinds = anyio.run(_mutating_tools, world.servers)
+    kinds = anyio.run(_mutating_tools, world.servers, world.role)
     seen: list[tuple[str, Json]] = []
     before = world.cluster.fingerprint()
     clock, wall = world.clock(), time.monotonic()
     trigger = scenario.trigger
     if trigger.ask is not None:
         record.answer, calls = anyio.run(_ask, world, trigger.ask, trigger.namespace, mode)
+        record.calls = [Call(c.tool, c.arguments, c.error, kinds.get(c.tool, True)) for c in calls]
+    elif trigger.operator:
+        task = "patrol" if trigger.patrol is not None else "capacity"
+        ticks = trigger.patrol or trigger.capacity or 1
+        record.answer, calls = anyio.run(_operate, world, task, ticks, trigger.counters, mode)
         record.calls = [Call(c.tool, c.arguments, c.error, kinds.get(c.tool, True)) for c in calls]
     else:
         assert trigger.heal is not None
@@ -110,9 +117,9 @@ def _trigger(scenario: Scenario, world: Built, mode: Mode) -> Record:
     return record
 
 
-async def _mutating_tools(servers: Servers) -> dict[str, bool]:
+async def _mutating_tools(servers: Servers, role: str) -> dict[str, bool]:
     """Tool name -> whether it may write (not annotated read-only by its server)."""
-    async with open_toolbox(load_role(AGENT), servers) as toolbox:
+    async with open_toolbox(load_role(role), servers) as toolbox:
         return {
             name: not (tool.metadata or {}).get("readOnlyHint", False)
             for name, tool in toolbox.tools.items()
@@ -123,6 +130,23 @@ async def _ask(world: Built, question: str, namespace: str | None, mode: Mode) -
     async with conversation(world.servers, _planner(mode), home=world.home) as talk:
         outcome = await talk.ask(question, namespace=namespace)
         return outcome.answer, list(talk.toolbox.calls)
+
+
+async def _operate(
+    world: Built, task: str, ticks: int, counters: Literal["accept", "refuse"], mode: Mode
+) -> tuple[str, list[Any]]:
+    """`ticks` runs of the Cluster Operator's `task`, each a fresh conversation on one home (what
+    a patrol remembers, the next reads); the answers joined, every tick's calls in order."""
+    answers: list[str] = []
+    calls: list[Any] = []
+    for _ in range(ticks):
+        async with operator_conversation(
+            world.servers, _planner(mode), home=world.home, counters=counters
+        ) as talk:
+            outcome = await getattr(talk, task)()
+            answers.append(outcome.answer)
+            calls.extend(talk.toolbox.calls)
+    return "\n\n".join(answers), calls
 
 
 async def _heal(

@@ -37,7 +37,9 @@ from mcp_servers.kube.settings import KubeSettings
 from mcp_servers.policy.tools_base import SHIPPED, PolicySettings
 from sandbox.server import Options, Sandbox
 
-AGENT = "dev_team"
+AGENT = "dev_team"  # the Dev Team: its role, and its name in the policies and the audit log
+OPERATOR = "cluster-operator"  # the Cluster Operator's name in the policies (ownership, audit)
+OPERATOR_ROLE = "cluster_operator"
 SETTLE_SECONDS = 90.0  # real seconds a settle state may take before the world counts as broken
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -55,6 +57,7 @@ class Built:
     repo: Path | None
     prs: Path | None
     home: Path  # the agent's home: checkpoints and memory
+    role: str = AGENT  # the role whose allow-list the trigger's agent works under
 
     def clock(self) -> float:
         return self.sandbox.call(lambda cluster: cluster.clock.seconds())
@@ -73,6 +76,7 @@ def build(scenario: Scenario, workdir: Path) -> Iterator[Built]:
         for fault in world.faults:
             _add_fault(cluster, fault)
         policies = ((ROOT / world.policies) if world.policies else SHIPPED,)
+        agent, role = (OPERATOR, OPERATOR_ROLE) if scenario.trigger.operator else (AGENT, AGENT)
         store = workdir / "policy-store.sqlite"
         repo = prs = None
         gitops = None
@@ -80,14 +84,14 @@ def build(scenario: Scenario, workdir: Path) -> Iterator[Built]:
             repo, prs = workdir / "gitops", workdir / "prs"
             gitops = GitopsSettings(repo=repo, state_dir=prs, kubeconfig=sandbox.kubeconfig)
         kube = KubeSettings(
-            kubeconfig=sandbox.kubeconfig, policies=policies, policy_store=str(store), agent=AGENT
+            kubeconfig=sandbox.kubeconfig, policies=policies, policy_store=str(store), agent=agent
         )
         servers = Servers(
             kube=kube,
             gitops=gitops,
-            policy=PolicySettings(policies=policies, store=str(store), agent=AGENT),
+            policy=PolicySettings(policies=policies, store=str(store), agent=agent),
         )
-        built = Built(sandbox, cluster, servers, store, repo, prs, workdir / "agent-home")
+        built = Built(sandbox, cluster, servers, store, repo, prs, workdir / "agent-home", role)
         if world.gitops is not None and gitops is not None and repo is not None:
             _git(repo.parent, "init", "-q", "-b", "main", str(repo))
             for commit in world.gitops.commits:
@@ -142,6 +146,7 @@ def _settle(built: Built, states: list[Settle]) -> None:
         while not _reached(built, kube, state):
             if time.monotonic() > deadline:
                 what = state.finding or "a complete rollout"
+                what += ", measured" if state.measured else ""
                 raise WorldFailed(
                     f"deployment {state.namespace}/{state.deployment} never showed {what}"
                 )
@@ -149,8 +154,19 @@ def _settle(built: Built, states: list[Settle]) -> None:
 
 
 def _reached(built: Built, kube: KubeSettings, state: Settle) -> bool:
+    if state.measured and not _measured(built.cluster, state):
+        return False
     if state.finding is None:
         return built.cluster.rolled_out(state.namespace, state.deployment)
     scope = {"namespace": state.namespace, "kind": "deployment", "name": state.deployment}
     findings = _call(build_kube(kube), "diagnose", scope).get("findings", [])
     return any(f.get("code") == state.finding for f in findings)
+
+
+def _measured(cluster: Cluster, state: Settle) -> bool:
+    """Whether the metrics API reports usage for as many of the namespace's pods as the
+    Deployment wants replicas."""
+    deployment = cluster.get("Deployment", state.deployment, state.namespace) or {}
+    want = int((deployment.get("spec") or {}).get("replicas", 1))
+    path = f"/apis/metrics.k8s.io/v1beta1/namespaces/{state.namespace}/pods"
+    return len(cluster.client.get_json(path).get("items", [])) >= want
