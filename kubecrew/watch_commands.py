@@ -17,14 +17,19 @@ import os
 import re
 import secrets
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import anyio
 import typer
 from rich.console import Console
 from rich.markup import escape
 
+from kubecrew.slack.settings import SLACK_API_URL
 from kubecrew.terminal import print_failure
+
+if TYPE_CHECKING:
+    from agents.runtime.notify.desk import Handler
+    from agents.runtime.toolbox import Servers
 
 TOKEN_ENV = "KUBECREW_WATCH_TOKEN"
 _DURATION = re.compile(r"^(\d+)(s|m|h)?$")
@@ -53,6 +58,14 @@ def watch(
         str, typer.Option(help="patrol (diagnose) period, e.g. 30s, 5m; 0 turns it off")
     ] = "5m",
     heal: Annotated[bool, typer.Option(hidden=True, help="let the Dev Team agent heal")] = False,
+    slack_channel: Annotated[
+        str | None,
+        typer.Option(
+            help="post one message per incident, updated as it is handled, to its owners' "
+            "Slack channel (else this one); needs $SLACK_BOT_TOKEN"
+        ),
+    ] = None,
+    slack_api_url: Annotated[str, typer.Option(help="The Slack Web API base URL.")] = SLACK_API_URL,
 ) -> None:
     """Watch the cluster and diagnose each new incident once, until Ctrl-C.
 
@@ -61,6 +74,7 @@ def watch(
     ```
     kubecrew watch -n shop
     kubecrew watch --alertmanager-port 9095 --every 1m
+    SLACK_BOT_TOKEN=xoxb-... kubecrew watch -n shop --slack-channel C0123ABCD
     ```
     """
     from agents.runtime.brain import planner_from_env
@@ -85,6 +99,8 @@ def watch(
         handler = handlers.heal_with_dev_team()
     else:
         handler = handlers.diagnose_with_dev_team(servers, planner_from_env(), home=None)
+    if slack_channel is not None:
+        handler = _in_slack(handler, servers, slack_channel, slack_api_url, heal=heal)
     plan = WatchPlan(
         servers=servers,
         namespaces=tuple(namespace or ()),
@@ -102,6 +118,22 @@ def watch(
         log.print("stopped")
     except OSError as exc:  # the port is taken, the home is not writable
         _fail(f"cannot watch: {exc}")
+
+
+def _in_slack(
+    handler: Handler, servers: Servers, channel: str, api_url: str, *, heal: bool
+) -> Handler:
+    from agents.runtime.notify.incidents import default_path
+    from kubecrew.slack import incidents
+    from mcp_servers.common.errors import ToolError
+
+    try:
+        messages = incidents.open_messages(channel, api_url=api_url, incidents=default_path())
+    except ToolError as exc:
+        _fail(exc.message)
+    # The loop reports its nodes (learn, recommend, mutate, validate) for the message to follow.
+    steps = incidents.healing(servers) if heal else incidents.stepped(handler)
+    return messages.handler(steps)
 
 
 def _period(text: str) -> float | None:
