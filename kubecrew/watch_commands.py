@@ -91,12 +91,7 @@ def watch(
     token = _token(token_file, log) if alertmanager_port is not None else ""
     servers = Servers(kube=KubeSettings(kubeconfig=kubeconfig, context=context))
     if heal:
-        if not handlers.healing_available():
-            _fail(
-                "self-healing is not in this version yet (agents.dev_team.heal is missing); "
-                "run without --heal to diagnose incidents"
-            )
-        handler = handlers.heal_with_dev_team()
+        handler = handlers.heal_with_dev_team(servers)
     else:
         handler = handlers.diagnose_with_dev_team(servers, planner_from_env(), home=None)
     if slack_channel is not None:

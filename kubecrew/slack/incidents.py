@@ -36,6 +36,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 
 from agents.runtime.loop.validation import LoopSettings
 from agents.runtime.notify.desk import Handler, HandlerResult
+from agents.runtime.notify.handlers import heal_incident
 from agents.runtime.notify.incidents import Incident
 from agents.runtime.toolbox import Servers
 from kubecrew.slack.app import connect
@@ -94,19 +95,9 @@ def healing(
     """The remediation loop as a stepped handler: `heal` reports each node it runs."""
 
     async def handle(incident: Incident, on_node: OnNode) -> HandlerResult:
-        from agents.dev_team.heal import heal
-        from agents.dev_team.state import TargetRef
-
-        target = TargetRef(kind=incident.kind, name=incident.name, namespace=incident.namespace)
-        outcome = await heal(
-            target,
-            incident=incident.fingerprint,
-            servers=servers,
-            home=home,
-            settings=settings,
-            on_node=on_node,
+        return await heal_incident(
+            incident, servers=servers, home=home, settings=settings, on_node=on_node
         )
-        return HandlerResult(outcome.summary, resolved=outcome.outcome in ("fixed", "healthy"))
 
     return handle
 

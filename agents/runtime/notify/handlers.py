@@ -5,30 +5,26 @@ own (the agent's role, tools, memory and checkpoints, exactly as `kubecrew ask` 
 incident's diagnosis is the answer a person would get, and is remembered with the agent's other
 incidents. It reads only.
 
-`heal_with_dev_team` hands the incident to the remediation loop's entry point,
-`agents.dev_team.heal.heal(target, incident=...)`, which mutates only through its gates. That
-module arrives with the loop; until then `healing_available()` is False and the front door says
-so instead of watching without the healing it was asked for.
+`heal_with_dev_team` (and `heal_incident`, which the Slack messages use to follow each step) hands
+the incident to the remediation loop, `agents.dev_team.heal.heal`, which mutates only through its
+gates: the servers must include the policy server (and gitops for git-managed workloads).
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from agents.runtime.brain import Planner
 from agents.runtime.notify.desk import Handler, HandlerResult
 from agents.runtime.notify.incidents import Incident
 from agents.runtime.toolbox import Servers
 
-HEAL_MODULE = "agents.dev_team.heal"
+if TYPE_CHECKING:
+    from agents.runtime.loop.validation import LoopSettings
+
 WORKLOADS = {"Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "Pod", "Service"}
-
-
-def healing_available() -> bool:
-    return importlib.util.find_spec(HEAL_MODULE) is not None
 
 
 def diagnose_with_dev_team(servers: Servers, planner: Planner, *, home: Path | None) -> Handler:
@@ -45,15 +41,35 @@ def diagnose_with_dev_team(servers: Servers, planner: Planner, *, home: Path | N
     return handle
 
 
-def heal_with_dev_team() -> Handler:
-    module: Any = importlib.import_module(HEAL_MODULE)
+async def heal_incident(
+    incident: Incident,
+    *,
+    servers: Servers,
+    home: Path | None = None,
+    settings: LoopSettings | None = None,
+    on_node: Callable[[str], None] | None = None,
+) -> HandlerResult:
+    """The remediation loop on the incident's workload; resolved when the fix was validated
+    (or the workload turned out healthy)."""
+    from agents.dev_team.heal import heal
+    from agents.dev_team.state import TargetRef
 
+    if incident.kind not in WORKLOADS:
+        return HandlerResult(f"{incident.subject}: {incident.summary} (not a workload)")
+    target = TargetRef(kind=incident.kind, name=incident.name, namespace=incident.namespace)
+    outcome = await heal(
+        target,
+        incident=incident.fingerprint,
+        servers=servers,
+        home=home,
+        settings=settings,
+        on_node=on_node,
+    )
+    return HandlerResult(outcome.summary, resolved=outcome.outcome in ("fixed", "healthy"))
+
+
+def heal_with_dev_team(servers: Servers, *, home: Path | None = None) -> Handler:
     async def handle(incident: Incident) -> HandlerResult:
-        target = {"kind": incident.kind, "name": incident.name, "namespace": incident.namespace}
-        outcome = await module.heal(target, incident=incident.fingerprint)
-        # The loop's outcome is its own type; what the watcher needs is its words and whether
-        # the fix was validated.
-        answer = str(getattr(outcome, "answer", outcome))
-        return HandlerResult(answer, resolved=bool(getattr(outcome, "validated", False)))
+        return await heal_incident(incident, servers=servers, home=home)
 
     return handle

@@ -91,6 +91,7 @@ def test_the_patrol_finds_a_broken_service_that_raises_no_event(
 ) -> None:
     kubectl("create", "namespace", "shop")
     kubectl("apply", "-f", "-", input=deployment("web", HEALTHY))
+    kubectl("rollout", "status", "deploy/web", "-n", "shop", "--timeout=60s")  # healthy first
     kubectl("apply", "-f", "-", input=SERVICE)
     watcher = Watcher(replace(plan, every_s=1.0)).start()
     fingerprint = "Service/shop/web"
