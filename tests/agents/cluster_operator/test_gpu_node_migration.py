@@ -51,7 +51,9 @@ def on_node_1(kubectl: Kubectl, *, training: bool) -> None:
 
     eventually(placed, what="web and the training pod running on node-1")
     eventually(
-        lambda: kubectl.json("get", "pdb", "web", "-n", "shop")["status"].get("disruptionsAllowed"),
+        lambda: (kubectl.json("get", "pdb", "web", "-n", "shop").get("status") or {}).get(
+            "disruptionsAllowed"
+        ),
         what="the web budget allows one disruption",
     )
     for other in ("node-2", "node-3"):

@@ -94,7 +94,8 @@ class Team:
 
     def rolled_out(self) -> None:
         def done() -> bool:
-            status = self.kubectl.json("get", "deployment", "web", "-n", "shop")["status"]
+            live = self.kubectl.json("get", "deployment", "web", "-n", "shop")
+            status = live.get("status") or {}  # none yet, just after the sync created it
             ready: bool = status.get("availableReplicas") == status.get("replicas") == 1
             return ready
 
