@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import json
 import re
-import ssl
 import subprocess
 import tempfile
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -31,6 +29,7 @@ from rich.markup import escape
 
 from agents.runtime.toolbox import Servers
 from kubecrew.demo import DEMO_RATE, StepFailed, Tour, kubectl_env
+from kubecrew.sandbox_faults import FAULTS_PATH
 from kubecrew.sandbox_probe import ApiClient
 from mcp_servers.gitops.server import build as build_gitops
 from mcp_servers.gitops.settings import GitopsSettings
@@ -43,7 +42,6 @@ from sandbox.server import Options, Sandbox
 
 T = TypeVar("T")
 WAIT_SECONDS = 60.0
-FAULTS_PATH = "/kubecrew/v1/faults"
 WEB_MANIFEST = "apps/shop/web.yaml"
 SHOP_WEB = """\
 # The web front end. Owned by team shop.
@@ -237,18 +235,8 @@ class World:
 
     def add_fault(self, spec: dict[str, Any]) -> str:
         """Break the sandbox through its admin endpoint; the fault's id."""
-        client = ApiClient.from_kubeconfig(self.kubeconfig)
-        request = urllib.request.Request(
-            client.server + FAULTS_PATH,
-            data=json.dumps(spec).encode(),
-            method="POST",
-            headers={"Authorization": f"Bearer {client.token}", "Content-Type": "application/json"},
-        )
-        context = (
-            ssl.create_default_context(cadata=client.ca_pem.decode()) if client.ca_pem else None
-        )
-        with urllib.request.urlopen(request, timeout=10, context=context) as response:
-            return str(json.loads(response.read())["id"])
+        fault = ApiClient.from_kubeconfig(self.kubeconfig).call("POST", FAULTS_PATH, spec)
+        return str(fault["id"])
 
     def proposal(self, proposal: str) -> ProposalRecord:
         store = SqliteStore(self.store)

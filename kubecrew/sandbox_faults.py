@@ -10,9 +10,6 @@ with `--param key=value` are read as YAML scalars (numbers, booleans) and dotted
 from __future__ import annotations
 
 import json
-import ssl
-import urllib.error
-import urllib.request
 from typing import Annotated, Any
 
 import typer
@@ -45,30 +42,9 @@ def _admin_call(home: Home, method: str, path: str, body: object = None) -> Any:
     if home.running_pid() is None:
         fail(f"no sandbox is running from {home}; start one with: kubecrew sandbox up --detach")
     try:
-        client = ApiClient.from_kubeconfig(home.kubeconfig)
+        return ApiClient.from_kubeconfig(home.kubeconfig).call(method, path, body)
     except SandboxUnreachable as exc:
         fail(str(exc))
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(
-        client.server + path,
-        data=data,
-        method=method,
-        headers={"Authorization": f"Bearer {client.token}", "Content-Type": "application/json"},
-    )
-    context = None
-    if client.ca_pem is not None:
-        context = ssl.create_default_context(cadata=client.ca_pem.decode())
-    try:
-        with urllib.request.urlopen(request, timeout=10, context=context) as response:
-            return json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        try:
-            message = json.loads(exc.read()).get("message") or exc.reason
-        except (ValueError, AttributeError):
-            message = exc.reason
-        fail(f"the sandbox refused: {message}")
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        fail(f"the sandbox at {client.server} is not answering: {exc}")
 
 
 def _param_value(text: str) -> Any:

@@ -4,8 +4,8 @@
 HTTP(S) with the kubeconfig's first cluster and bearer token, as any client would, so what they
 see is what kubectl with that kubeconfig sees. Every failure (unreadable kubeconfig, refused
 connection, error status, non-JSON body) is one `SandboxUnreachable`, chained to its cause.
-It knows nothing of sandbox homes or processes, only reads, and keeps the token out of its repr
-so it cannot leak into a message.
+It knows nothing of sandbox homes or processes, and keeps the token out of its repr so it
+cannot leak into a message.
 """
 
 from __future__ import annotations
@@ -24,6 +24,10 @@ import yaml
 
 class SandboxUnreachable(Exception):
     """The sandbox API did not answer as expected (refused, timed out, or an error status)."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status  # the HTTP status when the server answered with an error
 
 
 @dataclass(frozen=True)
@@ -44,10 +48,23 @@ class ApiClient:
         return cls(cluster["server"], token, base64.b64decode(ca) if ca else None)
 
     def get(self, path: str, *, timeout: float = 5.0) -> bytes:
-        request = urllib.request.Request(
-            self.server + path,
-            headers={"Authorization": f"Bearer {self.token}", "Accept": "application/json"},
-        )
+        return self._send("GET", path, None, timeout=timeout)
+
+    def call(self, method: str, path: str, body: object = None, *, timeout: float = 10.0) -> Any:
+        """`method path` with a JSON body, the JSON answer back: how the admin endpoint
+        (`/kubecrew/v1/faults`) is driven. An error status carries the server's own message."""
+        data = None if body is None else json.dumps(body).encode()
+        answer = self._send(method, path, data, timeout=timeout)
+        try:
+            return json.loads(answer) if answer else None
+        except json.JSONDecodeError as exc:
+            raise SandboxUnreachable(f"{method} {path} did not return JSON") from exc
+
+    def _send(self, method: str, path: str, data: bytes | None, *, timeout: float) -> bytes:
+        headers = {"Authorization": f"Bearer {self.token}", "Accept": "application/json"}
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        request = urllib.request.Request(self.server + path, data, headers, method=method)
         context = None
         if self.ca_pem is not None:
             context = ssl.create_default_context(cadata=self.ca_pem.decode())
@@ -56,7 +73,9 @@ class ApiClient:
                 body: bytes = response.read()
                 return body
         except urllib.error.HTTPError as exc:
-            raise SandboxUnreachable(f"GET {path} answered {exc.code} {exc.reason}") from exc
+            raise SandboxUnreachable(
+                f"{method} {path} answered {exc.code}: {_message(exc)}", status=exc.code
+            ) from exc
         except (urllib.error.URLError, OSError) as exc:
             raise SandboxUnreachable(f"{self.server} is not answering: {exc}") from exc
 
@@ -66,6 +85,15 @@ class ApiClient:
         except json.JSONDecodeError as exc:
             raise SandboxUnreachable(f"GET {path} did not return JSON") from exc
         return data
+
+
+def _message(error: urllib.error.HTTPError) -> str:
+    """The API's Status message when the body is one, else the HTTP reason."""
+    try:
+        message = json.loads(error.read()).get("message")
+    except (ValueError, AttributeError):
+        message = None
+    return str(message or error.reason)
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,7 @@ class Cluster:
         try:
             return self.client.get_json(f"{base}{where}/{plural}/{name}")
         except SandboxUnreachable as exc:
-            if " 404 " in str(exc):
+            if exc.status == 404:
                 return None
             raise
 

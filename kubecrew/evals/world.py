@@ -10,11 +10,8 @@ show among the agent's tool calls.
 
 from __future__ import annotations
 
-import json
-import ssl
 import subprocess
 import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -30,6 +27,7 @@ from agents.runtime.toolbox import Servers
 from kubecrew.evals.format import Scenario, Settle
 from kubecrew.evals.observe import Cluster
 from kubecrew.sandbox_faults import FAULTS_PATH
+from kubecrew.sandbox_probe import SandboxUnreachable
 from mcp_servers.gitops.server import build as build_gitops
 from mcp_servers.gitops.settings import GitopsSettings
 from mcp_servers.kube.server import build as build_kube
@@ -112,18 +110,9 @@ def _git(where: Path, *args: str) -> None:
 
 
 def _add_fault(cluster: Cluster, fault: dict[str, Any]) -> None:
-    client = cluster.client
-    request = urllib.request.Request(
-        client.server + FAULTS_PATH,
-        data=json.dumps(fault).encode(),
-        method="POST",
-        headers={"Authorization": f"Bearer {client.token}", "Content-Type": "application/json"},
-    )
-    context = ssl.create_default_context(cadata=client.ca_pem.decode()) if client.ca_pem else None
     try:
-        with urllib.request.urlopen(request, timeout=10, context=context):
-            pass
-    except OSError as exc:
+        cluster.client.call("POST", FAULTS_PATH, fault)
+    except SandboxUnreachable as exc:
         raise WorldFailed(f"the sandbox refused the fault {fault}: {exc}") from exc
 
 
