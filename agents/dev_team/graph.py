@@ -17,7 +17,8 @@ checkpoint holds only data. A run interrupted after `investigate` resumes at `an
 calling a tool again. The heal intent ("fix web") routes from `understand` to `heal`, the
 shared remediation loop (agents/runtime/loop) run as a subgraph; "deploy web to staging" routes
 to `deploy` (agents/dev_team/deploy.py: PR, policy, merge, sync, validate) before any name is
-resolved, since the app may not exist yet; other intents add routes out of `understand`.
+resolved, since the app may not exist yet; drift, right-sizing and probing route to `task`, which
+runs the work registered for the kind in agents/dev_team/tasks.py.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from agents.dev_team import deploy as deploying
-from agents.dev_team import prompts, report
+from agents.dev_team import prompts, report, tasks
 from agents.dev_team.heal import learner
 from agents.dev_team.investigate import investigate_workload
 from agents.dev_team.state import DevTeamState, Observation, TargetRef
@@ -56,6 +57,7 @@ UNSUPPORTED = (
     "staging'). What would you like me to do?"
 )
 PROCEDURES = {"diagnose-workload": investigate_workload}
+TASK_KINDS = ("drift", "rightsize", "probe")  # served by agents/dev_team/tasks.py when registered
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,9 @@ class Context:
 
 async def understand(state: DevTeamState, runtime: Runtime[Context]) -> dict[str, Any]:
     intent = intents.parse(state["question"], namespace=state.get("namespace"))
-    if intent.kind == "unsupported":
+    if intent.kind == "unsupported" or (
+        intent.kind in TASK_KINDS and intent.kind not in tasks.TASKS
+    ):
         return {"intent": intent.kind, "clarification": UNSUPPORTED, "options": []}
     if intent.kind == "deploy":
         return {"intent": intent.kind}
@@ -84,11 +88,23 @@ async def understand(state: DevTeamState, runtime: Runtime[Context]) -> dict[str
 
 def after_understand(
     state: DevTeamState,
-) -> Literal["clarify", "investigate", "heal", "deploy"]:
+) -> Literal["clarify", "investigate", "heal", "deploy", "task"]:
     if state.get("clarification"):
         return "clarify"
-    intent = state.get("intent")
+    intent = state.get("intent", "")
+    if intent in tasks.TASKS:
+        return "task"
     return "heal" if intent == "heal" else "deploy" if intent == "deploy" else "investigate"
+
+
+async def task(state: DevTeamState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Drift, right-sizing or a prober for the resolved workload (agents/dev_team/tasks.py)."""
+    context = runtime.context
+    request = tasks.Request(
+        context.toolbox, _target(state), state["question"], AGENT, context.settings
+    )
+    done = await tasks.TASKS[state["intent"]](request)
+    return {"answer": done.summary, "report": done.report}
 
 
 async def deploy(state: DevTeamState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -225,6 +241,7 @@ builder.add_node("act", act)
 builder.add_node("answer", answer)
 builder.add_node("heal", heal)
 builder.add_node("deploy", deploy)
+builder.add_node("task", task)
 builder.add_edge(START, "understand")
 builder.add_conditional_edges("understand", after_understand)
 builder.add_edge("clarify", END)
@@ -233,6 +250,7 @@ builder.add_edge("act", "investigate")
 builder.add_edge("answer", END)
 builder.add_edge("heal", END)
 builder.add_edge("deploy", END)
+builder.add_edge("task", END)
 
 
 def compile_graph(durable: Durable) -> CompiledStateGraph[DevTeamState, Context, Any, Any]:

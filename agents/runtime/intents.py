@@ -18,8 +18,14 @@ exists, so the person answers with a name rather than the agent guessing.
 cue wins over a diagnose cue ("fix the crashing web"). "deploy web to staging", "ship
 nginx:1.27 as checkout to staging" are the `deploy` intent, when no heal or diagnose cue is there
 ("why did the deploy fail" is a diagnosis); its app may not exist yet, so it is not resolved
-here (agents/dev_team/deploy.py reads the rest). Later intents ("right-size web") add cue sets
-and kinds here; the graph routes on `Intent.kind`.
+here (agents/dev_team/deploy.py reads the rest).
+
+Three task kinds name a workload and ask for one piece of work on it: `drift` ("has web drifted
+from git?", "reconcile web"), `rightsize` ("right-size web", "are web's requests too big?") and
+`probe` ("probe web", "write a prober for checkout"). Their cues are specific, so they win over
+the general ones ("fix web's drift" is drift work), except that a probe cue beside a diagnose
+cue is a question about a failing probe ("why is web's readiness probe failing"). The graph
+routes on `Intent.kind`.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from typing import Literal
 
 from agents.runtime.toolbox import Toolbox
 
-IntentKind = Literal["diagnose", "heal", "deploy", "unsupported"]
+IntentKind = Literal["diagnose", "heal", "deploy", "drift", "rightsize", "probe", "unsupported"]
 
 _WORD = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?(?:/[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)?")
 _DIAGNOSE_STEMS = (
@@ -41,13 +47,21 @@ _DIAGNOSE_STEMS = (
 )  # fmt: skip
 _HEAL_STEMS = ("fix", "heal", "repair", "remediat", "mend", "self-heal")  # "fix web", "heal web"
 _DEPLOY_WORDS = frozenset(("deploy", "ship", "promote"))  # "deploy web to staging"
+_TASK_STEMS: tuple[tuple[IntentKind, tuple[str, ...]], ...] = (
+    ("drift", ("drift", "reconcil", "sync", "out-of-sync", "manual", "hand-edit", "edited",
+               "hotfix")),
+    ("rightsize", ("right-siz", "rightsiz", "resiz", "oversiz", "over-siz", "undersiz",
+                   "overprovision", "over-provision", "sizing", "size")),
+    ("probe", ("probe", "prober", "probing", "smoke")),
+)  # fmt: skip
 _FILLER_WORDS = """
     a an the is are was were be been my our your their its it this that what whats s how
     come does do did going on with of for to at from please can could you tell me us check so
     again still all time right now currently keeps keep kept why service services app apps
     application deployment deploy workload pod pods statefulset sts svc namespace ns wrong
     happening happened up here there and or but just anymore any some why's what's hey hi
-    going"""
+    going has have had git write generate create make someone somebody by hand too big
+    small"""
 _FILLER = frozenset(_FILLER_WORDS.split())
 # A Deployment or StatefulSet named like a Service is the thing to diagnose: the workload.
 _PREFERENCE = {"Deployment": 0, "StatefulSet": 1, "Service": 2, "Pod": 3}
@@ -97,16 +111,33 @@ def parse(question: str, *, namespace: str | None = None) -> Intent:
             if following not in _FILLER:
                 hint, skip = hint or following, True
             continue
-        if word not in _FILLER and not _is_cue(word) and not _is_heal(word):
+        if word not in _FILLER and not _is_cue(word) and not _is_heal(word) and not _task(word):
             subject.append(word)
-    kind: IntentKind = "unsupported"
+    return Intent(_kind(words), tuple(subject), hint, question)
+
+
+def _kind(words: list[str]) -> IntentKind:
+    tasks = {_task(w) for w in words} - {None}
+    diagnose = any(_is_cue(w) for w in words)
+    for kind in ("drift", "rightsize"):
+        if kind in tasks:
+            return kind
+    if "probe" in tasks and not diagnose:
+        return "probe"
     if any(_is_heal(w) for w in words):
-        kind = "heal"
-    elif any(_is_cue(w) for w in words):
-        kind = "diagnose"
-    elif any(w in _DEPLOY_WORDS for w in words):
-        kind = "deploy"
-    return Intent(kind, tuple(subject), hint, question)
+        return "heal"
+    if diagnose:
+        return "diagnose"
+    if any(w in _DEPLOY_WORDS for w in words):
+        return "deploy"
+    return "unsupported"
+
+
+def _task(word: str) -> IntentKind | None:
+    for kind, stems in _TASK_STEMS:
+        if any(word.startswith(stem) for stem in stems):
+            return kind
+    return None
 
 
 def _is_heal(word: str) -> bool:

@@ -38,9 +38,29 @@ def test_paraphrases_parse_to_a_diagnosis_of_the_subject(
     assert (intent.kind, intent.subject, intent.namespace) == ("diagnose", subject, namespace)
 
 
-def test_a_request_this_slice_does_not_serve_is_unsupported() -> None:
-    assert parse("right-size web for me").kind == "unsupported"
+def test_a_request_no_cue_names_is_unsupported() -> None:
+    assert parse("make web a sandwich").kind == "unsupported"
     assert parse("why is web failing", namespace="prod").namespace == "prod"
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("has web drifted from git?", "drift"),
+        ("someone edited web by hand, reconcile it", "drift"),
+        ("fix the drift of web", "drift"),
+        ("right-size web for me", "rightsize"),
+        ("is web over-provisioned?", "rightsize"),
+        ("resize checkout", "rightsize"),
+        ("probe web", "probe"),
+        ("write a prober for checkout", "probe"),
+        ("why is the readiness probe of web failing", "diagnose"),
+    ],
+)
+def test_task_cues_name_their_work_and_the_workload(question: str, kind: str) -> None:
+    intent = parse(question)
+    assert intent.kind == kind
+    assert intent.subject[-1] in ("web", "checkout")
 
 
 def workload(kind: str, name: str, namespace: str) -> dict[str, object]:

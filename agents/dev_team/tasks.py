@@ -1,0 +1,38 @@
+"""The Dev Team's work on one named workload beside diagnosis and healing: a registry by intent.
+
+"has web drifted?", "right-size web" and "probe web" each name a workload and ask for one piece
+of work on it. The graph resolves the name (`intents.resolve`), then hands a `Request` to the
+task registered for the intent kind here and shows the `Done` it returns. A kind with no task
+registered is answered as unsupported, so the grammar may know a cue before its work exists.
+Each task lives in its own module and is registered with one line below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from agents.dev_team.state import TargetRef
+from agents.runtime.loop.validation import LoopSettings
+from agents.runtime.toolbox import Toolbox
+
+
+@dataclass(frozen=True)
+class Request:
+    toolbox: Toolbox  # the agent's tools: the only way to the cluster, git, metrics and policy
+    target: TargetRef  # the workload the question named, resolved against the cluster
+    question: str  # as asked: a task may read more from it ("with 4 replicas")
+    agent: str  # who acts, for proposals and PR authorship
+    settings: LoopSettings = field(default_factory=LoopSettings)  # validation bounds and pace
+
+
+@dataclass(frozen=True)
+class Done:
+    summary: str  # the answer shown to the person: what was found, done, and not done, and why
+    report: dict[str, Any]  # the same as data (`kubecrew ask --json`)
+
+
+Task = Callable[[Request], Awaitable[Done]]
+
+TASKS: dict[str, Task] = {}
