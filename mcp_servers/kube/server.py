@@ -199,10 +199,16 @@ def register_reads(mcp: FastMCP, reads: Reads) -> None:
 
     @mcp.tool(annotations=READ_ONLY)
     async def rollout_status(
-        name: str, namespace: str | None = None, context: str | None = None
+        name: str,
+        namespace: str | None = None,
+        kind: str = "deployment",
+        context: str | None = None,
     ) -> Json:
-        """Whether a Deployment's rollout is done, as `kubectl rollout status` words it."""
-        return await off_loop(views.rollout_status, name, namespace=namespace, context=context)
+        """Whether a rollout is done, as `kubectl rollout status` words it: kind is
+        deployment (default), statefulset or daemonset."""
+        return await off_loop(
+            views.rollout_status, name, namespace=namespace, kind=kind, context=context
+        )
 
     @mcp.tool(annotations=READ_ONLY)
     async def rollout_history(

@@ -12,7 +12,7 @@ from typing import Any
 
 from mcp_servers.common import arguments, bounds, quantity
 from mcp_servers.common.errors import InvalidArgument
-from mcp_servers.kube import rollouts, rows
+from mcp_servers.kube import progress, rollouts, rows
 from mcp_servers.kube.connection import Json
 from mcp_servers.kube.reads import Reads
 
@@ -67,44 +67,17 @@ class Views:
         return _paged(table, limit=limit, offset=offset, what=f"{what} metrics")
 
     def rollout_status(
-        self, name: str, *, namespace: str | None = None, context: str | None = None
+        self,
+        name: str,
+        *,
+        namespace: str | None = None,
+        kind: str = "deployment",
+        context: str | None = None,
     ) -> Json:
+        word = progress.kind_of(kind)
         api = self.reads.api(context)
-        deployment = self.reads.object(
-            api, self.reads.catalog.resolve(api, "deployments.apps"), name, namespace
-        )
-        spec, status = deployment.get("spec", {}), deployment.get("status", {})
-        wanted = spec.get("replicas", 1)
-        updated = status.get("updatedReplicas", 0)
-        available = status.get("availableReplicas", 0)
-        total = status.get("replicas", 0)
-        progressing: Json = next(
-            (c for c in status.get("conditions") or [] if c.get("type") == "Progressing"), {}
-        )
-        done, failed = False, False
-        prefix = f'Waiting for deployment "{name}" rollout to finish: '
-        if deployment["metadata"].get("generation", 0) > status.get("observedGeneration", 0):
-            message = "Waiting for deployment spec update to be observed..."
-        elif progressing.get("reason") == "ProgressDeadlineExceeded":
-            message, failed = f'deployment "{name}" exceeded its progress deadline', True
-        elif updated < wanted:
-            message = prefix + f"{updated} out of {wanted} new replicas have been updated..."
-        elif total > updated:
-            message = prefix + f"{total - updated} old replicas are pending termination..."
-        elif available < updated:
-            message = prefix + f"{available} of {updated} updated replicas are available..."
-        else:
-            message, done = f'deployment "{name}" successfully rolled out', True
-        return {
-            "done": done,
-            "failed": failed,
-            "message": message,
-            "revision": str(rollouts.revision(deployment) or ""),
-            "replicas": wanted,
-            "updated": updated,
-            "available": available,
-            "progressing": {k: progressing.get(k) for k in ("status", "reason", "message")},
-        }
+        resource = self.reads.catalog.resolve(api, f"{word}s.apps")
+        return progress.status_of(word, self.reads.object(api, resource, name, namespace))
 
     def rollout_history(
         self, name: str, *, namespace: str | None = None, context: str | None = None

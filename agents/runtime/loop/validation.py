@@ -24,6 +24,7 @@ from agents.runtime.loop.state import Target
 from agents.runtime.toolbox import Toolbox
 
 FATAL = "failed:"  # evidence that no amount of waiting cures: stop validating at once
+ROLLED_OUT = ("Deployment", "StatefulSet", "DaemonSet")  # kinds `rollout_status` follows
 
 
 @dataclass(frozen=True)
@@ -79,9 +80,15 @@ async def _look(toolbox: Toolbox, target: Target, code: str, settings: LoopSetti
     name, namespace = target["name"], target["namespace"]
     selector = await _selector(toolbox, target)
     evidence = []
-    if target["kind"] == "Deployment":
-        status = await toolbox.call("rollout_status", name=name, namespace=namespace)
-        selector = await _newest(toolbox, target, selector, str(status.get("revision") or ""))
+    if target["kind"] in ROLLED_OUT:
+        status = await toolbox.call(
+            "rollout_status", name=name, namespace=namespace, kind=target["kind"].lower()
+        )
+        revision = str(status.get("revision") or "")
+        if target["kind"] == "Deployment":
+            selector = await _newest(toolbox, target, selector, revision)
+        elif revision:  # a StatefulSet's pods carry their revision as a label
+            selector = ",".join(filter(None, (selector, f"controller-revision-hash={revision}")))
         if status.get("failed"):
             return Verdict(False, [f"{FATAL} the rollout: {status['message']}"])
         if not status.get("done"):
