@@ -57,7 +57,12 @@ UNSUPPORTED = (
     "staging'). What would you like me to do?"
 )
 PROCEDURES = {"diagnose-workload": investigate_workload}
-TASK_KINDS = ("drift", "rightsize", "probe")  # served by agents/dev_team/tasks.py when registered
+TASK_KINDS = (
+    "drift",
+    "rightsize",
+    "probe",
+    "resilience",
+)  # served by agents/dev_team/tasks.py when registered
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,10 @@ nginx:1.27 as checkout to staging" are the `deploy` intent, when no heal or diag
 ("why did the deploy fail" is a diagnosis); its app may not exist yet, so it is not resolved
 here (agents/dev_team/deploy.py reads the rest).
 
-Three task kinds name a workload and ask for one piece of work on it: `drift` ("has web drifted
-from git?", "reconcile web"), `rightsize` ("right-size web", "are web's requests too big?") and
-`probe` ("probe web", "write a prober for checkout"). Their cues are specific, so they win over
+Four task kinds name a workload and ask for one piece of work on it: `drift` ("has web drifted
+from git?", "reconcile web"), `rightsize` ("right-size web", "are web's requests too big?"),
+`probe` ("probe web", "write a prober for checkout") and `resilience` ("make checkout survive a
+node failure", "harden web"). Their cues are specific, so they win over
 the general ones ("fix web's drift" is drift work), except that a probe cue beside a diagnose
 cue is a question about a failing probe ("why is web's readiness probe failing"). The graph
 routes on `Intent.kind`.
@@ -37,7 +38,9 @@ from typing import Literal
 
 from agents.runtime.toolbox import Toolbox
 
-IntentKind = Literal["diagnose", "heal", "deploy", "drift", "rightsize", "probe", "unsupported"]
+IntentKind = Literal[
+    "diagnose", "heal", "deploy", "drift", "rightsize", "probe", "resilience", "unsupported"
+]
 
 _WORD = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?(?:/[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)?")
 _DIAGNOSE_STEMS = (
@@ -53,6 +56,8 @@ _TASK_STEMS: tuple[tuple[IntentKind, tuple[str, ...]], ...] = (
     ("rightsize", ("right-siz", "rightsiz", "resiz", "oversiz", "over-siz", "undersiz",
                    "overprovision", "over-provision", "sizing", "size")),
     ("probe", ("probe", "prober", "probing", "smoke")),
+    ("resilience", ("toleran", "tolerat", "resilien", "surviv", "harden", "redundan", "pdb",
+                    "node-failure", "highly-available", "spread")),
 )  # fmt: skip
 _FILLER_WORDS = """
     a an the is are was were be been my our your their its it this that what whats s how
@@ -60,8 +65,8 @@ _FILLER_WORDS = """
     again still all time right now currently keeps keep kept why service services app apps
     application deployment deploy workload pod pods statefulset sts svc namespace ns wrong
     happening happened up here there and or but just anymore any some why's what's hey hi
-    going has have had git write generate create make someone somebody by hand too big
-    small"""
+    going has have had git write generate create make someone somebody by hand too big add node
+    nodes small"""
 _FILLER = frozenset(_FILLER_WORDS.split())
 # A Deployment or StatefulSet named like a Service is the thing to diagnose: the workload.
 _PREFERENCE = {"Deployment": 0, "StatefulSet": 1, "Service": 2, "Pod": 3}
@@ -119,7 +124,7 @@ def parse(question: str, *, namespace: str | None = None) -> Intent:
 def _kind(words: list[str]) -> IntentKind:
     tasks = {_task(w) for w in words} - {None}
     diagnose = any(_is_cue(w) for w in words)
-    for kind in ("drift", "rightsize"):
+    for kind in ("drift", "rightsize", "resilience"):
         if kind in tasks:
             return kind
     if "probe" in tasks and not diagnose:

@@ -124,6 +124,10 @@ class Repository:
             found.append(Entry(path, mode, blob))
         return found
 
+    def exists(self, ref: str, path: str) -> bool:
+        wanted = paths.repo_path(path)
+        return any(e.path == wanted for e in self.entries(ref))
+
     def read(self, ref: str, path: str) -> str:
         wanted = paths.repo_path(path)
         by_path = {e.path: e for e in self.entries(ref)}

@@ -58,13 +58,15 @@ def register_changes(mcp: FastMCP, deps: Deps) -> None:
         labels: list[str] | None = None,
         branch: str = "",
         approval: str = "",
+        new_files: dict[str, str] | None = None,
     ) -> dict[str, Any]:
         """Open a pull request against the base branch: either field `edits` to one document
         of the manifest at `path` (each {"path": "spec.replicas", "value": 3} or
         {"path": ..., "delete": true}; pick the document by kind/name or number; comments and
-        formatting are kept), or `content`, a whole file written at `path`. `approval`: the id
-        of the approval request this change waits for; an approver's review of the PR answers
-        it."""
+        formatting are kept), or `content`, a whole file written at `path`. `new_files`
+        ({path: content}) adds files that do not exist yet to the same PR (a PDB beside its
+        Deployment). `approval`: the id of the approval request this change waits for; an
+        approver's review of the PR answers it."""
         text_arg(title, "title", 200)
         text_arg(body, "body")
         target = paths.repo_path(path)
@@ -80,8 +82,16 @@ def register_changes(mcp: FastMCP, deps: Deps) -> None:
                 name=name,
                 index=document,
             )
+        files = {target: new_text}
+        for extra, text in (new_files or {}).items():
+            where = paths.repo_path(extra)
+            if where in files or repo.exists(base, where):
+                raise InvalidArgument(
+                    f"new_files: {where} exists already; change it with its own edits or content"
+                )
+            files[where] = text_arg(text, "new_files content", 200_000)
         branch_name = paths.branch(branch) if branch else _branch_for(title, repo.branches())
-        return open_pr(title, body, labels or [], branch_name, {target: new_text}, approval)
+        return open_pr(title, body, labels or [], branch_name, files, approval)
 
     @mcp.tool(annotations=write_hints(destructive=False, idempotent=False, cluster=True))
     def adopt_live(

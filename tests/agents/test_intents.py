@@ -55,6 +55,9 @@ def test_a_request_no_cue_names_is_unsupported() -> None:
         ("probe web", "probe"),
         ("write a prober for checkout", "probe"),
         ("why is the readiness probe of web failing", "diagnose"),
+        ("make checkout survive a node failure", "resilience"),
+        ("harden web", "resilience"),
+        ("add a pdb to web", "resilience"),
     ],
 )
 def test_task_cues_name_their_work_and_the_workload(question: str, kind: str) -> None:

@@ -105,12 +105,17 @@ async def _look(toolbox: Toolbox, target: Target, code: str, settings: LoopSetti
     diagnosis = await toolbox.call(
         "diagnose", namespace=namespace, kind=target["kind"].lower(), name=name
     )
-    still = [f for f in diagnosis.get("findings", []) if f.get("code") == code]
+    findings = diagnosis.get("findings", [])
+    # A fix must make its finding go; a new rollout (code "") must leave nothing serious.
+    still = [f for f in findings if f.get("code") == code or (not code and _critical(f))]
     if still:
+        named = code or str(still[0].get("code"))
         return Verdict(
-            False, [*evidence, f"diagnose still finds {code}: {still[0].get('summary')}"]
+            False, [*evidence, f"diagnose still finds {named}: {still[0].get('summary')}"]
         )
-    evidence.append(f"diagnose no longer finds {code}")
+    evidence.append(
+        f"diagnose no longer finds {code}" if code else "diagnose finds nothing serious"
+    )
     if toolbox.has("golden_signals"):
         signals = await _signals(toolbox, target, settings)
         if signals.startswith("out of bounds"):
@@ -207,6 +212,10 @@ async def _newest(toolbox: Toolbox, target: Target, selector: str, revision: str
                     else f"pod-template-hash={hashed}"
                 )
     return selector
+
+
+def _critical(finding: dict[str, Any]) -> bool:
+    return finding.get("severity") in ("critical", "high")
 
 
 def _time(value: Any) -> datetime | None:

@@ -130,6 +130,37 @@ def test_new_manifest_and_find_manifest(manifests: Path) -> None:
     session(server, script)
 
 
+def test_one_pr_edits_a_manifest_and_adds_a_new_file_beside_it(manifests: Path) -> None:
+    server = build(settings_for(manifests))
+    pdb = "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: web\n"
+
+    async def script(call: Call) -> None:
+        opened = await call(
+            "propose_change",
+            title="web survives a node failure",
+            path="apps/shop/web.yaml",
+            kind="Deployment",
+            name="web",
+            edits=[{"path": "spec.replicas", "value": 2}],
+            new_files={"apps/shop/web-pdb.yaml": pdb},
+        )
+        assert sorted(opened["files"]) == ["apps/shop/web-pdb.yaml", "apps/shop/web.yaml"]
+        pr = await call("get_pr", number=opened["number"])
+        assert "+  replicas: 2" in pr["diff"] and "+kind: PodDisruptionBudget" in pr["diff"]
+        with pytest.raises(ToolFailed, match="exists already"):
+            await call(
+                "propose_change",
+                title="again",
+                path="apps/shop/web.yaml",
+                kind="Deployment",
+                name="web",
+                edits=[{"path": "spec.replicas", "value": 2}],
+                new_files={"namespaces.yaml": pdb},
+            )
+
+    session(server, script)
+
+
 @pytest.mark.parametrize(
     "path",
     ["../outside.yaml", "/etc/passwd", "apps/../../x.yaml", ".git/config", "a\nb.yaml", "..\\x"],
