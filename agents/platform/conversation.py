@@ -3,8 +3,9 @@
 The same shape as the other agents' (`agents.cluster_operator.conversation`), plus the teams'
 GitOps repositories: `repos` maps a repository id (the `kubecrew.io/gitops-repo` label the sync
 stamps on what it applies) to that repository's gitops server settings, and each gets a toolbox
-of its own, since one gitops server serves one repository. `propagate()` is the procedure (run
-on a schedule or when an EgressPolicy changes); `ask(question)` answers compliance questions.
+of its own, since one gitops server serves one repository. The procedures: `propagate()` (on a
+schedule or when an EgressPolicy changes), `audit()` and `sync_blueprints()` (scheduled);
+`ask(question)` answers compliance, audit and blueprint questions.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agents.platform.graph import AGENT, Context, Outcome, run
+from agents.platform.state import PlatformState
 from agents.runtime.brain import Planner
 from agents.runtime.persistence import Durable
 from agents.runtime.toolbox import OnCall, Servers, Toolbox, open_toolbox
@@ -40,6 +42,19 @@ class Conversation:
         return await run(
             {"task": "propagate"}, context=self.context, durable=self.durable, on_node=on_node
         )
+
+    async def audit(
+        self, namespace: str = "", *, fix: bool = True, on_node: OnNode | None = None
+    ) -> Outcome:
+        """The scheduled audit: the fleet, or one namespace."""
+        payload: PlatformState = {"task": "audit", "namespace": namespace, "fix": fix}
+        return await run(payload, context=self.context, durable=self.durable, on_node=on_node)
+
+    async def sync_blueprints(
+        self, namespace: str = "", *, fix: bool = True, on_node: OnNode | None = None
+    ) -> Outcome:
+        payload: PlatformState = {"task": "blueprints", "namespace": namespace, "fix": fix}
+        return await run(payload, context=self.context, durable=self.durable, on_node=on_node)
 
     async def ask(self, question: str, *, on_node: OnNode | None = None) -> Outcome:
         return await run(

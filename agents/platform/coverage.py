@@ -14,17 +14,20 @@ undone by the next sync. Knows no Kubernetes client; reads only through the tool
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeVar, cast
 
 import yaml
 from pydantic import ValidationError
 
 from agents.runtime.errors import AgentError
 from agents.runtime.toolbox import Toolbox
+from mcp_servers.policy.documents import PolicyDocument
 from mcp_servers.policy.documents.egress import EgressPolicy
 
 REPO_LABEL = "kubecrew.io/gitops-repo"  # the gitops server's MANAGED_BY_LABEL
 SYSTEM = frozenset({"kube-system", "kube-public", "kube-node-lease"})
 FIELDS = ["metadata.name", "metadata.labels"]
+D = TypeVar("D", bound=PolicyDocument)
 
 
 @dataclass(frozen=True)
@@ -45,15 +48,21 @@ class Covered:
 
 
 async def egress_policies(toolbox: Toolbox) -> list[EgressPolicy]:
-    listed = await toolbox.call("list_policies", kind="EgressPolicy", limit=200)
-    found: list[EgressPolicy] = []
+    return await documents(toolbox, EgressPolicy)
+
+
+async def documents(toolbox: Toolbox, model: type[D]) -> list[D]:
+    """Every policy document of `model`'s kind the policy server judges by, by name."""
+    kind = str(model.model_fields["kind"].default)
+    listed = await toolbox.call("list_policies", kind=kind, limit=200)
+    found: list[D] = []
     for row in listed.get("policies", []):
-        got = await toolbox.call("get_policy", name=row["name"], kind="EgressPolicy")
+        got = await toolbox.call("get_policy", name=row["name"], kind=kind)
         try:
-            found.append(EgressPolicy.model_validate(yaml.safe_load(got["yaml"])))
+            found.append(cast(D, model.model_validate(yaml.safe_load(got["yaml"]))))
         except (yaml.YAMLError, ValidationError) as exc:
             raise AgentError(
-                f"the policy server's EgressPolicy {row['name']} does not read back as one "
+                f"the policy server's {kind} {row['name']} does not read back as one "
                 f"({exc}); check {row.get('source') or 'its file'} with `kubecrew policy check`"
             ) from exc
     return sorted(found, key=lambda p: p.metadata.name)

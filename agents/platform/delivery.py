@@ -1,4 +1,8 @@
-"""Delivering one rendered NetworkPolicy: the notice to its owners, then a PR or a gated apply.
+"""Delivering what the Platform rendered: the notice to its owners, then a PR or a gated apply.
+
+Egress NetworkPolicies, audit fixes (a PodDisruptionBudget) and namespace blueprints all go the
+same way: a `Change` (one file in the team's repository, and the object its notice is about)
+through `pull_request`. Egress alone may also go by the gated `apply` (`directly`).
 
 The notice and the permission are one record: a `propose` (type apply, the rendered object as
 `live_object`) on the policy server. Its stakeholders are the namespace's owners from Ownership,
@@ -58,15 +62,39 @@ def manifest_text(want: dict[str, Any], policy: str) -> str:
     return head + yaml.safe_dump(want, sort_keys=False)
 
 
-async def notify(
-    toolbox: Toolbox, want: dict[str, Any], *, via: str, rationale: str
-) -> dict[str, Any]:
-    """The notice to the owners, and the store's decision on it."""
+@dataclass(frozen=True)
+class Change:
+    """One file the Platform wants in a team repository, and what its notice says.
+
+    `target` (KIND/NAME as the policy store reads it) and `namespace` name the object the
+    owners are told about; `branch` prefixes the PR's branch (the key follows)."""
+
+    path: str
+    text: str
+    title: str
+    target: str
+    namespace: str
+    rationale: str
+    branch: str
+    live_object: dict[str, Any] | None = None
+
+
+def egress_change(want: dict[str, Any], *, policy: str, rationale: str) -> Change:
     meta = want["metadata"]
+    return Change(
+        path=manifest_path(want), text=manifest_text(want, policy),
+        title=f"Egress policy {policy} for namespace {meta['namespace']}",
+        target=f"networkpolicy/{meta['name']}", namespace=meta["namespace"],
+        rationale=rationale, branch="platform/egress", live_object=want,
+    )  # fmt: skip
+
+
+async def notify(toolbox: Toolbox, change: Change, *, via: str) -> dict[str, Any]:
+    """The notice to the owners, and the store's decision on it."""
+    extra = {"live_object": change.live_object} if change.live_object is not None else {}
     return await toolbox.call(
-        "propose", action="apply", target=f"networkpolicy/{meta['name']}",
-        namespace=meta["namespace"], via=via, live_object=want, rationale=rationale,
-        risk="medium",
+        "propose", action="apply", target=change.target, namespace=change.namespace, via=via,
+        rationale=change.rationale, risk="medium", **extra,
     )  # fmt: skip
 
 
@@ -83,26 +111,32 @@ def _decision(record: dict[str, Any]) -> tuple[str, str, str]:
 async def by_pull_request(
     toolbox: Toolbox, repo: Toolbox, want: dict[str, Any], *, policy: str, rationale: str
 ) -> Delivery:
-    record = await notify(toolbox, want, via="pull-request", rationale=rationale)
+    return await pull_request(
+        toolbox, repo, egress_change(want, policy=policy, rationale=rationale)
+    )
+
+
+async def pull_request(toolbox: Toolbox, repo: Toolbox, change: Change) -> Delivery:
+    """Notice, then the PR (reused on a rerun), merged on an approved decision, then synced."""
+    record = await notify(toolbox, change, via="pull-request")
     outcome, request, why = _decision(record)
     done = Delivery("refused", proposal=str(record["proposal"]))
     done.steps.append(f"told the owners: proposal {done.proposal} ({outcome or 'undecided'})")
     if outcome not in APPROVED and outcome != "escalated":
         done.why = f"policy did not approve the PR ({outcome}): {why}"
         return done
-    path, text = manifest_path(want), manifest_text(want, policy)
+    path, text = change.path, change.text
     now = await read(repo, path)
     if now != text:
         # Keyed by what git says now and what it should say: a rerun finds its own PR, while
         # a later hand edit in git is a new change with a new PR.
         key = hashlib.sha256(f"{now}\0{text}".encode()).hexdigest()[:12]
-        branch = f"platform/egress-{key}"
+        branch = f"{change.branch}-{key}"
         pr = await find_pr(repo, branch)
         if pr is None:
             opened = await repo.call(
-                "propose_change", title=f"Egress policy {policy} for namespace "
-                f"{want['metadata']['namespace']}", path=path, content=text,
-                body=f"{rationale}\n\nPolicy: proposal {done.proposal}.", labels=[LABEL],
+                "propose_change", title=change.title, path=path, content=text,
+                body=f"{change.rationale}\n\nPolicy: proposal {done.proposal}.", labels=[LABEL],
                 branch=branch, approval=request,
             )  # fmt: skip
             pr = {"number": opened["number"], "state": "open"}
@@ -122,14 +156,19 @@ async def by_pull_request(
             return done
     else:
         done.steps.append(f"{path} already says this in git: syncing it again")
-    target = Target(kind="NetworkPolicy", name=want["metadata"]["name"], namespace="")
-    done.steps += await sync_change(repo, target)
+    kind, _, name = change.target.partition("/")
+    done.steps += await sync_change(repo, Target(kind=kind, name=name, namespace=change.namespace))
     done.status = "merged"
     return done
 
 
 async def directly(toolbox: Toolbox, want: dict[str, Any], *, rationale: str) -> Delivery:
-    record = await notify(toolbox, want, via="direct", rationale=rationale)
+    change = Change(
+        path="", text="", title="", target=f"networkpolicy/{want['metadata']['name']}",
+        namespace=want["metadata"]["namespace"], rationale=rationale, branch="",
+        live_object=want,
+    )  # fmt: skip
+    record = await notify(toolbox, change, via="direct")
     outcome, _, why = _decision(record)
     done = Delivery("refused", proposal=str(record["proposal"]))
     done.steps.append(f"told the owners: proposal {done.proposal} ({outcome or 'undecided'})")

@@ -1,10 +1,14 @@
-"""The Platform graph: understand -> (propagate | compliance | clarify) -> END.
+"""The Platform graph: understand -> (propagate | compliance | audit | blueprints | clarify) -> END.
 
 - understand: a procedure run (`propagate`, on a schedule or when an EgressPolicy changes)
   arrives with its task set; a question is read as a compliance question ("which namespaces are
   not compliant with the egress policy?") or answered with what the agent can do.
 - propagate: render, deliver and confirm every covered namespace (`propagation`).
 - compliance: the same confirmation from live state, changing nothing.
+- audit ("audit the fleet", "audit shop", scheduled): findings with evidence, and a fix PR where
+  a manifest fixes one (`audits`).
+- blueprints ("sync blueprints" fixes by PR; "is shop on the blueprint?" only looks):
+  namespace blueprints compared with live field by field (`blueprints`).
 
 Tools, brain, role and the team repositories' toolboxes travel in the run's `Context`; the
 state holds only JSON, checkpointed per thread. This slice runs the deterministic brain only.
@@ -22,7 +26,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from agents.platform import propagation, report
+from agents.platform import audits, blueprints, propagation, report
 from agents.platform.state import PlatformState, Task
 from agents.runtime.brain import Planner
 from agents.runtime.persistence import Durable
@@ -33,8 +37,20 @@ from agents.runtime.toolbox import Toolbox
 AGENT = "platform"
 UNSUPPORTED = (
     "I look after org policy. Ask me 'which namespaces are not compliant with the egress "
-    "policy?', or run a propagation (`propagate`) to render, deliver and confirm it."
+    "policy?', 'audit the fleet', 'audit shop', 'sync blueprints' or 'is shop on the "
+    "blueprint?', or run a propagation (`propagate`) to render, deliver and confirm egress."
 )
+_AUDIT = re.compile(r"\baudit\b", re.IGNORECASE)
+_AUDIT_OF = re.compile(
+    r"\baudit(?:\s+of)?\s+(?:the\s+)?(?:namespace\s+)?([a-z0-9][-a-z0-9]*)", re.IGNORECASE
+)
+_BLUEPRINT = re.compile(r"\bblueprints?\b", re.IGNORECASE)
+_ON_BLUEPRINT = re.compile(
+    r"\b([a-z0-9][-a-z0-9]*)\s+(?:on|match(?:es|ing)?)\s+(?:the\s+|its\s+)?blueprint"
+)
+_BLUEPRINT_OF = re.compile(r"blueprints?\s+(?:for|of|in)\s+(?:namespace\s+)?([a-z0-9][-a-z0-9]*)")
+_FIX = re.compile(r"\b(sync|fix|enforce|apply|reconcile)\b", re.IGNORECASE)
+_FLEET = frozenset({"fleet", "cluster", "clusters", "everything", "all", "namespaces", "me"})
 _EGRESS = re.compile(r"\b(egress|network ?polic(y|ies)|netpol)\b", re.IGNORECASE)
 _STATE = re.compile(r"\b(complian\w*|enforc\w*|in force|missing|drift\w*)\b", re.IGNORECASE)
 
@@ -50,18 +66,41 @@ class Context:
 
 
 def read_question(question: str) -> Task:
+    if _AUDIT.search(question):
+        return "audit"
+    if _BLUEPRINT.search(question):
+        return "blueprints"
     if _EGRESS.search(question) or _STATE.search(question):
         return "compliance"
     return "unsupported"
 
 
+def read_scope(question: str, task: Task) -> tuple[str, bool]:
+    """The one namespace a question names ("" for the fleet), and whether to fix: an audit
+    fixes what a PR can; blueprints are fixed when asked to sync, else only looked at."""
+    if task == "audit":
+        found = _AUDIT_OF.search(question)
+        named = found.group(1).lower() if found else ""
+        return ("" if named in _FLEET else named), True
+    found = _ON_BLUEPRINT.search(question) or _BLUEPRINT_OF.search(question)
+    named = found.group(1).lower() if found else ""
+    return ("" if named in _FLEET or named == "namespace" else named), bool(_FIX.search(question))
+
+
 async def understand(state: PlatformState) -> dict[str, Any]:
-    if state.get("task") == "propagate":
+    task = state.get("task", "unsupported")
+    if task in ("propagate", "audit", "blueprints"):
         return {}
-    return {"task": read_question(state.get("question", ""))}
+    task = read_question(state.get("question", ""))
+    if task in ("audit", "blueprints"):
+        namespace, fix = read_scope(state.get("question", ""), task)
+        return {"task": task, "namespace": namespace, "fix": fix}
+    return {"task": task}
 
 
-def route(state: PlatformState) -> Literal["propagate", "compliance", "clarify"]:
+def route(
+    state: PlatformState,
+) -> Literal["propagate", "compliance", "audit", "blueprints", "clarify"]:
     task = state.get("task", "unsupported")
     return "clarify" if task == "unsupported" else cast(Any, task)
 
@@ -78,6 +117,22 @@ async def compliance(state: PlatformState, runtime: Runtime[Context]) -> dict[st
     return {"result": dict(found), "answer": report.propagation(found)}
 
 
+async def audit(state: PlatformState, runtime: Runtime[Context]) -> dict[str, Any]:
+    done = await audits.audit(
+        runtime.context.toolbox, runtime.context.repos,
+        namespace=state.get("namespace") or None, fix=state.get("fix", True),
+    )  # fmt: skip
+    return {"result": dict(done), "answer": report.audit(done)}
+
+
+async def sync_blueprints(state: PlatformState, runtime: Runtime[Context]) -> dict[str, Any]:
+    done = await blueprints.sync(
+        runtime.context.toolbox, runtime.context.repos,
+        namespace=state.get("namespace") or None, fix=state.get("fix", True),
+    )  # fmt: skip
+    return {"result": dict(done), "answer": report.blueprints(done)}
+
+
 async def clarify(state: PlatformState) -> dict[str, Any]:
     return {"result": {}, "answer": UNSUPPORTED}
 
@@ -86,10 +141,12 @@ builder = StateGraph(PlatformState, context_schema=Context)
 builder.add_node("understand", understand)
 builder.add_node("propagate", propagate)
 builder.add_node("compliance", compliance)
+builder.add_node("audit", audit)
+builder.add_node("blueprints", sync_blueprints)
 builder.add_node("clarify", clarify)
 builder.add_edge(START, "understand")
 builder.add_conditional_edges("understand", route)
-for _name in ("propagate", "compliance", "clarify"):
+for _name in ("propagate", "compliance", "audit", "blueprints", "clarify"):
     builder.add_edge(_name, END)
 
 
@@ -115,7 +172,9 @@ async def run(
     """One request on the context's thread: a procedure (task set) or a question."""
     graph = compile_graph(durable)
     config: RunnableConfig = {"configurable": {"thread_id": context.thread}}
-    fresh: PlatformState = {"task": "unsupported", "question": "", **payload}
+    fresh: PlatformState = {
+        "task": "unsupported", "question": "", "namespace": "", "fix": True, **payload,
+    }  # fmt: skip
     async for update in graph.astream(fresh, config, context=context, stream_mode="updates"):
         for node in update:
             if on_node is not None and not node.startswith("__"):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcp_servers.policy.documents.blueprint import quantity
 from mcp_servers.policy.documents.egress import Destination, EgressPolicy
 
 NAME_LABEL = "kubernetes.io/metadata.name"  # set by the API server on every Namespace
@@ -90,8 +91,8 @@ def _port(protocol: str, port: int, end: int | None) -> dict[str, Any]:
 def differences(want: Any, live: Any, path: str = "spec") -> list[str]:
     """Where the live spec departs from the rendering, as `path: want X, live Y` phrases.
 
-    Defaults the API server fills in (a port's protocol TCP) count as equal, so a faithful
-    apply is never reported as drift."""
+    Defaults the API server fills in (a port's protocol TCP) and quantities it rewrites (0.5 as
+    500m) count as equal, so a faithful apply is never reported as drift."""
     if isinstance(want, dict) and isinstance(live, dict):
         found: list[str] = []
         for key in sorted(set(want) | set(live)):
@@ -114,6 +115,11 @@ def _same(want: Any, live: Any, path: str) -> bool:
     empty: tuple[Any, ...] = (None, {}, [])
     if want in empty and live in empty:
         return True
+    if isinstance(want, str) and isinstance(live, str):  # 500m and 0.5 are one quantity
+        try:
+            return quantity(want) == quantity(live)
+        except ValueError:
+            return False
     return path.endswith(".protocol") and {want, live} <= {None, "TCP"}
 
 

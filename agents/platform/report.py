@@ -1,9 +1,13 @@
-"""What the Platform says about egress: per namespace, in force or not and why, built only from
-what the tools answered (the steps each delivery recorded as it went)."""
+"""What the Platform says: egress per namespace (in force or not and why), audit findings with
+their evidence and fixes, blueprint drift per namespace; built only from what the tools answered
+(the steps each delivery recorded as it went)."""
 
 from __future__ import annotations
 
+from agents.platform.audits import Audit
+from agents.platform.blueprints import BlueprintSync
 from agents.platform.propagation import Propagation
+from agents.platform.workloads import Finding
 
 DELIVERED = {
     "merged": "PR merged and synced",
@@ -12,6 +16,8 @@ DELIVERED = {
     "refused": "refused by policy",
     "no-repo": "its repository is not reachable",
     "nothing to do": "already in force",
+    "not git-managed": "not managed by a GitOps repository",
+    "reported": "reported, not changed",
 }
 
 
@@ -39,4 +45,60 @@ def propagation(done: Propagation) -> str:
     if done["uncovered"]:
         lines.append(f"Not covered (left untouched): {', '.join(done['uncovered'])}.")
     lines += [f"Cannot be enforced by a NetworkPolicy: {line}" for line in done["unrendered"]]
+    return "\n".join(lines)
+
+
+def audit(done: Audit) -> str:
+    where = "the fleet" if done["scope"] == "fleet" else f"namespace {done['scope']}"
+    found, left = done["findings"], done["remaining"]
+    lines = [
+        f"Audit of {where} ({len(done['namespaces'])} namespace(s)): {len(found)} finding(s); "
+        f"{len(left)} remain, read again from live state after {len(done['fixes'])} fix(es)."
+    ]
+    lines += [_finding(f) for f in left]
+    for fix in done["fixes"]:
+        pr = f" PR #{fix['pr']}" if fix["pr"] else ""
+        lines.append(
+            f"Fix for {fix['object']} ({fix['check']}): "
+            f"{DELIVERED.get(fix['delivered'], fix['delivered'])}{pr}, writing {fix['path']}"
+        )
+        lines += [f"    why: {fix['why']}"] if fix["why"] else []
+        lines += [f"    {n}. {step}" for n, step in enumerate(fix["steps"], 1)]
+    fixed = {f["object"] for f in done["fixes"] if f["delivered"] == "merged"}
+    gone = [f for f in found if f["object"] in fixed and f not in left]
+    lines += [f"Fixed (not seen live any more): {_finding(f).strip('- ')}" for f in gone]
+    lines += [f"Note: {note}" for note in done["notes"]]
+    return "\n".join(lines)
+
+
+def _finding(f: Finding) -> str:
+    how = "fix by PR" if f["fix"] == "pr" else "reported"
+    return (
+        f"- [{f['severity']}] {f['check']}: {f['object']} {f['field']} = {f['value']}: "
+        f"{f['message']} ({how})"
+    )
+
+
+def blueprints(done: BlueprintSync) -> str:
+    if not done["blueprints"]:
+        return "There is no NamespaceBlueprint in the policy store: nothing to keep in sync."
+    rows = done["namespaces"]
+    off = [r for r in rows if not r["in_sync"]]
+    lines = [
+        f"Blueprints {', '.join(done['blueprints'])} cover {len(rows)} namespace(s): "
+        f"{len(rows) - len(off)} on the blueprint, {len(off)} not (confirmed from live state)."
+    ]
+    for r in rows:
+        verdict = "on the blueprint" if r["in_sync"] else "NOT on the blueprint"
+        pr = f" PR #{r['pr']}" if r["pr"] else ""
+        lines.append(
+            f"- {r['namespace']} (team {r['team'] or 'unknown'}, {r['channel']}): {verdict}; "
+            f"{len(r['drift'])} field(s) drifted; "
+            f"{DELIVERED.get(r['delivered'], r['delivered'])}{pr}"
+        )
+        lines += [f"    drift: {d}" for d in r["drift"]]
+        lines += [f"    still: {w}" for w in r["why"]]
+        lines += [f"    {n}. {step}" for n, step in enumerate(r["steps"], 1)]
+    if done["uncovered"]:
+        lines.append(f"No blueprint covers: {', '.join(done['uncovered'])}.")
     return "\n".join(lines)

@@ -1,15 +1,18 @@
-"""The Platform graph's state: one request (a propagation run or a question), what it found and
-did as plain JSON (`result`, checkpointed as it is), and the answer shown to the person."""
+"""The Platform graph's state: one request (a propagation, an audit, a blueprint sync, or a
+question), what it found and did as plain JSON (`result`, checkpointed as it is), and the
+answer shown to the person."""
 
 from __future__ import annotations
 
 from typing import Any, Literal, TypedDict
 
-Task = Literal["propagate", "compliance", "unsupported"]
+Task = Literal["propagate", "compliance", "audit", "blueprints", "unsupported"]
 
 
 class PlatformState(TypedDict, total=False):
     task: Task  # a procedure (propagate) or a question's kind
     question: str  # the person's words, for a question; empty for a procedure
+    namespace: str  # audit or blueprints: the one namespace asked about; "" for the fleet
+    fix: bool  # audit or blueprints: deliver fixes (PRs), or only look and report
     result: dict[str, Any]  # what the procedure found and did, as data
     answer: str  # the text shown to the person

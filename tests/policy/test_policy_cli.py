@@ -88,7 +88,10 @@ def test_list_as_yaml_and_json_round_trips_through_validate(tmp_path: Path) -> N
     assert as_yaml.returncode == as_json.returncode == 0
     documents = [d for d in yaml.safe_load_all(as_yaml.stdout) if d]
     assert documents == json.loads(as_json.stdout)
-    assert len(documents) == 11
+    shipped = [
+        d for f in sorted(POLICIES.glob("*.yaml")) for d in yaml.safe_load_all(f.read_text())
+    ]
+    assert len(documents) == len([d for d in shipped if d]) > 10
     (tmp_path / "all.yaml").write_text(as_yaml.stdout)
     assert kubecrew("validate", str(tmp_path / "all.yaml")).returncode == 0
 

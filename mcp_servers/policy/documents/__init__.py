@@ -6,20 +6,39 @@ One module per kind, the shared parts in `common` and `selectors`. The same docu
 
 from __future__ import annotations
 
+from mcp_servers.policy.documents.blueprint import NamespaceBlueprint
 from mcp_servers.policy.documents.capacity import CapacityPolicy
 from mcp_servers.policy.documents.change import ChangePolicy
 from mcp_servers.policy.documents.common import API_VERSION, Concern
 from mcp_servers.policy.documents.cost import CostPolicy
 from mcp_servers.policy.documents.egress import EgressPolicy
+from mcp_servers.policy.documents.images import ImagePolicy
 from mcp_servers.policy.documents.priority import Ownership, PriorityPolicy
 
 PolicyDocument = (
-    CapacityPolicy | CostPolicy | EgressPolicy | ChangePolicy | PriorityPolicy | Ownership
+    CapacityPolicy
+    | CostPolicy
+    | EgressPolicy
+    | ChangePolicy
+    | PriorityPolicy
+    | Ownership
+    | NamespaceBlueprint
+    | ImagePolicy
 )
 
+# The last two judge no action: the Platform agent reads them (blueprints, audits).
 MODELS: dict[str, type[PolicyDocument]] = {
     model.model_fields["kind"].default: model
-    for model in (CapacityPolicy, CostPolicy, EgressPolicy, ChangePolicy, PriorityPolicy, Ownership)
+    for model in (
+        CapacityPolicy,
+        CostPolicy,
+        EgressPolicy,
+        ChangePolicy,
+        PriorityPolicy,
+        Ownership,
+        NamespaceBlueprint,
+        ImagePolicy,
+    )
 }
 KINDS = tuple(MODELS)
 
@@ -39,6 +58,8 @@ __all__ = [
     "ChangePolicy",
     "CostPolicy",
     "EgressPolicy",
+    "ImagePolicy",
+    "NamespaceBlueprint",
     "Ownership",
     "PolicyDocument",
     "PriorityPolicy",

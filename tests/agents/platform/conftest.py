@@ -173,6 +173,19 @@ class Platform:
     def ask(self, question: str) -> Outcome:
         return self._run("ask", question)
 
+    def audit(self, namespace: str = "") -> Outcome:
+        return self._run("audit", namespace)
+
+    def sync_blueprints(self) -> Outcome:
+        return self._run("sync_blueprints")
+
+    def add_to_git(self, path: str, text: str) -> None:
+        """A team's own change merged on main and synced, as the team does it."""
+        git(self.repo, "reset", "-q", "--hard", "main")  # merges moved main under the work tree
+        (self.repo / path).write_text(text)
+        self.commit(f"add {path}")
+        self.sync()
+
     def called(self) -> list[str]:
         assert self.last is not None
         return [c.tool for c in self.last.toolbox.calls]
