@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agents.dev_team.probing import probe
 from agents.dev_team.state import TargetRef
 from agents.runtime.loop.validation import LoopSettings
 from agents.runtime.toolbox import Toolbox
@@ -35,4 +36,6 @@ class Done:
 
 Task = Callable[[Request], Awaitable[Done]]
 
-TASKS: dict[str, Task] = {}
+TASKS: dict[str, Task] = {
+    "probe": probe,
+}

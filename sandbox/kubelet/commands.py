@@ -5,19 +5,28 @@ would visibly do: the lines it prints and when, whether and when it exits and wi
 that it cannot start at all (an unknown binary). `interpret` reads the common shapes people write
 in manifests: `sleep 3600`, `sleep infinity`, `exit 1`, `true`/`false`, `echo ...`, and shell
 scripts (`sh -c "echo start; sleep 5; exit 2"`, `&&`/`||` chains, `while true; do ...; done`,
-`for i in 1 2 3; do ...; done`). A command naming the image's own program (`nginx -g ...`,
-`redis-server`, an entrypoint script) or no command at all leaves the behaviour to the profile
-(`Plan.own_process`). This module knows nothing of pods, profiles, time or the API; it is pure.
+`for i in 1 2 3; do ...; done`, variables the script assigns: `rc=0; ... || rc=1; exit $rc`).
+A command naming the image's own program (`nginx -g ...`, `redis-server`, an entrypoint script)
+or no command at all leaves the behaviour to the profile (`Plan.own_process`).
+
+`curl`, `wget` and `nc -z` answer from the cluster when the caller passes a `Network` (the
+kubelet does when a container starts: `sandbox.kubelet.dialing`), so the plan then holds what
+they met at that moment; without one (exec probes, usage estimates) they succeed quietly. This
+module knows nothing of pods, profiles, time or the API; it is pure.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
+
+from sandbox.kubelet.busybox import nc, wget
+from sandbox.kubelet.curl import curl
+from sandbox.kubelet.nettools import Network, Result
 
 FOREVER = None  # Plan.seconds for a process that runs until it is killed
 
@@ -109,6 +118,13 @@ _QUIET_TOOLS = {  # succeed without output worth simulating
     "gzip",
     "find",
 }
+_NETWORK_TOOLS: dict[str, Callable[[list[str], Network], Result | None]] = {
+    "curl": curl,
+    "wget": wget,
+    "nc": nc,  # `nc -z` only: other uses answer None and stay quiet
+}
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _PY_EXIT = re.compile(r"(?:sys\.)?exit\((\d+)\)")
 
@@ -128,52 +144,61 @@ class Plan:
 OWN_PROCESS = Plan(own_process=True, seconds=FOREVER)
 
 
-def interpret(container: dict[str, Any]) -> Plan:
+def interpret(container: dict[str, Any], network: Network | None = None) -> Plan:
+    """What the container's process does; with `network`, as the cluster answers it now."""
     command = tuple(str(a) for a in container.get("command") or ())
     args = tuple(str(a) for a in container.get("args") or ())
-    return _interpret(command, args)
+    if network is None:
+        return _interpret(command, args)
+    return _argv(command, args, network)
 
 
 @lru_cache(maxsize=2048)
 def _interpret(command: tuple[str, ...], args: tuple[str, ...]) -> Plan:
+    return _argv(command, args, None)
+
+
+def _argv(command: tuple[str, ...], args: tuple[str, ...], network: Network | None) -> Plan:
     if command:
-        return run_argv([*command, *args])
+        return run_argv([*command, *args], network)
     if args and not args[0].startswith("-"):
-        return run_argv(list(args))  # entrypoint scripts exec their arguments
+        return run_argv(list(args), network)  # entrypoint scripts exec their arguments
     return OWN_PROCESS
 
 
-def run_argv(argv: list[str]) -> Plan:
+def run_argv(argv: list[str], network: Network | None = None) -> Plan:
     if not argv:
         return OWN_PROCESS
     binary = argv[0].rsplit("/", 1)[-1]
     if binary in _SHELLS:
         if len(argv) >= 3 and argv[1] in ("-c", "-ec", "-ce", "-xc", "-euc", "-exc"):
-            return run_script(argv[2])
+            return run_script(argv[2], network)
         if len(argv) >= 2 and not argv[1].startswith("-"):
             return OWN_PROCESS  # a script file inside the image
         return Plan(seconds=0.0)  # a shell with no terminal reads an empty stdin and exits
-    script = _Script()
+    script = _Script(network)
     return script.simple(argv, exec_form=True) or script._end()
 
 
-def run_script(script: str) -> Plan:
+def run_script(script: str, network: Network | None = None) -> Plan:
     try:
         lexer = shlex.shlex(script.replace("\n", " ; "), posix=True, punctuation_chars=";&|")
         lexer.whitespace_split = True
         tokens = list(lexer)
     except ValueError:
         return Plan(lines=((0.0, "sh: syntax error: unterminated quoted string"),), exit_code=2)
-    return _Script().run(tokens)
+    return _Script(network).run(tokens)
 
 
 class _Script:
     """Runs a token list the way sh would, but only as far as its visible effects go."""
 
-    def __init__(self) -> None:
+    def __init__(self, network: Network | None = None) -> None:
         self.t = 0.0
         self.lines: list[tuple[float, str]] = []
         self.status = 0
+        self.network = network
+        self.variables: dict[str, str] = {}  # assigned by the script itself
 
     def run(self, tokens: list[str]) -> Plan:
         statements = _statements(tokens)
@@ -210,8 +235,13 @@ class _Script:
         """Run one command; return a Plan when it ends (or takes over) the process."""
         if words and words[0] == "exec":
             words = words[1:]
+        words = [self._substitute(w) for w in words] if self.variables else words
+        while not exec_form and words and _ASSIGNMENT.match(words[0]):
+            name, _, value = words.pop(0).partition("=")
+            self.variables[name] = value
+            self.status = 0
         if not words:
-            return self._end()
+            return None if not exec_form else self._end()
         name = words[0].rsplit("/", 1)[-1]
         rest = words[1:]
         if name == "sleep":
@@ -235,6 +265,14 @@ class _Script:
             return self._interpreter(name, rest)
         elif name in _OWN_PROGRAMS or words[0].startswith(("/app/", "./", "/usr/local/bin/")):
             return OWN_PROCESS
+        elif (
+            self.network is not None
+            and name in _NETWORK_TOOLS
+            and (result := _NETWORK_TOOLS[name](rest, self.network)) is not None
+        ):
+            self.t += result.seconds
+            self.lines.extend((self.t, line) for line in result.lines)
+            self.status = result.exit_code
         elif name in _QUIET_TOOLS:
             self.status = 0
         elif exec_form:
@@ -243,6 +281,15 @@ class _Script:
             self.lines.append((self.t, f"sh: {words[0]}: not found"))
             self.status = 127
         return None if not exec_form else self._end()
+
+    def _substitute(self, word: str) -> str:
+        """`$name` and `${name}` of variables the script assigned; others are left as written."""
+
+        def value(match: re.Match[str]) -> str:
+            name = match.group(1) or match.group(2)
+            return self.variables.get(name, match.group(0))
+
+        return _VARIABLE.sub(value, word)
 
     def _interpreter(self, name: str, rest: list[str]) -> Plan:
         if rest[:2] == ["-m", "http.server"]:

@@ -19,6 +19,7 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from sandbox.clock import format_time, parse_time
+from sandbox.kubelet.commands import Plan
 from sandbox.kubelet.probes import Outcome
 from sandbox.store import Obj
 
@@ -71,6 +72,9 @@ class Run:
     started: bool = False
     logged: float = 0.0  # script output written up to this age of the container
     log_seq: int = 0  # which profile log line comes next
+    # What this start of the container's command does, fixed when it started: its network
+    # tools met the cluster as it was then (None: not started by this kubelet process yet).
+    plan: Plan | None = None
 
     @property
     def field_path(self) -> str:

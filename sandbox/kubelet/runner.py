@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from sandbox.kubelet import config
 from sandbox.kubelet.commands import Plan, interpret
 from sandbox.kubelet.containers import NEVER, PodRuntime, Run, container_id
+from sandbox.kubelet.dialing import ClusterNetwork
 from sandbox.kubelet.images import normalize
 from sandbox.kubelet.podstatus import will_restart
 from sandbox.kubelet.prober import Ending, Prober
@@ -209,7 +210,7 @@ class ContainerRunner:
             self.logs.restart(namespace, pod["metadata"]["name"], run.name)
         run.container_id = container_id(pod["metadata"]["uid"], run.name, run.restarts)
         self.kubelet.pod_event(pod, run, "Created", f"Created container: {run.name}")
-        plan = interpret(container)
+        plan = run.plan = interpret(container, ClusterNetwork(self.kubelet, pod))
         if plan.start_error:
             self.kubelet.pod_event(pod, run, "Failed", f"Error: {plan.start_error}", warning=True)
             run.started_at = 0.0
@@ -260,7 +261,9 @@ class ContainerRunner:
             run.crash_backoff = 0.0
             return now
         profile = self.world.profiles.profile_for(pod, container)
-        plan = interpret(container)
+        if run.plan is None:  # started before this kubelet process: its tools run again now
+            run.plan = interpret(container, ClusterNetwork(self.kubelet, pod))
+        plan = run.plan
         ends = self._ending(pod, run, container, profile, plan)
         verdict = self.prober.verdict(pod, run, container, profile, plan, now)
         moment, code, reason, lines = min([ends, verdict], key=lambda e: e[0])
@@ -328,7 +331,10 @@ class ContainerRunner:
         )
 
     def write_script_output(self, pod: Obj, run: Run, plan: Plan, age: float) -> None:
-        """Append the lines the command printed after `run.logged` and up to `age` seconds."""
+        """Append the lines the command printed after `run.logged` and up to `age` seconds.
+        The plan fixed when the container started wins over the caller's: only it holds what
+        the command's network tools met."""
+        plan = run.plan if run.plan is not None else plan
         namespace, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
         for offset, line in plan.lines:
             if run.logged < offset <= age + 1e-9:
