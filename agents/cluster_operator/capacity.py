@@ -7,9 +7,10 @@ that would run it at `TARGET` of its requests, at least one. The saving prices t
 replicas' requests at list prices per vCPU and GiB month (`PRICES`), an estimate for ranking
 and for the owners to weigh, not a bill.
 
-A proposal is made once per workload and remembered in the agent's store: a review that finds
-it escalated looks again (`get_proposal`) and applies it once a person granted; the kube gate
-lets the proposal carry exactly the decided scale, once.
+A proposal is made once per workload and remembered, with its decision, in the agent's store:
+a review that finds it escalated takes up the person's answer (`claim_approval`, exactly once)
+and applies it once granted; the kube gate lets the proposal carry exactly the decided scale,
+once.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ async def underused(toolbox: Toolbox) -> list[Saving]:
     for item in listed.get("items", []):
         namespace, name = str(item["metadata.namespace"]), str(item["metadata.name"])
         replicas = int(item.get("spec.replicas") or 0)
-        cpu, memory = _requests(item.get("spec.template.spec.containers") or [])
+        cpu, memory = requests(item.get("spec.template.spec.containers") or [])
         if namespace in SYSTEM or replicas < 2 or cpu <= 0:
             continue
         used = await _cpu_in_use(toolbox, namespace, name)
@@ -81,7 +82,10 @@ async def propose_and_apply(
     kept = await store.aget(SPACE, saving["workload"])
     steps = saving["steps"]
     if kept is not None:
-        decided = await proposals.look(toolbox, str(kept.value["proposal"]))
+        waiter = f"savings {saving['workload']}"
+        decided = await proposals.settle(
+            toolbox, proposals.remembered(kept.value["decision"]), waiter=waiter
+        )
         saving = {
             **saving,
             "replicas": int(kept.value["replicas"]),
@@ -113,6 +117,7 @@ async def propose_and_apply(
                 "proposal": decided.proposal,
                 "replicas": saving["replicas"],
                 "proposed": saving["proposed"],
+                "decision": proposals.remember(decided),
             },
         )
         steps.append(
@@ -146,17 +151,17 @@ async def _cpu_in_use(toolbox: Toolbox, namespace: str, name: str) -> float | No
     return float(sum(float(r.get("cpu_m") or 0) for r in rows))
 
 
-def _requests(containers: list[dict[str, Any]]) -> tuple[float, float]:
+def requests(containers: list[dict[str, Any]]) -> tuple[float, float]:
     """CPU (millicores) and memory (GiB) one replica requests."""
     cpu = memory = 0.0
     for container in containers:
         asked = (container.get("resources") or {}).get("requests") or {}
-        cpu += _millicores(str(asked.get("cpu", "0")))
+        cpu += millicores(str(asked.get("cpu", "0")))
         memory += _gib(str(asked.get("memory", "0")))
     return cpu, memory
 
 
-def _millicores(text: str) -> float:
+def millicores(text: str) -> float:
     return float(text[:-1]) if text.endswith("m") else float(text) * 1000
 
 

@@ -1,9 +1,10 @@
 """One conversation with the Cluster Operator, wired: tools, brain, role, skills, durable state.
 
 The same shape as the Dev Team's (`agents.dev_team.conversation`), so the front doors open either
-the same way: `patrol()` (the watch helper schedules it), `capacity()` (a capacity review) and
-`ask(question)` for "which nodes are unhealthy?", "what would draining node X do?" and "where can
-we save cost?".
+the same way: `patrol()` (the watch helper schedules it), `capacity()` (a capacity review),
+`fleet()` (every cluster in `clusters`, kubeconfig contexts of the kube server) and
+`ask(question)` for "which nodes are unhealthy?", "what would draining node X do?", "where can
+we save cost?", "plan maintenance of node-3 for a kernel upgrade", "are the nodes ready?".
 """
 
 from __future__ import annotations
@@ -42,6 +43,11 @@ class Conversation:
             {"task": "capacity"}, context=self.context, durable=self.durable, on_node=on_node
         )
 
+    async def fleet(self, *, on_node: OnNode | None = None) -> Outcome:
+        return await run(
+            {"task": "fleet"}, context=self.context, durable=self.durable, on_node=on_node
+        )
+
     async def ask(self, question: str, *, on_node: OnNode | None = None) -> Outcome:
         return await run(
             {"question": question}, context=self.context, durable=self.durable, on_node=on_node
@@ -57,10 +63,11 @@ async def conversation(
     thread: str | None = None,
     on_call: OnCall | None = None,
     counters: Literal["accept", "refuse"] = "accept",
+    clusters: tuple[str, ...] = (),
 ) -> AsyncIterator[Conversation]:
     async with agent_parts(AGENT, servers, home=home, on_call=on_call) as parts:
         context = Context(
             parts.toolbox, planner, parts.role, parts.skills, thread or uuid.uuid4().hex,
-            counters=counters,
+            counters=counters, clusters=clusters,
         )  # fmt: skip
         yield Conversation(context, parts.durable)

@@ -1,18 +1,25 @@
-"""The Cluster Operator graph: understand -> (patrol | capacity | nodes | drain_preview |
-savings | clarify) -> END.
+"""The Cluster Operator graph: understand -> (patrol | capacity | fleet | nodes | drain_preview |
+savings | maintenance | readiness | clarify) -> END.
 
-- understand: a procedure run (`patrol`, `capacity`) arrives with its task set; a question is read
-  into one of three ("which nodes are unhealthy?", "what would draining node X do?", "where can
-  we save cost?"), anything else becomes a clarifying answer.
-- patrol: the unhealthy nodes (`nodes`), and each one taken as far as it may go now
-  (`migration.migrate`); capacity: the underused workloads proposed and, as decided, applied
-  (`capacity`). Both write only through gated tools carrying approved proposals.
-- nodes / drain_preview / savings: the same readings, answered without changing anything.
+- understand: a procedure run (`patrol`, `capacity`, `fleet`) arrives with its task set; a
+  question is read into its kind ("which nodes are unhealthy?", "what would draining node X
+  do?", "where can we save cost?", "plan maintenance of node-3 for a kernel upgrade", "are the
+  nodes ready to serve?", "how are the clusters?"); anything else becomes a clarifying answer.
+- patrol: node readiness enforced (`readiness`: the taint follows the declared rules), the
+  unhealthy nodes (`nodes`) each taken as far as they may go now (`migration.migrate`, with the
+  node's queued maintenance folded in), then the maintenance queue (`maintenance.run`: in the
+  window, one node out at once); capacity: the underused workloads proposed and, as decided,
+  applied (`capacity`); fleet: every cluster's health and load, an imbalance answered with a
+  proposal (`fleet`). All write only through gated tools; other teams' workloads only under
+  approved proposals.
+- maintenance: the reason queued against the node (one entry per node), the window told; the
+  patrol does the work. nodes / drain_preview / savings / readiness: readings, nothing changed.
 
 Tools, brain and role travel in the run's `Context`; the state holds only JSON, checkpointed
-per thread, and the in-flight intents live in the store (`runtime.store`), so a later patrol on
-another thread carries on what an earlier one started. This slice runs the deterministic brain
-only; a model brain plugs in as the Dev Team's does (investigate <-> act) in a later slice.
+per thread, and the in-flight intents and the maintenance queue live in the store
+(`runtime.store`), so a later patrol on another thread carries on what an earlier one started.
+This slice runs the deterministic brain only; a model brain plugs in as the Dev Team's does
+(investigate <-> act) in a later slice.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import Any, Literal, cast, get_args
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
@@ -28,7 +35,16 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
-from agents.cluster_operator import capacity, migration, nodes, report
+from agents.cluster_operator import (
+    capacity,
+    fleet,
+    maintenance,
+    migration,
+    nodes,
+    readiness,
+    report,
+)
+from agents.cluster_operator.clock import cluster_now
 from agents.cluster_operator.state import OperatorState, Task
 from agents.runtime.brain import Planner
 from agents.runtime.errors import AgentError
@@ -40,8 +56,16 @@ from agents.runtime.toolbox import Toolbox
 AGENT = "cluster_operator"
 UNSUPPORTED = (
     "I look after nodes and capacity. Ask me 'which nodes are unhealthy?', 'what would "
-    "draining node node-1 do?' or 'where can we save cost?'."
+    "draining node node-1 do?', 'where can we save cost?', 'plan maintenance of node-3 for a "
+    "kernel upgrade', 'are the nodes ready to serve?' or 'how are the clusters?'."
 )
+_MAINTAIN = re.compile(
+    r"\bmaintenance\s+(?:of|on|for)\s+(?:node\s+)?([a-z0-9][a-z0-9.-]*[a-z0-9])"
+    r"(?:\s*(?:for|because of|because|:)\s*(?:an?\s+|the\s+)?(.+?))?\s*[.?!]?$",
+    re.IGNORECASE,
+)
+_READY = re.compile(r"\b(ready|readiness)\b", re.IGNORECASE)
+_FLEET = re.compile(r"\b(clusters|fleet|imbalance)\b", re.IGNORECASE)
 _DRAIN = re.compile(r"\bdrain(?:ing)?\s+(?:node\s+)?([a-z0-9][a-z0-9.-]*)", re.IGNORECASE)
 _NODES = re.compile(r"\bnodes?\b", re.IGNORECASE)
 _HEALTH = re.compile(r"\b(unhealthy|healthy|broken|failing|sick|down|health)\b", re.IGNORECASE)
@@ -56,10 +80,20 @@ class Context:
     skills: tuple[Skill, ...]
     thread: str
     counters: Literal["accept", "refuse"] = "accept"  # how capacity proposals take counters
+    clusters: tuple[str, ...] = ()  # the kubeconfig contexts the fleet survey covers
 
 
-def read_question(question: str) -> tuple[Task, str]:
-    """The kind of question, and the node a drain question names."""
+def read_question(question: str) -> tuple[Task, str, str]:
+    """The kind of question, the node a drain or maintenance question names, and the reason
+    a maintenance question gives."""
+    maintain = _MAINTAIN.search(question.strip())
+    if maintain:
+        return "maintenance", maintain.group(1), (maintain.group(2) or "planned maintenance")
+    task, node = _reading(question)
+    return task, node, ""
+
+
+def _reading(question: str) -> tuple[Task, str]:
     drain = _DRAIN.search(question)
     if drain and drain.group(1).lower() not in ("node", "nodes", "it"):
         return "drain-preview", drain.group(1)
@@ -67,29 +101,81 @@ def read_question(question: str) -> tuple[Task, str]:
         return "nodes", ""
     if _SAVE.search(question):
         return "savings", ""
+    if _FLEET.search(question):
+        return "fleet", ""
+    if _NODES.search(question) and _READY.search(question):
+        return "readiness", ""
     return "unsupported", ""
 
 
 async def understand(state: OperatorState) -> dict[str, Any]:
-    if state.get("task") in ("patrol", "capacity"):
+    if state.get("task") in ("patrol", "capacity", "fleet"):
         return {}
-    task, node = read_question(state.get("question", ""))
-    return {"task": task, "node": node}
+    task, node, reason = read_question(state.get("question", ""))
+    return {"task": task, "node": node, "reason": reason}
 
 
-def route(state: OperatorState) -> Literal[
-    "patrol", "capacity", "nodes", "drain_preview", "savings", "clarify"
-]:  # fmt: skip
+Route = Literal[
+    "patrol", "capacity", "fleet", "nodes", "drain_preview", "savings", "maintenance",
+    "readiness", "clarify",
+]  # fmt: skip
+
+
+def route(state: OperatorState) -> Route:
     task = state.get("task", "unsupported")
-    return "clarify" if task == "unsupported" else cast(Any, task.replace("-", "_"))
+    return "clarify" if task == "unsupported" else cast(Route, task.replace("-", "_"))
 
 
 async def patrol(state: OperatorState, runtime: Runtime[Context]) -> dict[str, Any]:
     toolbox, store = runtime.context.toolbox, _store(runtime)
+    ready = await readiness.enforce(toolbox)
     issues = await nodes.unhealthy(toolbox)
-    moved = [await migration.migrate(toolbox, store, issue) for issue in issues]
-    result = {"nodes": issues, "migrations": moved}
-    return {"result": result, "answer": report.patrol(issues, moved)}
+    moved = [
+        await migration.migrate(
+            toolbox, store, issue, also=await maintenance.reasons_for(store, issue["node"])
+        )
+        for issue in issues
+    ]
+    queue = await maintenance.run(toolbox, store, migrated={m["node"]: m for m in moved})
+    result = {"readiness": ready, "nodes": issues, "migrations": moved, "maintenance": queue}
+    answer = report.patrol(issues, moved)
+    extra = [report.readiness(ready, applied=True), report.maintenance(queue)]
+    return {"result": result, "answer": "\n\n".join([answer, *(e for e in extra if e)])}
+
+
+async def fleet_survey(state: OperatorState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Every cluster's health and load; a procedure run proposes a move for an imbalance."""
+    toolbox, clusters = runtime.context.toolbox, list(runtime.context.clusters) or [""]
+    health = await fleet.survey(toolbox, clusters)
+    moves = (
+        await fleet.balance(toolbox, _store(runtime), health)
+        if state.get("task") == "fleet" and not state.get("question")
+        else []
+    )
+    return {
+        "result": {
+            "clusters": health,
+            "moves": moves,
+            "imbalance": fleet.imbalance(health) is not None,
+        },
+        "answer": report.fleet(health, moves),
+    }
+
+
+async def plan_maintenance(state: OperatorState, runtime: Runtime[Context]) -> dict[str, Any]:
+    toolbox, store, node = runtime.context.toolbox, _store(runtime), state["node"]
+    at = await cluster_now(toolbox)
+    entry = await maintenance.queue(store, node, state.get("reason") or "maintenance", at=at)
+    plan = await toolbox.call("drain_plan", node=node)
+    pods = sum(1 for p in plan["pods"] if p["action"] == "evict")
+    opens = await maintenance.window(toolbox, node, pods, at=at)
+    result = {"entry": entry, "pods": pods, "opens_at": opens, "plan": plan}
+    return {"result": result, "answer": report.queued(entry, pods, opens)}
+
+
+async def check_readiness(state: OperatorState, runtime: Runtime[Context]) -> dict[str, Any]:
+    found = await readiness.enforce(runtime.context.toolbox, apply=False)
+    return {"result": {"readiness": found}, "answer": report.readiness(found, applied=False)}
 
 
 async def capacity_review(state: OperatorState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -134,10 +220,13 @@ builder.add_node("capacity", capacity_review)
 builder.add_node("nodes", list_nodes)
 builder.add_node("drain_preview", drain_preview)
 builder.add_node("savings", savings)
+builder.add_node("fleet", fleet_survey)
+builder.add_node("maintenance", plan_maintenance)
+builder.add_node("readiness", check_readiness)
 builder.add_node("clarify", clarify)
 builder.add_edge(START, "understand")
 builder.add_conditional_edges("understand", route)
-for _name in ("patrol", "capacity", "nodes", "drain_preview", "savings", "clarify"):
+for _name in get_args(Route):
     builder.add_edge(_name, END)
 
 
@@ -163,7 +252,13 @@ async def run(
     """One request on the context's thread: a procedure (task set) or a question."""
     graph = compile_graph(durable)
     config: RunnableConfig = {"configurable": {"thread_id": context.thread}}
-    fresh: OperatorState = {"task": "unsupported", "question": "", "node": "", **payload}
+    fresh: OperatorState = {
+        "task": "unsupported",
+        "question": "",
+        "node": "",
+        "reason": "",
+        **payload,
+    }
     async for update in graph.astream(fresh, config, context=context, stream_mode="updates"):
         for node in update:
             if on_node is not None and not node.startswith("__"):

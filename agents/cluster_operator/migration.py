@@ -1,9 +1,12 @@
 """Moving workloads off a degrading node, by intent: the `migrate-off-node` skill as tool calls.
 
-One call of `migrate` takes a node as far as it may go now and says where it stopped:
+One call of `migrate` (a failing node) or `move_off` (any reason: planned maintenance too)
+takes a node as far as it may go now and says where it stopped:
 cordon -> drain plan -> the eviction intent (a drain Proposal the owners' policies answer,
 recorded once and remembered across patrols in the agent's store) -> wait while a person must
-decide or a training Job has not checkpointed since the intent -> the blast-radius check with
+decide (its answer taken up once, `proposals.settle`) or a training Job has not checkpointed
+since the intent, unless policy allows evicting it and the intent gave that notice -> the
+blast-radius check with
 this hour's evictions -> the gated `drain` carrying the proposal id -> validation. A patrol that
 finds the node still waiting calls it again and it carries on from the remembered intent; no
 step repeats a write (cordon is skipped once cordoned, the proposal is made once, the gate lets
@@ -18,6 +21,7 @@ radius is judged here, just before the drain, with `evaluate_action` and a fresh
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, TypedDict
 
@@ -25,8 +29,14 @@ import anyio
 from langgraph.store.base import BaseStore
 
 from agents.cluster_operator import proposals
+from agents.cluster_operator.clock import cluster_now
 from agents.cluster_operator.nodes import NodeIssue
-from agents.cluster_operator.training import TrainingPod, checkpointed, training_pods
+from agents.cluster_operator.training import (
+    TrainingPod,
+    allowed_mid_run,
+    checkpointed,
+    training_pods,
+)
 from agents.runtime.toolbox import Toolbox
 
 Status = Literal[
@@ -53,10 +63,27 @@ class Migration(TypedDict):
     steps: list[str]  # what was done and seen, in order, for the narration
 
 
-async def migrate(toolbox: Toolbox, store: BaseStore, issue: NodeIssue) -> Migration:
-    node = issue["node"]
-    steps: list[str] = [f"node {node} is unhealthy: {'; '.join(issue['conditions'])}"]
-    if not issue["cordoned"]:
+async def migrate(
+    toolbox: Toolbox, store: BaseStore, issue: NodeIssue, *, also: Sequence[str] = ()
+) -> Migration:
+    """A node whose conditions say it is failing, moved off now (no window waits for a fault);
+    `also`: the node's queued maintenance reasons, done in the same single disruption."""
+    said = "; ".join(issue["conditions"])
+    because = f"it reports {said}" + (
+        f", and for its queued maintenance ({'; '.join(also)})" if also else ""
+    )
+    return await move_off(
+        toolbox, store, issue["node"], cordoned=issue["cordoned"], because=because,
+        first=f"node {issue['node']} is unhealthy: {said}",
+    )  # fmt: skip
+
+
+async def move_off(
+    toolbox: Toolbox, store: BaseStore, node: str, *, cordoned: bool, because: str, first: str
+) -> Migration:
+    """Take `node` as far as it may go now, for the reason `because` (said in the intent)."""
+    steps: list[str] = [first]
+    if not cordoned:
         await toolbox.call("cordon", node=node)
         steps.append(f"cordoned {node}: nothing new is scheduled there")
     plan = await toolbox.call("drain_plan", node=node)
@@ -67,8 +94,10 @@ async def migrate(toolbox: Toolbox, store: BaseStore, issue: NodeIssue) -> Migra
         await store.adelete(SPACE, node)
         return await _validated(toolbox, found, [])
     found["training"] = await training_pods(toolbox, pods)
-    intent = await _intent(toolbox, store, node, plan, pods, issue, found)
-    decided = await proposals.look(toolbox, intent["proposal"])
+    at = await cluster_now(toolbox)
+    allowed = {t["pod"]: await allowed_mid_run(toolbox, t, at=at) for t in found["training"]}
+    intent = await _intent(toolbox, store, node, plan, pods, because, found, allowed)
+    decided = await _settled(toolbox, store, node, intent)
     if not decided.approved:
         if decided.outcome == "rejected":
             await store.adelete(SPACE, node)  # a later patrol may propose again
@@ -81,14 +110,7 @@ async def migrate(toolbox: Toolbox, store: BaseStore, issue: NodeIssue) -> Migra
         steps.append(f"waiting for a person to decide the drain (approval {decided.approval})")
         return {**found, "status": "waiting-for-approval"}
     steps.append(f"the drain is approved: {decided.text}")
-    since = datetime.fromisoformat(intent["since"])
-    held = [t for t in found["training"] if not checkpointed(t, since)]
-    if held:
-        names = ", ".join(t["job"] or t["pod"] for t in held)
-        steps.append(
-            f"waiting for training Job {names} to checkpoint (kubecrew.io/checkpointed-at after "
-            f"{intent['since']}): not evicted mid-run"
-        )
+    if _training_waits(found, intent, allowed):
         return {**found, "status": "waiting-for-checkpoint"}
     over = await _blast_radius(toolbox, node, len(pods))
     if over:
@@ -107,6 +129,41 @@ async def migrate(toolbox: Toolbox, store: BaseStore, issue: NodeIssue) -> Migra
     await store.adelete(SPACE, node)
     workloads = sorted({p["workload"] for p in plan["pods"] if p["action"] == "evict"})
     return await _validated(toolbox, found, workloads)
+
+
+def _training_waits(found: Migration, intent: dict[str, Any], allowed: dict[str, str]) -> bool:
+    """Whether a training Job holds the drain (said in the steps), or which go mid-run."""
+    since, noticed = datetime.fromisoformat(intent["since"]), set(intent.get("notice", []))
+    held, preempted = [], []
+    for pod in found["training"]:
+        if checkpointed(pod, since):
+            continue
+        if pod["pod"] in noticed and allowed.get(pod["pod"]):
+            preempted.append(f"{pod['job'] or pod['pod']} ({allowed[pod['pod']]} allows it)")
+        else:
+            held.append(pod["job"] or pod["pod"])
+    if held:
+        found["steps"].append(
+            f"waiting for training Job {', '.join(held)} to checkpoint (kubecrew.io/"
+            f"checkpointed-at after {intent['since']}): not evicted mid-run"
+        )
+    elif preempted:
+        found["steps"].append(
+            f"evicting training work mid-run, as policy allows and as the intent "
+            f"{intent['proposal']} gave notice: {', '.join(preempted)}"
+        )
+    return bool(held)
+
+
+async def _settled(
+    toolbox: Toolbox, store: BaseStore, node: str, intent: dict[str, Any]
+) -> proposals.Decided:
+    """The drain's decision; a person's answer taken up once, and remembered."""
+    kept = proposals.remembered(intent["decision"])
+    decided = await proposals.settle(toolbox, kept, waiter=f"migration {node}")
+    if decided != kept:
+        await store.aput(SPACE, node, {**intent, "decision": proposals.remember(decided)})
+    return decided
 
 
 def _migration(node: str, pods: list[str], plan: dict[str, Any], steps: list[str]) -> Migration:
@@ -129,8 +186,9 @@ async def _intent(
     node: str,
     plan: dict[str, Any],
     pods: list[str],
-    issue: NodeIssue,
+    because: str,
     found: Migration,
+    allowed: dict[str, str],
 ) -> dict[str, Any]:
     """The remembered eviction intent for the node, or a new one proposed now."""
     kept = await store.aget(SPACE, node)
@@ -145,13 +203,15 @@ async def _intent(
         target=f"node/{node}",
         pods=len(pods),
         metrics={"evictions_last_hour": float(used)},
-        rationale=rationale(node, issue, plan, found["training"]),
+        rationale=rationale(node, because, plan, found["training"], allowed),
         risk="medium",
     )
     intent: dict[str, Any] = {
         "proposal": str(record["proposal"]),
         "since": since.isoformat(),
         "pods": pods,
+        "notice": sorted(pod for pod, why in allowed.items() if why),
+        "decision": proposals.remember(proposals.decided(record)),
     }
     await store.aput(SPACE, node, intent)
     found["proposal"] = str(record["proposal"])
@@ -162,19 +222,30 @@ async def _intent(
 
 
 def rationale(
-    node: str, issue: NodeIssue, plan: dict[str, Any], training: list[TrainingPod]
+    node: str,
+    because: str,
+    plan: dict[str, Any],
+    training: list[TrainingPod],
+    allowed: dict[str, str] | None = None,
 ) -> str:
     lines = [
-        f"I intend to evict these pods from node {node} because it reports "
-        f"{'; '.join(issue['conditions'])}. The node is cordoned; the pods move elsewhere "
-        "through the Eviction API, never breaking a PodDisruptionBudget.",
+        f"I intend to evict these pods from node {node} because {because}. The node is "
+        "cordoned; the pods move elsewhere through the Eviction API, never breaking a "
+        "PodDisruptionBudget.",
     ]
     for move in plan["pods"]:
         if move["action"] == "evict":
             pdb = f", budget {move['pdb']}" if move.get("pdb") else ""
             lines.append(f"- {move['pod']} ({move.get('workload') or 'no controller'}{pdb})")
     for pod in training:
-        lines.append(f"Training pod {pod['pod']} waits until its Job checkpoints.")
+        why = (allowed or {}).get(pod["pod"])
+        if why:
+            lines.append(
+                f"Notice: training pod {pod['pod']} will be evicted mid-run, before its Job "
+                f"checkpoints, as {why} allows; checkpoint now if you can."
+            )
+        else:
+            lines.append(f"Training pod {pod['pod']} waits until its Job checkpoints.")
     return "\n".join(lines)
 
 

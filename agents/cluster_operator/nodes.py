@@ -43,12 +43,12 @@ async def unhealthy(toolbox: Toolbox) -> list[NodeIssue]:
                 NodeIssue(
                     node=str(item["metadata.name"]),
                     cordoned=bool(item.get("spec.unschedulable")),
-                    conditions=[_said(c) for c in bad],
+                    conditions=[said(c) for c in bad],
                 )
             )
     return issues
 
 
-def _said(condition: dict[str, Any]) -> str:
+def said(condition: dict[str, Any]) -> str:
     why = ": ".join(str(condition[k]) for k in ("reason", "message") if condition.get(k))
     return f"{condition['type']}={condition['status']}" + (f" ({why})" if why else "")

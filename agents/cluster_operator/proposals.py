@@ -1,15 +1,17 @@
-"""The agent's side of negotiation: read a proposal's decision from the policy server.
+"""The agent's side of negotiation: the decision on a proposal it made, remembered and taken up.
 
-A decision is final once the store says approved, approved-as-countered or rejected; an
-escalated proposal waits for a person. The policy server offers no blocking `wait` tool (the
-store's `approvals.wait` is reached only in-process), so the agent looks again on its next patrol
-or review with `get_proposal`; exactly-once application holds anyway, because the kube gate lets
-an approved proposal carry one change only (it refuses a second call naming it).
+A decision is final once the store says approved, approved-as-countered or rejected; the
+`propose` answer carries it, and the agent remembers it in its own store (`remember`), so a
+later patrol does not ask again. An escalated proposal waits for a person: each patrol takes up
+the answer with `claim_approval` (the policy server's exactly-once take-up: the first waiter to
+claim an ended request owns it, the same waiter gets it again, any other is refused), with a
+waiter named after what waits (`migration node-1`), so patrols on other threads are the same
+waiter. The kube gate adds its own guard: an approved proposal carries one change only.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from agents.runtime.toolbox import Toolbox
@@ -50,5 +52,30 @@ def decided(record: dict[str, Any]) -> Decided:
     )
 
 
-async def look(toolbox: Toolbox, proposal: str) -> Decided:
-    return decided(await toolbox.call("get_proposal", proposal_id=proposal))
+def remember(decision: Decided) -> dict[str, Any]:
+    """The decision as the agent's store keeps it (plain JSON)."""
+    return asdict(decision)
+
+
+def remembered(kept: dict[str, Any]) -> Decided:
+    return Decided(**{k: kept[k] for k in Decided.__dataclass_fields__})
+
+
+async def settle(toolbox: Toolbox, decision: Decided, *, waiter: str) -> Decided:
+    """The decision, taken up from the person's answer when one was awaited (claim_approval);
+    unchanged while the request is still pending or when nothing was awaited."""
+    if not decision.waiting:
+        return decision
+    answer = await toolbox.call("claim_approval", request_id=decision.approval, waiter=waiter)
+    if not answer.get("claimed"):
+        return decision
+    final = answer.get("decision") or {}
+    state = str(answer.get("state", ""))
+    return Decided(
+        proposal=decision.proposal,
+        outcome=str(final.get("outcome") or "rejected"),
+        action=dict(final.get("action") or decision.action),
+        reasons=[str(r) for r in final.get("reasons", [])] or [f"the approval was {state}"],
+        approval="",
+        text=str(final.get("text", "")) or f"approval {decision.approval} {state}",
+    )

@@ -1,13 +1,17 @@
-"""What the Cluster Operator says: the patrol, a drain preview and the savings, in words, built
-only from what the tools answered (the steps each procedure recorded as it went)."""
+"""What the Cluster Operator says: the patrol, a drain preview, the savings, node readiness, the
+maintenance queue and the fleet, in words, built only from what the tools answered (the steps
+each procedure recorded as it went)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from agents.cluster_operator.capacity import Saving
+from agents.cluster_operator.fleet import ClusterHealth, Move
+from agents.cluster_operator.maintenance import Entry, Maintenance
 from agents.cluster_operator.migration import Migration
 from agents.cluster_operator.nodes import NodeIssue
+from agents.cluster_operator.readiness import Readiness
 
 STATUS = {
     "drained": "drained: its workloads run elsewhere",
@@ -63,4 +67,69 @@ def savings(found: list[Saving], *, proposed: bool) -> str:
         lines += [f"  {step}" for step in s["steps"]]
     if not proposed:
         lines.append("Nothing was proposed or changed; a capacity review proposes these.")
+    return "\n".join(lines)
+
+
+READINESS = {
+    "removed-taint": "ready to serve: every rule holds; removed the taint",
+    "added-taint": "NOT ready: a rule broke; put the taint back",
+    "kept-taint": "NOT ready: the taint stays",
+    "ready": "ready to serve: every rule holds",
+    "not-ready": "NOT ready, and not tainted: the next patrol taints it",
+}
+
+
+def readiness(found: list[Readiness], *, applied: bool) -> str:
+    """Each gated node's verdict, with the rules that failed and what was seen."""
+    if not found:
+        return "" if applied else "No NodeReadinessPolicy selects any node: nothing is gated."
+    lines = ["Node readiness:"]
+    for r in found:
+        lines.append(f"- {r['node']} ({r['policy']}, taint {r['taint']}): {READINESS[r['action']]}")
+        failed = [c for c in r["checks"] if not c["passed"]]
+        for check in failed if failed else r["checks"]:
+            mark = "failed" if not check["passed"] else "holds"
+            lines.append(f"    {check['rule']} {mark}: {check['evidence']}")
+    return "\n".join(lines)
+
+
+def queued(entry: Entry, pods: int, opens: str) -> str:
+    reasons = entry["reasons"]
+    lines = [
+        f"Queued maintenance of {entry['node']}: {'; '.join(reasons)} ({len(reasons)} reason(s), "
+        f"one disruption for all). Draining it would evict {pods} pod(s) now.",
+        f"The maintenance window opens at {opens}; the patrol drains it then."
+        if opens
+        else "Its maintenance window is open: the next patrol drains it, one node at a time.",
+    ]
+    return "\n".join(lines)
+
+
+def maintenance(queue: list[Maintenance]) -> str:
+    if not queue:
+        return ""
+    lines = ["Maintenance queue:"]
+    for m in queue:
+        lines.append(f"- {m['node']} ({'; '.join(m['reasons'])}): {m['status']}")
+        lines += [f"    {step}" for step in m["steps"]]
+        if m["migration"] is not None:
+            lines += [f"    {n}. {step}" for n, step in enumerate(m["migration"]["steps"], 1)]
+    return "\n".join(lines)
+
+
+def fleet(health: list[ClusterHealth], moves: list[Move]) -> str:
+    lines = [f"{len(health)} cluster(s):"]
+    for h in health:
+        sick = f"; unhealthy: {', '.join(h['unhealthy'])}" if h["unhealthy"] else ""
+        lines.append(
+            f"- {h['cluster'] or 'current context'}: {h['nodes']} node(s), CPU requests at "
+            f"{h['load']:.0%} of {h['cpu_offered_m'] / 1000:g} cores offered, "
+            f"{h['pending']} pod(s) pending{sick}"
+        )
+    for m in moves:
+        lines.append(
+            f"Imbalance: proposed moving {m['moving']} replica(s) of {m['workload']} from "
+            f"{m['source']} to {m['target']} as {m['proposal']} ({m['outcome']}); nothing was "
+            "changed: the owners decide."
+        )
     return "\n".join(lines)

@@ -14,6 +14,7 @@ from mcp_servers.policy.documents.cost import CostPolicy
 from mcp_servers.policy.documents.egress import EgressPolicy
 from mcp_servers.policy.documents.images import ImagePolicy
 from mcp_servers.policy.documents.priority import Ownership, PriorityPolicy
+from mcp_servers.policy.documents.readiness import NodeReadinessPolicy
 
 PolicyDocument = (
     CapacityPolicy
@@ -24,9 +25,11 @@ PolicyDocument = (
     | Ownership
     | NamespaceBlueprint
     | ImagePolicy
+    | NodeReadinessPolicy  # read by the Cluster Operator: when a node may serve
 )
 
-# The last two judge no action: the Platform agent reads them (blueprints, audits).
+# The last three judge no action: the Platform agent reads two (blueprints, audits), the
+# Cluster Operator the last (node readiness).
 MODELS: dict[str, type[PolicyDocument]] = {
     model.model_fields["kind"].default: model
     for model in (
@@ -38,6 +41,7 @@ MODELS: dict[str, type[PolicyDocument]] = {
         Ownership,
         NamespaceBlueprint,
         ImagePolicy,
+        NodeReadinessPolicy,
     )
 }
 KINDS = tuple(MODELS)
@@ -60,6 +64,7 @@ __all__ = [
     "EgressPolicy",
     "ImagePolicy",
     "NamespaceBlueprint",
+    "NodeReadinessPolicy",
     "Ownership",
     "PolicyDocument",
     "PriorityPolicy",

@@ -9,6 +9,7 @@ so what one patrol remembers (its eviction intents) the next one reads, as on a 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from datetime import UTC, timedelta
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -18,7 +19,7 @@ import pytest
 from agents.cluster_operator.conversation import Conversation, conversation
 from agents.cluster_operator.graph import Outcome
 from agents.runtime.brain import Deterministic
-from agents.runtime.toolbox import Servers
+from agents.runtime.toolbox import CallRecord, Servers
 from kubecrew.demo_world import OWNERSHIP
 from mcp_servers.kube.settings import KubeSettings
 from mcp_servers.policy.approvals import ApprovalRequest
@@ -77,8 +78,12 @@ class Operator:
         return self._run("ask", question, counters="accept")
 
     def called(self) -> list[str]:
+        return [c.tool for c in self.last_calls()]
+
+    def last_calls(self) -> list[CallRecord]:
+        """The tool calls of the latest conversation, in order."""
         assert self.last is not None
-        return [c.tool for c in self.last.toolbox.calls]
+        return list(self.last.toolbox.calls)
 
     def mutations(self) -> list[AuditRecord]:
         return self.read_store(lambda s: s.audit(kind="mutation"))
@@ -95,6 +100,55 @@ class Operator:
             return fn(opened)
         finally:
             opened.close()
+
+
+WEEKDAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+_WINDOWED = """\
+apiVersion: kubecrew.io/v1alpha1
+kind: ChangePolicy
+metadata: {name: node-changes}
+spec:
+  selector: {kinds: [Node]}
+  maintenance:
+    actions: [drain]
+    windows: [%(window)s]
+  blastRadius: {maxEvictionsPerHour: %(evictions)d}
+"""
+_TRAINING = """\
+---
+apiVersion: kubecrew.io/v1alpha1
+kind: ChangePolicy
+metadata: {name: training-preemption}
+spec:
+  selector: {namespaces: [ml]}
+  maintenance:
+    actions: [evict]
+    windows: [%(window)s]
+"""
+
+
+def window_policy(
+    sandbox: Sandbox,
+    *,
+    opens_in: timedelta,
+    lasts: timedelta = timedelta(hours=2),
+    max_evictions_per_hour: int = 10,
+    training_may_be_evicted: bool = False,
+) -> str:
+    """Node drains only in a window opening `opens_in` from the sandbox's clock (UTC), not the
+    wall clock's: the test's world decides when it is open. With `training_may_be_evicted`, a
+    ChangePolicy for namespace ml allows evicting its pods in the same window."""
+    now = sandbox.call(lambda cluster: cluster.clock.now()).astimezone(UTC)
+    start = (now + opens_in).replace(second=0, microsecond=0)
+    if opens_in > timedelta(0):
+        start += timedelta(minutes=1)  # never before now + opens_in
+    end = start + lasts
+    window = (
+        f'{{name: test-window, days: [{WEEKDAYS[start.weekday()]}], start: "{start:%H:%M}", '
+        f'end: "{end:%H:%M}", timezone: UTC}}'
+    )
+    text = _WINDOWED % {"window": window, "evictions": max_evictions_per_hour}
+    return text + (_TRAINING % {"window": window} if training_may_be_evicted else "")
 
 
 @pytest.fixture

@@ -1,0 +1,119 @@
+"""The fleet, on two live sandboxes: one kubeconfig names both as contexts (east: three idle
+nodes; west: one node whose requests fill it, with pods left pending). The fleet survey reports
+each cluster's node health and load, sees the imbalance and proposes, through the policy store,
+moving some of west's replicas east; nothing is scaled in either cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+import yaml
+
+from agents.cluster_operator.conversation import conversation
+from agents.cluster_operator.graph import Outcome
+from agents.runtime.brain import Deterministic
+from sandbox.server import Options, Sandbox
+from tests.agents.cluster_operator.conftest import Operator
+from tests.conftest import RATE
+from tests.support.kubectl import Kubectl
+from tests.support.waiting import eventually
+
+BUSY = """\
+apiVersion: v1
+kind: Namespace
+metadata: {name: shop}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api, namespace: shop}
+spec:
+  replicas: 4
+  selector: {matchLabels: {app: api}}
+  template:
+    metadata: {labels: {app: api}}
+    spec:
+      containers:
+        - name: api
+          image: "nginx:1.27"
+          resources: {requests: {cpu: "1200m", memory: 256Mi}}
+"""
+
+
+@pytest.fixture
+def west(tmp_path: Path) -> Iterator[Sandbox]:
+    """A second, smaller cluster: one node of 4 CPUs."""
+    with Sandbox(Options(home=tmp_path / "west", nodes=1, rate=RATE)) as running:
+        yield running
+
+
+def fleet_kubeconfig(path: Path, clusters: dict[str, Path]) -> Path:
+    """One kubeconfig naming every sandbox as a context of its own, as `kubectl config` merges."""
+    merged: dict[str, Any] = {"apiVersion": "v1", "kind": "Config", "clusters": [],
+                              "users": [], "contexts": []}  # fmt: skip
+    for name, source in clusters.items():
+        config = yaml.safe_load(source.read_text())
+        merged["clusters"].append({"name": name, "cluster": config["clusters"][0]["cluster"]})
+        merged["users"].append({"name": name, "user": config["users"][0]["user"]})
+        context = {"cluster": name, "user": name, "namespace": "default"}
+        merged["contexts"].append({"name": name, "context": context})
+    merged["current-context"] = next(iter(clusters))
+    path.write_text(yaml.safe_dump(merged))
+    return path
+
+
+def replicas(kubectl: Kubectl) -> int:
+    return int(kubectl("get", "deploy/api", "-n", "shop", "-o", "jsonpath={.spec.replicas}"))
+
+
+def test_the_fleet_reports_imbalance_and_proposes_a_move(
+    sandbox: Sandbox, west: Sandbox, operator: Operator, tmp_path: Path
+) -> None:
+    west_kubectl = Kubectl(west.kubeconfig, tmp_path / "west-cache")
+    west_kubectl("apply", "-f", "-", input=BUSY)
+    eventually(
+        lambda: len(west_kubectl.json("get", "pods", "-n", "shop")["items"]) == 4,
+        what="west's 4 api pods (3 fit, 1 pending)",
+    )
+    operator.kubeconfig = fleet_kubeconfig(
+        tmp_path / "fleet.kubeconfig", {"east": sandbox.kubeconfig, "west": west.kubeconfig}
+    )
+
+    async def survey() -> Outcome:
+        servers = operator.servers()
+        async with conversation(
+            servers, Deterministic(), home=operator.home, clusters=("east", "west")
+        ) as talk:
+            return await talk.fleet()
+
+    outcome = anyio.run(survey)
+    clusters = {c["cluster"]: c for c in outcome.result["clusters"]}
+    assert clusters["east"]["nodes"] == 3 and clusters["west"]["nodes"] == 1
+    assert clusters["east"]["load"] < 0.5 and clusters["west"]["load"] >= 0.8, outcome.answer
+    assert clusters["west"]["pending"] == 1 and clusters["east"]["unhealthy"] == []
+    assert outcome.result["imbalance"] is True
+
+    [move] = outcome.result["moves"]
+    assert (move["source"], move["target"], move["workload"]) == (
+        "west",
+        "east",
+        "Deployment/shop/api",
+    )
+    assert move["replicas"] == 4 and move["moving"] == 2
+    record = operator.proposal(move["proposal"])
+    assert record.proposal.action.type == "scale"
+    assert record.proposal.action.replicas is not None and record.proposal.action.replicas.to == 2
+    assert "from cluster west" in record.proposal.rationale
+    assert "to cluster east" in record.proposal.rationale
+    assert (
+        "proposed moving 2 replica(s)" in outcome.answer and "nothing was changed" in outcome.answer
+    )
+
+    again = anyio.run(survey)  # proposed once
+    assert [m["proposal"] for m in again.result["moves"]] == [move["proposal"]]
+    assert replicas(west_kubectl) == 4  # never acted
+    assert [r for r in operator.mutations() if r.result == "applied"] == []
