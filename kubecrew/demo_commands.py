@@ -5,7 +5,7 @@ deterministic brain whatever model is configured, so the story is the same on ev
 doubles as an end-to-end test. The person's actions are printed as commands; what each agent
 sees, decides and does is narrated, with the ids of the PRs, proposals and approvals it made.
 A scene fails at the first thing that did not happen as told; the command then exits 1, after
-running the other scenes. A scene the crew cannot play yet is listed as coming and skipped.
+running the other scenes.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from kubecrew.demo import SAMPLE, StepFailed, walk_through
+from kubecrew.demo_gitops import gitops_probing
 from kubecrew.demo_scenes import governance, node_lifecycle, self_heal
 from kubecrew.demo_world import World, fresh_world
 from kubecrew.terminal import print_failure
@@ -34,11 +35,7 @@ class Scene:
     name: str
     title: str
     about: str
-    play: Play | None  # None: coming, not yet playable
-
-    @property
-    def coming(self) -> bool:
-        return self.play is None
+    play: Play
 
 
 def tour(world: World) -> None:
@@ -51,8 +48,8 @@ SCENES = (
     Scene(
         "gitops-probing",
         "1. GitOps and just-in-time probing",
-        "deploy by PR, sync, probe (coming: the Dev Team cannot deploy and probe yet)",
-        None,
+        "deploy by PR, probe, survive a node failure, reconcile a hand edit",
+        gitops_probing,
     ),
     Scene(
         "self-heal",
@@ -77,20 +74,16 @@ BY_NAME = {scene.name: scene for scene in SCENES}
 
 
 def list_scenes(console: Console) -> None:
-    table = Table("scene", "", "what it shows", box=None, show_header=False)
+    table = Table("scene", "what it shows", box=None, show_header=False)
     for scene in SCENES:
-        state = "[yellow]coming[/]" if scene.coming else "[green]ready[/]"
-        table.add_row(scene.name, state, escape(scene.about))
+        table.add_row(scene.name, escape(scene.about))
     console.print(table)
 
 
-def play(scene: Scene, console: Console) -> bool | None:
-    """Play one scene on a fresh sandbox: True passed, False failed, None skipped."""
+def play(scene: Scene, console: Console) -> bool:
+    """Play one scene on a fresh sandbox: True when it happened as told."""
     console.print()
     console.rule(f"[bold]{escape(scene.title)} [dim]({scene.name})", align="left")
-    if scene.play is None:
-        console.print(f"Skipped: {escape(scene.about)}.", soft_wrap=True)
-        return None
     started = time.monotonic()
     try:
         with fresh_world(console) as world:
@@ -112,7 +105,8 @@ def demo(
     ] = None,
     list_only: Annotated[bool, typer.Option("--list", help="List the scenes and stop.")] = False,
 ) -> None:
-    """Show the crew at work on fresh sandboxes: self-healing, governance, node lifecycle.
+    """Show the crew at work on fresh sandboxes: GitOps and probing, self-healing, governance,
+    node lifecycle.
 
     Exits 1 when a scene did not happen as narrated.
 
@@ -139,8 +133,8 @@ def demo(
     console.print()
     summary = Table("scene", "result", box=None)
     for name, passed in results.items():
-        shown = {True: "[green]passed", False: "[red]FAILED", None: "[yellow]skipped"}[passed]
+        shown = "[green]passed" if passed else "[red]FAILED"
         summary.add_row(name, shown)
     console.print(summary)
-    if any(passed is False for passed in results.values()):
+    if not all(results.values()):
         raise typer.Exit(1)

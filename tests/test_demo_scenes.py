@@ -22,7 +22,7 @@ from kubecrew.demo_world import World
 KUBECREW = str(Path(sys.executable).with_name("kubecrew"))
 
 
-def kubecrew_demo(*args: str, timeout: float = 50) -> subprocess.CompletedProcess[str]:
+def kubecrew_demo(*args: str, timeout: float = 150) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [KUBECREW, "demo", *args],
         capture_output=True,
@@ -47,19 +47,33 @@ def section(output: str, scene: str) -> str:
     return found.group(1)
 
 
-def test_make_demo_plays_every_ready_scene_and_skips_the_coming_one(
+def test_make_demo_plays_every_scene(
     demo: subprocess.CompletedProcess[str],
 ) -> None:
     assert demo.returncode == 0, demo.stdout[-3000:] + demo.stderr
-    summary = dict(re.findall(r"^ (\S+) +(passed|skipped|FAILED) *$", demo.stdout, re.M))
+    summary = dict(re.findall(r"^ (\S+) +(passed|FAILED) *$", demo.stdout, re.M))
     assert summary == {
         "tour": "passed",
-        "gitops-probing": "skipped",
+        "gitops-probing": "passed",
         "self-heal": "passed",
         "governance": "passed",
         "node-lifecycle": "passed",
     }
-    assert "Skipped: deploy by PR, sync, probe (coming:" in demo.stdout
+
+
+def test_gitops_probing_deploys_probes_hardens_and_reconciles(
+    demo: subprocess.CompletedProcess[str],
+) -> None:
+    told = section(demo.stdout, "gitops-probing")
+    assert re.search(r"Dev Team answers Deployed checkout to staging .* by PR #1, merged", told)
+    assert re.search(r"Job checkout-prober-\w+ in staging .*: all 1 checks passed", told)
+    assert "expected HTTP 2xx or 3xx, got HTTP 200" in told
+    assert re.search(
+        r"now has 2 replicas, a spread over nodes and a PodDisruptionBudget: PR #2", told
+    )
+    assert "PodDisruptionBudget checkout allows 1 disruption" in told
+    assert "spec.replicas: git says 2, live says 4" in told
+    assert "Dev Team says checkout matches git again: 2 replicas" in told
 
 
 def test_self_heal_shows_learn_recommend_mutate_validate(
@@ -111,12 +125,8 @@ def test_one_scene_by_name_and_the_list() -> None:
     runner = CliRunner()
     listed = runner.invoke(app, ["demo", "--list"], env={"COLUMNS": "200"})
     assert listed.exit_code == 0, listed.output
-    rows = dict(re.findall(r"^ ?(\S+) +(ready|coming) ", listed.stdout, re.M))
-    assert rows == {scene.name: "coming" if scene.coming else "ready" for scene in SCENES}
-
-    coming = runner.invoke(app, ["demo", "gitops-probing"], env={"COLUMNS": "200"})
-    assert coming.exit_code == 0, coming.output
-    assert "Skipped:" in coming.stdout and "(self-heal)" not in coming.stdout
+    rows = re.findall(r"^ ?(\S+) +(.+?) *$", listed.stdout, re.M)
+    assert rows == [(scene.name, scene.about) for scene in SCENES]
 
     unknown = runner.invoke(app, ["demo", "no-such-scene"], env={"COLUMNS": "200"})
     assert unknown.exit_code == 2

@@ -27,8 +27,9 @@ from typing import Any, Literal
 
 import yaml
 
+from agents.dev_team import changes
 from agents.runtime.errors import ToolFailed
-from agents.runtime.loop.mutation import NeedsApproval, Refused, find_pr, find_proposal, sync_change
+from agents.runtime.loop.mutation import NeedsApproval, Refused, sync_change
 from agents.runtime.loop.state import Target
 from agents.runtime.loop.validation import LoopSettings, validate
 from agents.runtime.toolbox import Toolbox
@@ -156,7 +157,7 @@ async def deploy(
             )
         number = await _open_pr(toolbox, request, content, source, key, "")
         notes.append(f"PR #{number} on branch {key} (policy: proposal {proposal})")
-        notes.extend(await _merge(toolbox, number, proposal, agent=agent))
+        notes.extend(await changes.merge(toolbox, number, proposal, agent=agent))
         notes.extend(await sync_change(toolbox, target))
     except Refused as refused:
         return Deployed("refused", f"I did not deploy {request.app}: {refused}")
@@ -274,43 +275,26 @@ async def _namespace_exists(toolbox: Toolbox, namespace: str) -> None:
 
 
 async def _decide(toolbox: Toolbox, request: DeployRequest, key: str, *, agent: str) -> str:
-    """The approved proposal's id, or NeedsApproval / Refused; an earlier ask's proposal under
-    the same key answers instead of a new one, so asking twice proposes once."""
-    decided = await find_proposal(toolbox, key, agent=agent)
-    if decided is None:
-        decided = await toolbox.call(
-            "propose",
-            action="apply",
-            target=f"deployment/{request.app}",
-            namespace=request.namespace,
-            via="pull-request",
-            rationale=f"deploy {request.app} to {request.namespace} by pull request [{key}]",
-            risk="low",
-        )
-    decision = decided.get("decision") or {}
-    approval = decided.get("approval") or {}
-    if approval.get("state") == "pending":
-        raise NeedsApproval(
-            decided.get("next") or "a person decides",
-            proposal=str(decided["proposal"]),
-            request=str(approval["id"]),
-        )
-    if approval.get("state") == "granted" or decision.get("outcome") == "approved":
-        return str(decided["proposal"])
-    reasons = "; ".join(decision.get("reasons") or []) or str(approval.get("state") or "")
-    raise Refused(f"policy did not approve the deploy ({decision.get('outcome')}): {reasons}")
+    """The approved proposal's id, or NeedsApproval / Refused (asking twice proposes once)."""
+    return await changes.decide(
+        toolbox,
+        key=key,
+        agent=agent,
+        action="apply",
+        target=f"deployment/{request.app}",
+        namespace=request.namespace,
+        via="pull-request",
+        rationale=f"deploy {request.app} to {request.namespace} by pull request [{key}]",
+        risk="low",
+    )
 
 
 async def _open_pr(
     toolbox: Toolbox, request: DeployRequest, content: str, source: str, key: str, approval: str
 ) -> int:
-    existing = await find_pr(toolbox, key)
-    if existing is not None:
-        if existing["state"] == "closed":
-            raise Refused(f"PR #{existing['number']} on branch {key} was closed by someone")
-        return int(existing["number"])
-    opened = await toolbox.call(
-        "propose_change",
+    return await changes.open_pr(
+        toolbox,
+        key=key,
         title=f"Deploy {request.app} to {request.namespace}",
         path=path_of(request),
         content=content,
@@ -320,24 +304,5 @@ async def _open_pr(
             "automatically only when policy approves, then synced and validated."
         ),
         labels=[LABEL],
-        branch=key,
         approval=approval,
     )
-    return int(opened["number"])
-
-
-async def _merge(toolbox: Toolbox, number: int, proposal: str, *, agent: str) -> list[str]:
-    detail = await toolbox.call("get_pr", number=number)
-    if detail["pr"].get("state") == "merged":
-        return [f"PR #{number} was already merged"]
-    if not detail.get("approved"):
-        await toolbox.call(
-            "review_pr",
-            number=number,
-            verdict="approve",
-            author=agent,
-            body=f"Merged automatically: policy approved it (proposal {proposal}, via pull "
-            "request).",
-        )
-    await toolbox.call("merge_pr", number=number)
-    return [f"merged PR #{number}"]

@@ -13,7 +13,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agents.dev_team.drift import reconcile
 from agents.dev_team.probing import probe
+from agents.dev_team.resilience import harden
+from agents.dev_team.rightsize import right_size
 from agents.dev_team.state import TargetRef
 from agents.runtime.loop.validation import LoopSettings
 from agents.runtime.toolbox import Toolbox
@@ -37,5 +40,8 @@ class Done:
 Task = Callable[[Request], Awaitable[Done]]
 
 TASKS: dict[str, Task] = {
+    "drift": reconcile,
     "probe": probe,
+    "resilience": harden,
+    "rightsize": right_size,
 }
