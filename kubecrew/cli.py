@@ -25,6 +25,7 @@ from kubecrew import (
     demo_commands,
     eval_commands,
     heal_commands,
+    install_commands,
     mcp_commands,
     policy_commands,
     pr_approval_commands,
@@ -77,6 +78,7 @@ app.command(name="chat")(chat_commands.chat)
 app.command(name="status")(status_commands.status)
 app.command(name="eval")(eval_commands.eval_corpus)
 app.command(name="demo")(demo_commands.demo)
+app.command(name="install")(install_commands.install)
 
 
 def _installed_version() -> str:

@@ -27,8 +27,10 @@ from mcp.shared.memory import create_connected_server_and_client_session
 from rich.console import Console
 from rich.markup import escape
 
+from agents.runtime.identity import service_account
 from agents.runtime.toolbox import Servers
 from kubecrew.demo import DEMO_RATE, StepFailed, Tour, kubectl_env
+from kubecrew.install import InstallError, Request, install
 from kubecrew.sandbox_faults import FAULTS_PATH
 from kubecrew.sandbox_probe import ApiClient
 from mcp_servers.gitops.server import build as build_gitops
@@ -179,6 +181,7 @@ class World:
     kubeconfig: Path
     tour: Tour
     narrator: Narrator
+    identities: Path | None = None  # the agents' kubeconfigs (`kubecrew install`), if installed
 
     @property
     def policies(self) -> Path:
@@ -211,11 +214,16 @@ class World:
             )
         return Servers(
             kube=KubeSettings(
-                kubeconfig=self.kubeconfig, policies=paths, policy_store=store, agent=agent
+                kubeconfig=self.identity(agent), policies=paths, policy_store=store, agent=agent
             ),
             gitops=gitops,
             policy=PolicySettings(policies=paths, store=store, agent=agent),
         )
+
+    def identity(self, agent: str) -> Path:
+        """The kubeconfig `agent`'s kube server uses: its own ServiceAccount's when installed."""
+        own = self.identities / f"{service_account(agent)}.yaml" if self.identities else None
+        return own if own is not None and own.is_file() else self.kubeconfig
 
     def sync(self, repo: Path) -> dict[str, Any]:
         """Apply main to the cluster through the gitops server, as a CD pipeline does."""
@@ -268,7 +276,22 @@ def fresh_world(console: Console) -> Iterator[World]:
         except Exception as exc:  # whatever breaks start-up, the scene fails with one line
             raise StepFailed(f"the sandbox did not start: {exc}") from exc
         try:
+            identities = _install_agents(sandbox.kubeconfig, root, console)
             tour = Tour(console, kubectl_env(sandbox.kubeconfig, root))
-            yield World(root, sandbox.kubeconfig, tour, Narrator(console))
+            yield World(root, sandbox.kubeconfig, tour, Narrator(console), identities)
         finally:
             sandbox.stop()
+
+
+def _install_agents(kubeconfig: Path, root: Path, console: Console) -> Path:
+    """`kubecrew install` on the scene's sandbox: each agent acts as its own ServiceAccount."""
+    try:
+        report = install(Request(kubeconfig=kubeconfig, out=root / "kubeconfigs"))
+    except InstallError as exc:
+        raise StepFailed(f"the agents' identities were not installed: {exc}") from exc
+    where = root / "kubeconfigs"
+    names = ", ".join(k.path.name for k in report.kubeconfigs)
+    console.print(
+        f"[dim]Agent kubeconfigs (one ServiceAccount each): {escape(str(where))}/ {names}"
+    )
+    return where

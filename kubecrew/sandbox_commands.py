@@ -68,6 +68,24 @@ def _report_ready(home: Home, url: str, *, detail: str) -> None:
         nodes = "an unknown number of"
     _line(f"[bold green]Sandbox ready[/] at {escape(url)} with {nodes} nodes ({escape(detail)}).")
     _line(escape(f"export KUBECONFIG={home.kubeconfig}"))
+    _install_agents(home)
+
+
+def _install_agents(home: Home) -> None:
+    """What `kubecrew install` does on any cluster, done at start: the agents then act as their
+    own ServiceAccounts. A failure leaves the sandbox up (the admin kubeconfig works), and says
+    so."""
+    from kubecrew.install import InstallError, Request, install
+
+    try:
+        report = install(Request(kubeconfig=home.kubeconfig))
+    except InstallError as exc:
+        print_failure(f"the agents' identities were not installed: {exc}", label="warning")
+        return
+    if report.kubeconfigs:
+        where = report.kubeconfigs[0].path.parent
+        names = ", ".join(k.path.name for k in report.kubeconfigs)
+        _line(escape(f"Agent kubeconfigs (one ServiceAccount each): {where}/ {names}"))
 
 
 # --- up ------------------------------------------------------------------------------------------

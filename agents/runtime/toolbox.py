@@ -34,6 +34,7 @@ from mcp.server.fastmcp import FastMCP
 from mcp.shared.memory import create_connected_server_and_client_session
 
 from agents.runtime.errors import ToolFailed, ToolNotAllowed
+from agents.runtime.identity import with_identity
 from agents.runtime.roles import Role
 from mcp_servers.kube.settings import KubeSettings
 from mcp_servers.metrics.settings import MetricsSettings
@@ -135,10 +136,11 @@ def result_of(message: ToolMessage) -> Json:
 async def open_toolbox(
     role: Role, servers: Servers, *, on_call: OnCall | None = None
 ) -> AsyncIterator[Toolbox]:
-    """Sessions to every configured server, open for as long as the block runs."""
+    """Sessions to every configured server, open for as long as the block runs. The kube
+    server speaks as the agent's own ServiceAccount when one is installed (`identity`)."""
     async with AsyncExitStack() as stack:
         tools: list[BaseTool] = []
-        for name, session in await _sessions(servers, stack):
+        for name, session in await _sessions(with_identity(role.name, servers), stack):
             tools.extend(await load_mcp_tools(session, server_name=name))
         yield Toolbox(role, tools, on_call=on_call)
 

@@ -1,0 +1,112 @@
+"""Which Kubernetes identity an agent's kube server speaks as: the one decision, made here once.
+
+`kubecrew install` gives each agent a ServiceAccount with least-privilege RBAC and writes its
+kubeconfig to `$KUBECREW_HOME/kubeconfigs/<agent>.yaml` (`dev-team.yaml` for the agent
+`dev_team`: ServiceAccount names cannot hold underscores). When such a file exists and the caller
+named no kubeconfig and no context, the agent's kube server uses it, so every front door (ask,
+chat, heal, Slack, the conversations of all three agents) acts as the agent, not as the person
+who started it.
+
+One guard: the agent's kubeconfig is used only when it points at the API server the default
+kubeconfig (`$KUBECONFIG`, else `~/.kube/config`) would reach, or when there is no default
+kubeconfig at all. Kubeconfigs left behind by a sandbox that is gone must not silently take an
+agent away from the cluster the person is working on. An explicit `--kubeconfig` or `--context`
+always wins: the person said which identity to use.
+
+Only files are read here (YAML, no Kubernetes client: agents never import one).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from mcp_servers.kube.settings import KubeSettings
+
+if TYPE_CHECKING:
+    from agents.runtime.toolbox import Servers
+
+KUBECONFIGS = "kubeconfigs"
+
+
+def kubeconfigs_dir(environ: Mapping[str, str] = os.environ) -> Path:
+    """`$KUBECREW_HOME/kubeconfigs`, else `~/.kubecrew/kubeconfigs`."""
+    base = environ.get("KUBECREW_HOME")
+    root = Path(base).expanduser() if base else Path.home() / ".kubecrew"
+    return root / KUBECONFIGS
+
+
+def service_account(agent: str) -> str:
+    """The ServiceAccount (and kubeconfig file) name of an agent: `dev_team` -> `dev-team`."""
+    return agent.replace("_", "-")
+
+
+def identity_kubeconfig(agent: str, environ: Mapping[str, str] = os.environ) -> Path:
+    return kubeconfigs_dir(environ) / f"{service_account(agent)}.yaml"
+
+
+def with_identity(agent: str, servers: Servers) -> Servers:
+    """`servers` with the agent's kube server speaking as the agent (see `kube_for`)."""
+    return replace(servers, kube=kube_for(agent, servers.kube))
+
+
+def kube_for(
+    agent: str, kube: KubeSettings | None, environ: Mapping[str, str] = os.environ
+) -> KubeSettings | None:
+    """`kube` with the agent's own kubeconfig when one is installed for this cluster and the
+    caller chose no kubeconfig and no context; otherwise `kube` unchanged."""
+    if kube is None or kube.kubeconfig is not None or kube.context is not None:
+        return kube
+    own = identity_kubeconfig(agent, environ)
+    if not own.is_file():
+        return kube
+    default = _default_server(environ)
+    if default is not None and default != _server(_load([own])):
+        return kube
+    return replace(kube, kubeconfig=own)
+
+
+def _default_server(environ: Mapping[str, str]) -> str | None:
+    """The server of the default kubeconfig's current context; None when there is no default
+    kubeconfig; "" when there is one but it names no server (then no agent file matches it)."""
+    listed = [Path(p).expanduser() for p in environ.get("KUBECONFIG", "").split(os.pathsep) if p]
+    files = [p for p in listed or [Path.home() / ".kube" / "config"] if p.is_file()]
+    if not files:
+        return None
+    return _server(_load(files))
+
+
+def _load(files: list[Path]) -> list[dict[str, Any]]:
+    loaded = []
+    for path in files:
+        try:
+            document = yaml.safe_load(path.read_text())
+        except (OSError, yaml.YAMLError):
+            continue
+        if isinstance(document, dict):
+            loaded.append(document)
+    return loaded
+
+
+def _server(documents: list[dict[str, Any]]) -> str:
+    """The current context's server, merged as kubectl merges: the first file to set a value
+    wins."""
+    current = next((str(d["current-context"]) for d in documents if d.get("current-context")), "")
+    cluster = _first(documents, "contexts", current).get("cluster")
+    server = _first(documents, "clusters", str(cluster or "")).get("server")
+    return str(server or "").rstrip("/")
+
+
+def _first(documents: list[dict[str, Any]], section: str, name: str) -> dict[str, Any]:
+    key = section[:-1]  # "contexts" -> each entry's "context"
+    for document in documents:
+        for entry in document.get(section) or []:
+            if isinstance(entry, dict) and entry.get("name") == name:
+                found = entry.get(key)
+                return found if isinstance(found, dict) else {}
+    return {}
