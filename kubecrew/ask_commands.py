@@ -3,8 +3,16 @@
 The answer goes to stdout (or, with `--json`, the answer as data); progress (each graph step and
 each tool call, by name only: arguments may hold what the person typed) goes to stderr, so
 `kubecrew ask ... > answer.txt` keeps a clean answer. Exit status: 0 answered, 2 the agent asks
-a clarifying question back (ambiguous or unknown name: the question is printed on stdout), 1 a
-failure in one line (no cluster reachable, a model that cannot be built).
+a clarifying question back (ambiguous or unknown name: the question is printed on stdout), 3 a
+change that policy gives to a person (the approval request is printed), 1 a failure in one line
+(no cluster reachable, a model that cannot be built, a change not permitted).
+
+Flags for harnesses such as k8s-ai-bench: the prompt on stdin when no question is given,
+`--quiet` (the answer alone, no progress), and `--skip-permissions`. A question that changes
+the cluster ("fix web", "deploy ...", right-sizing, drift, probes) asks "Proceed?" on a
+terminal; with `--skip-permissions` it proceeds without asking, as far as policy allows: every
+write still goes through the policy gate and the audit log, and one that policy gives to a
+person is not taken (exit 3) - skipping permissions never skips an approval.
 
 The brain is the deterministic planner unless `KUBECREW_MODEL=provider:model` is set; the
 conversation's checkpoints and memory live under `$KUBECREW_HOME/agents/dev_team/`.
@@ -13,6 +21,7 @@ conversation's checkpoints and memory live under `$KUBECREW_HOME/agents/dev_team
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -23,11 +32,20 @@ from rich.markup import escape
 
 from kubecrew.terminal import print_failure
 
+AGENT = "dev_team"
 CLARIFYING = 2
+NEEDS_APPROVAL = 3
+READ_ONLY_INTENTS = frozenset({"diagnose", "unsupported"})  # the rest may change the cluster
 
 
 def ask(
-    question: Annotated[str, typer.Argument(help="What you want to know, in your own words.")],
+    question: Annotated[
+        str | None,
+        typer.Argument(
+            help="What you want to know, in your own words. [default: read from stdin]",
+            show_default=False,
+        ),
+    ] = None,
     kubeconfig: Annotated[
         Path | None,
         typer.Option(help="kubeconfig file [default: $KUBECONFIG, else ~/.kube/config]"),
@@ -47,30 +65,59 @@ def ask(
         str | None, typer.Option(help="continue this conversation (its id) [default: a new one]")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the answer as JSON")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="print only the answer: no progress on stderr")
+    ] = False,
+    skip_permissions: Annotated[
+        bool,
+        typer.Option(
+            "--skip-permissions",
+            help="let changes (fix, deploy, ...) proceed without asking; policy still gates "
+            "each write, and one that needs a person's approval is refused (exit 3)",
+        ),
+    ] = False,
 ) -> None:
-    """Ask the Dev Team agent about a workload; it reads, answers with evidence, changes nothing.
+    """Ask the Dev Team agent about a workload: why it fails (it reads and answers with
+    evidence), or to fix, deploy or right-size it (after you say yes, or with
+    --skip-permissions; policy decides either way).
 
     **Examples**
 
     ```
     kubecrew ask "why is web failing?"
     kubecrew ask "what's wrong with checkout" -n shop --json
+    echo "why is web failing" | kubecrew ask --kubeconfig ./kubeconfig --quiet
+    kubecrew ask "fix web" -n shop --skip-permissions
     ```
     """
+    from_stdin = question is None
+    asked = _question(question)  # before the engine is imported: a missing one fails at once
     from agents.dev_team.conversation import conversation
     from agents.dev_team.graph import Outcome
     from agents.runtime.brain import planner_from_env
     from agents.runtime.errors import AgentError, ToolFailed
+    from agents.runtime.intents import parse
     from agents.runtime.toolbox import Servers
     from mcp_servers.kube.settings import KubeSettings
     from mcp_servers.metrics.settings import MetricsSettings
+    from mcp_servers.policy.tools_base import PolicySettings
 
-    progress = Console(stderr=True, highlight=False)
+    progress = Console(stderr=True, highlight=False, quiet=quiet)
+    changes = parse(asked, namespace=namespace).kind not in READ_ONLY_INTENTS
+    if changes and not skip_permissions:
+        _permit(asked, interactive=not from_stdin and sys.stdin.isatty())
+    policy = PolicySettings(agent=AGENT) if changes else None
     servers = Servers(
-        kube=KubeSettings(kubeconfig=kubeconfig, context=context),
+        kube=KubeSettings(
+            kubeconfig=kubeconfig,
+            context=context,
+            policies=tuple(policy.policy_paths()) if policy else (),
+            agent=AGENT,
+        ),
         metrics=MetricsSettings(prometheus_url=prometheus, kubeconfig=kubeconfig, context=context)
         if prometheus
         else None,
+        policy=policy,
     )
 
     def on_call(tool: str, _arguments: dict[str, Any]) -> None:
@@ -81,7 +128,7 @@ def ask(
 
     async def go() -> Outcome:
         async with conversation(servers, planner_from_env(), thread=thread, on_call=on_call) as c:
-            return await c.ask(question, namespace=namespace, on_node=on_node)
+            return await c.ask(asked, namespace=namespace, on_node=on_node)
 
     try:
         outcome = anyio.run(go)
@@ -92,6 +139,13 @@ def ask(
     except AgentError as exc:
         _fail(exc.message)
     out = Console(highlight=False, soft_wrap=True)
+    if not outcome.finished or outcome.report.get("outcome") == "escalated":
+        out.print(escape(outcome.answer or "not done: the change waits for a person's approval"))
+        print_failure(
+            "this change is a person's call under policy, and --skip-permissions never skips "
+            "that: an approver answers it (`kubecrew approvals list`, Slack, or the PR)"
+        )
+        raise typer.Exit(NEEDS_APPROVAL)
     if as_json:
         data = {
             "thread": outcome.thread,
@@ -105,6 +159,28 @@ def ask(
         out.print(escape(outcome.answer))
     if outcome.clarifying:
         raise typer.Exit(CLARIFYING)
+
+
+def _question(given: str | None) -> str:
+    """The question given, else the prompt piped on stdin (k8s-ai-bench's way)."""
+    if given is not None and given.strip():
+        return given.strip()
+    if given is None and not sys.stdin.isatty():
+        piped = sys.stdin.read().strip()
+        if piped:
+            return piped
+    _fail('no question: give one (kubecrew ask "why is web failing?") or pipe it on stdin')
+
+
+def _permit(question: str, *, interactive: bool) -> None:
+    """Ask before a change; with nobody to ask, refuse and say how to allow it."""
+    if not interactive:
+        _fail(
+            f"{question!r} would change the cluster and there is no terminal to ask on: "
+            "rerun with --skip-permissions to let policy-allowed changes proceed"
+        )
+    if not typer.confirm(f"{question!r} may change the cluster. Proceed?", err=True):
+        _fail("not done: you said no")
 
 
 def _fail(message: str) -> NoReturn:

@@ -1,6 +1,8 @@
-"""`kubecrew approvals sync-prs`: reviews on the crew's pull requests answer approval requests.
+"""`kubecrew approvals sync-prs`: reviews on the crew's pull requests answer approval requests,
+and `@kubecrew` comments on them amend them.
 
-The terminal end of the PR channel (`kubecrew.pr_approvals`): it opens the repository's PR
+The terminal end of the PR channel (`kubecrew.pr_approvals` for reviews, `kubecrew.pr_comments`
+for comments): it opens the repository's PR
 provider the way `kubecrew mcp gitops` does (local records beside the repository, or GitHub with
 a token in `$GITHUB_TOKEN`), the policy store and the people file, runs one sync, prints what it
 did, and with `--watch` keeps doing so. `kubecrew.cli` attaches it to the `approvals` app. The
@@ -77,6 +79,16 @@ def sync_prs(
         ),
     ] = None,
     store: StoreOption = None,
+    policies: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--policies",
+            "-p",
+            help="Policy files or directories: who owns each workload (Ownership), so who may "
+            "amend its PR by comment. [default: as for `kubecrew policy`]",
+            show_default=False,
+        ),
+    ] = None,
     watch: Annotated[
         float | None,
         typer.Option(help="Sync again every SECONDS until interrupted.", show_default=False),
@@ -85,8 +97,13 @@ def sync_prs(
     """Apply the reviews on the crew's PRs that carry an approval request (`kubecrew-approval:`
     line in the body): approve grants, request changes denies, as the reviewer's person in the
     people file (`github: LOGIN`). Strangers and non-approvers get a PR comment saying who may
-    answer, and each PR gets one comment when its request ends, from whichever channel. Each
-    review is applied once, however often this runs.
+    answer, and each PR gets one comment when its request ends, from whichever channel.
+
+    A comment addressed to the crew (`@kubecrew use 4 replicas instead`; replicas, image tag
+    and resource requests) by one of the workload's owners or the request's approvers amends
+    the PR with a new commit on its branch, recorded in the audit log and answered on the PR;
+    anyone else is told who may. Comments never merge or approve. Each review and comment is
+    handled once, however often this runs.
 
     **Example**
 
@@ -96,7 +113,9 @@ def sync_prs(
         --github-repo acme/deploy --author kubecrew-bot --watch 30
     ```
     """
+    from kubecrew import pr_comments
     from kubecrew.pr_approvals import Ledger, ledger_path, sync
+    from kubecrew.slack.owners import load_policies
     from mcp_servers.common.errors import ToolError
     from mcp_servers.gitops.providers import provider_for
     from mcp_servers.gitops.repo import Repository
@@ -117,14 +136,19 @@ def sync_prs(
     opened = opened_store(store)
     ledger = None
     try:
-        forge = provider_for(settings, Repository(root, author_name=author, author_email=""))
+        clone = Repository(root, author_name=author, author_email=settings.author_email)
+        forge = provider_for(settings, clone)
         who = load_people(people)
+        owners = load_policies(policies or ())
         ledger = Ledger(ledger_path(store))
         while True:
-            for outcome in sync(
-                forge, opened, who, datetime.now(UTC), crew_author=author, ledger=ledger
-            ):
+            now = datetime.now(UTC)
+            for outcome in sync(forge, opened, who, now, crew_author=author, ledger=ledger):
                 _out(outcome.describe())
+            for handled in pr_comments.sync(
+                forge, clone, opened, who, owners, now, crew_author=author, ledger=ledger
+            ):
+                _out(handled.describe())
             if watch is None:
                 break
             time.sleep(watch)

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol, TypeVar
 
 from mcp_servers.common.errors import Conflict, NotFound, PermissionDenied, Unavailable
 from mcp_servers.gitops.approval_links import marked
@@ -69,6 +69,14 @@ class Outcome:
         return f"PR #{self.pr} {self.request}: {self.kind}{by}: {self.detail}"
 
 
+class _Done(Protocol):
+    @property
+    def kind(self) -> str: ...
+
+
+Done = TypeVar("Done", bound=_Done)
+
+
 class Ledger:
     """What the PR channel has done, one row per (forge, PR, item), so it is done once."""
 
@@ -92,7 +100,7 @@ class Ledger:
         query = "SELECT 1 FROM done WHERE forge = ? AND pr = ? AND item = ?"
         return self._db.execute(query, (forge, pr, item)).fetchone() is not None
 
-    def once(self, forge: str, pr: int, item: str, act: Callable[[], Outcome]) -> Outcome | None:
+    def once(self, forge: str, pr: int, item: str, act: Callable[[], Done]) -> Done | None:
         """`act()` if nobody claimed `item` before (None otherwise); its claim is released if
         it fails, so a later sync tries again."""
         claimed = self._db.execute(

@@ -3,7 +3,10 @@
 One message per request, rendered from the request alone, so posting it and every later update
 (an answer, an end decided in another channel, an expiry) give the same picture of the same
 state. A pending request has Approve / Deny buttons whose value is the request id and nothing
-else; an ended one has none and says who ended it.
+else; an ended one has none and says who ended it. A grant is not always the end of the story:
+when the target was approved for another proposal while this one waited, the store rejects the
+proposal as superseded, and the message says that (the proposal's final decision decides),
+not "Granted".
 
 Everything shown comes from the store, and parts of it (a proposal's rationale, a reason) were
 written by agents from cluster data: it is escaped as Slack asks (`&`, `<`, `>`), so no text can
@@ -19,12 +22,14 @@ from typing import Any, TypedDict
 
 from mcp_servers.policy.approvals import ApprovalAnswer, ApprovalRequest
 from mcp_servers.policy.findings import Citation
+from mcp_servers.policy.proposals import Decision
 
 GRANT, DENY = "kubecrew-approval-grant", "kubecrew-approval-deny"  # the buttons' action_ids
 BLOCK = "kubecrew-approval"
 _TEXT_LIMIT = 2900  # Slack refuses a section text over 3000 characters
 _ICONS = {"pending": ":raised_hand:", "granted": ":white_check_mark:", "denied": ":no_entry:"}
 _ICONS["expired"] = ":hourglass:"
+SUPERSEDED = ":twisted_rightwards_arrows:"
 
 Block = dict[str, Any]
 
@@ -39,11 +44,20 @@ def escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def message(request: ApprovalRequest, citations: Sequence[Citation] = ()) -> Message:
-    """The message for `request` as it stands: buttons while pending, the outcome once ended."""
+def message(
+    request: ApprovalRequest,
+    citations: Sequence[Citation] = (),
+    *,
+    decision: Decision | None = None,
+) -> Message:
+    """The message for `request` as it stands: buttons while pending, the outcome once ended;
+    `decision` is its proposal's final one (what a grant came to)."""
     summary = f"{escape(request.action.describe())} (proposal `{escape(request.proposal)}`)"
+    superseded = _superseded(request, decision)
+    icon = SUPERSEDED if superseded else _ICONS[request.state]
+    title = headline(request, decision)
     blocks: list[Block] = [
-        _section(f"{_ICONS[request.state]} *{headline(request)}* · `{escape(request.id)}`"),
+        _section(f"{icon} *{title}* · `{escape(request.id)}`"),
         _section(f"*{summary}*"),
         {
             "type": "section",
@@ -62,14 +76,17 @@ def message(request: ApprovalRequest, citations: Sequence[Citation] = ()) -> Mes
     if request.answers:
         said = "\n".join(_answer_line(given) for given in request.answers)
         blocks.append({"type": "context", "elements": [_mrkdwn(said)]})
+    if superseded:
+        blocks.append(_section(f"*Not carried out*\n{escape(superseded)}"))
     if not request.ended:
         blocks.append(_buttons(request.id))
-    text = f"{headline(request)}: {request.action.describe()} ({request.id})"
+    text = f"{title}: {request.action.describe()} ({request.id})"
     return Message(text=escape(text), blocks=blocks)
 
 
-def headline(request: ApprovalRequest) -> str:
-    """`Approval needed`, or how it ended: `granted by alice`, `denied by bob`, `expired ...`."""
+def headline(request: ApprovalRequest, decision: Decision | None = None) -> str:
+    """`Approval needed`, or how it ended: `granted by alice`, `denied by bob`, `expired ...`,
+    or `granted by alice ... but superseded` when the grant came too late to count."""
     if request.state == "pending":
         return "Approval needed"
     if request.state == "expired":
@@ -77,7 +94,15 @@ def headline(request: ApprovalRequest) -> str:
     verdict = "grant" if request.state == "granted" else "deny"
     names = [given.by.name for given in request.answers if given.verdict == verdict]
     channels = sorted({given.via for given in request.answers if given.verdict == verdict})
-    return f"{request.state.capitalize()} by {', '.join(names)} via {', '.join(channels)}"
+    said = f"{request.state.capitalize()} by {', '.join(names)} via {', '.join(channels)}"
+    return said + (", but superseded" if _superseded(request, decision) else "")
+
+
+def _superseded(request: ApprovalRequest, decision: Decision | None) -> str:
+    """Why a granted request's proposal was still rejected ("" when it was not)."""
+    if request.state != "granted" or decision is None or decision.outcome != "rejected":
+        return ""
+    return next((r for r in decision.reasons if r.startswith("superseded")), decision.describe())
 
 
 def refusal(text: str) -> Message:

@@ -6,6 +6,9 @@ it posts one message to the owners' channel of the incident's workload (the same
 (chat.update) as the handling moves through the remediation loop's nodes - learn, recommend,
 mutate, validate - and once more when it ends: healed, escalated, diagnosed, or failed. Ten
 signals of one incident are one handling (the desk merges them), so one message and its updates.
+The handler is `Resolving` (agents/runtime/notify/desk.py): when the incident is resolved
+by anything else (its alert resolved, the patrol finding the workload healthy after `kubecrew
+heal` or a person's fix), the message is edited once more to say so and why.
 
 Which message shows which incident opening is kept in the Slack app's ledger (`ledger.Ledger`,
 keyed `incident:FINGERPRINT#OPENING`), so a watcher restarted mid-handling edits the message it
@@ -27,7 +30,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
@@ -54,7 +57,7 @@ log = logging.getLogger(__name__)
 
 Stage = Literal[
     "opened", "learning", "recommending", "changing", "waiting for approval", "validating",
-    "rolling back", "healed", "escalated", "diagnosed", "failed",
+    "rolling back", "healed", "escalated", "diagnosed", "failed", "resolved",
 ]  # fmt: skip
 OnNode = Callable[[str], None]
 # A handler that reports the loop nodes it passes through (`heal(..., on_node=...)`).
@@ -72,6 +75,7 @@ _STAGE_OF_NODE: Mapping[str, Stage] = {
 }
 _ICONS: Mapping[Stage, str] = {
     "healed": ":white_check_mark:",
+    "resolved": ":white_check_mark:",
     "escalated": ":raising_hand:",
     "diagnosed": ":mag:",
     "failed": ":x:",
@@ -151,31 +155,60 @@ class IncidentMessages:
         self._secret = client.token or ""
 
     def handler(self, handling: Stepped) -> Handler:
-        async def handle(incident: Incident) -> HandlerResult:
-            progress = _Progress(self, View(incident, "opened"))
-            await self.show(progress.view)
-            nodes, seen = anyio.create_memory_object_stream[str](math.inf)
-            failure: Exception | None = None
-            result = HandlerResult("")
-            async with anyio.create_task_group() as tasks:
-                tasks.start_soon(progress.follow, seen)
-                with nodes:
-                    try:
-                        result = await handling(incident, nodes.send_nowait)
-                    except Exception as exc:  # shown, then raised to the desk as it was
-                        failure = exc
-            if failure is not None:
-                await progress.end("failed", str(failure))
-                raise failure
-            if result.resolved:
-                await progress.end("healed", result.answer)
-            elif progress.view.stage in ("escalated", "waiting for approval"):
-                await progress.end(progress.view.stage, result.answer)
-            else:
-                await progress.end("diagnosed", result.answer)
-            return result
+        """The desk's handler: shows each handling as it goes, and (as `Resolving`) each
+        resolution, from wherever it came."""
+        return _Shown(self, handling)
 
-        return handle
+    async def handle(self, incident: Incident, handling: Stepped) -> HandlerResult:
+        """One handling's message, from "opened" to how it ended."""
+        progress = _Progress(self, View(incident, "opened"))
+        await self.show(progress.view)
+        nodes, seen = anyio.create_memory_object_stream[str](math.inf)
+        failure: Exception | None = None
+        result = HandlerResult("")
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(progress.follow, seen)
+            with nodes:
+                try:
+                    result = await handling(incident, nodes.send_nowait)
+                except Exception as exc:  # shown, then raised to the desk as it was
+                    failure = exc
+        if failure is not None:
+            await progress.end("failed", str(failure))
+            raise failure
+        if result.resolved:
+            await progress.end("healed", result.answer)
+        elif progress.view.stage in ("escalated", "waiting for approval"):
+            await progress.end(progress.view.stage, result.answer)
+        else:
+            await progress.end("diagnosed", result.answer)
+        return result
+
+    async def resolved(self, incident: Incident, why: str) -> None:
+        """Say on the incident's message that it is resolved, unless it already says healed."""
+        try:
+            await anyio.to_thread.run_sync(self._resolve, incident, why)
+        except SlackApiError as exc:
+            log.warning(
+                "incident %s not shown resolved in Slack (%s)",
+                incident.fingerprint,
+                exc.response.get("error", "error"),
+            )
+        except (SlackClientError, ToolError) as exc:
+            log.warning("incident %s not shown resolved in Slack (%s)", incident.fingerprint, exc)
+
+    def _resolve(self, incident: Incident, why: str) -> None:
+        key = f"incident:{incident.fingerprint}#{incident.opened}"
+        ledger = Ledger(self.ledger)
+        try:
+            post = ledger.get(key)
+            if post is None or post.state in ("healed", "resolved"):
+                return  # never shown (nothing to correct), or it says so already
+            view = View(incident, "resolved", (cast(Stage, post.state),), f"Resolved: {why}")
+            self.client.chat_update(channel=post.channel, ts=post.ts, **self.message(view))
+            ledger.shown(key, state="resolved", answers=incident.count)
+        finally:
+            ledger.close()
 
     async def show(self, view: View) -> None:
         try:
@@ -209,6 +242,8 @@ class IncidentMessages:
                 where, ts = str(sent["channel"]), str(sent["ts"])
                 ledger.posted(Post(key, where, ts, view.stage, view.incident.count))
                 return
+            if post.state == "resolved":
+                return  # resolved meanwhile, by someone else: that stays the last word
             self.client.chat_update(channel=post.channel, ts=post.ts, **shown)
             ledger.shown(key, state=view.stage, answers=view.incident.count)
         finally:
@@ -254,6 +289,19 @@ class IncidentMessages:
             text = text.replace(self._secret, "[token]")
         text = _TOKENS.sub("[token]", text)
         return text if len(text) <= _LIMIT else text[: _LIMIT - 1] + "…"
+
+
+class _Shown:
+    """The handler the desk calls (`Resolving`): each handling, and each resolution, shown."""
+
+    def __init__(self, messages: IncidentMessages, handling: Stepped) -> None:
+        self.messages, self.handling = messages, handling
+
+    async def __call__(self, incident: Incident) -> HandlerResult:
+        return await self.messages.handle(incident, self.handling)
+
+    async def resolved(self, incident: Incident, why: str) -> None:
+        await self.messages.resolved(incident, why)
 
 
 class _Progress:

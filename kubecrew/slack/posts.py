@@ -33,7 +33,7 @@ def show(
     client: WebClient, store: Store, ledger: Ledger, post: Post, request: ApprovalRequest
 ) -> None:
     """Update `post`'s message to show `request` as it stands now, and note what it shows."""
-    shown = approvals_ui.message(request, _citations(store, request))
+    shown = _message(store, request)
     client.chat_update(channel=post.channel, ts=post.ts, text=shown["text"], blocks=shown["blocks"])
     ledger.shown(request.id, state=request.state, answers=len(request.answers))
 
@@ -84,7 +84,7 @@ class Poster:
                 f"or run `kubecrew slack --channel CHANNEL_ID`",
             )
             return
-        shown = approvals_ui.message(request, _citations(store, request))
+        shown = _message(store, request)
         try:
             sent = self.client.chat_postMessage(
                 channel=channel, text=shown["text"], blocks=shown["blocks"]
@@ -115,9 +115,12 @@ class Poster:
             log.warning("%s (%s); trying again each pass", text, problem)
 
 
-def _citations(store: Store, request: ApprovalRequest) -> list[Citation]:
+def _message(store: Store, request: ApprovalRequest) -> approvals_ui.Message:
+    """The request as the store has it, with its proposal's decision: the citations, and
+    what an ended request came to (a grant may have been superseded)."""
     decision = store.get(request.proposal).decision
-    return [] if decision is None else list(decision.citations)
+    citations: list[Citation] = [] if decision is None else list(decision.citations)
+    return approvals_ui.message(request, citations, decision=decision if request.ended else None)
 
 
 def _said(exc: Exception) -> str:

@@ -187,6 +187,47 @@ def test_a_resolved_incident_that_comes_back_gets_a_second_message(
     ]
 
 
+def test_an_incident_resolved_elsewhere_says_so_on_its_message(
+    slack: FakeSlack, tmp_path: Path
+) -> None:
+    """Diagnosed by the watcher, then fixed by someone else (`kubecrew heal`, a person): the
+    patrol finds it healthy and the desk resolves it; the one message says so, and why."""
+    run_desk(tmp_path, slack, [crashing(1)], nodes=(), resolved=False)
+    assert shown(slack) == ["opened", "diagnosed"]
+
+    async def patrol_finds_it_healthy() -> None:
+        store = Incidents(tmp_path / "incidents.sqlite")
+        try:
+            posting = messages(slack, tmp_path)
+            step = handling((), release=_set(), resolved=False)
+            async with anyio.create_task_group() as tasks:
+                desk = Desk(store, posting.handler(step), tasks, say=lambda line: None)
+                desk.resolve("Deployment/shop/web", why="the patrol finds nothing wrong now")
+                desk.resolve("Deployment/shop/web", why="said twice")  # already resolved
+        finally:
+            store.close()
+
+    anyio.run(patrol_finds_it_healthy)
+    assert len(slack.calls("chat.postMessage")) == 1
+    assert shown(slack) == ["opened", "diagnosed", "resolved"]
+    (final,) = slack.messages.values()
+    assert final["text"] == "resolved: CrashLoopBackOff on Deployment web in shop"
+    body = json.dumps(final["blocks"], ensure_ascii=False)
+    assert "Resolved: the patrol finds nothing wrong now" in body
+    assert "1 signals · from watch · diagnosed → resolved" in body
+
+    # A handling of that same opening that ends late leaves the last word to the resolution.
+    store = Incidents(tmp_path / "incidents.sqlite")
+    try:
+        incident = store.get("Deployment/shop/web")
+    finally:
+        store.close()
+    assert incident is not None
+    late = messages(slack, tmp_path).handler(handling((), release=_set(), resolved=False))
+    anyio.run(late, incident)
+    assert shown(slack)[-1] == "resolved" and len(slack.calls("chat.update")) == 2
+
+
 def test_no_secret_reaches_slack_and_unowned_targets_go_to_the_given_channel(
     slack: FakeSlack, tmp_path: Path
 ) -> None:

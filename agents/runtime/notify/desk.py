@@ -5,12 +5,19 @@ only (a new incident, or one back after it was resolved) starts the handler in i
 a diagnosis that takes seconds never stops the sources, and the signals that keep coming in
 meanwhile are merged into the incident being handled. A handler that fails is logged and leaves
 the incident open: the watcher outlives a bad diagnosis.
+
+An incident resolved by anyone (an alert that says so, the patrol finding the workload healthy
+after `kubecrew heal` or a person fixed it, the handler itself) is announced to `on_resolved`,
+in a task of its own, so whatever shows incidents elsewhere (a Slack message) says so too. A
+handler that shows incidents itself says it by having a `resolved` method (`Resolving`): the
+desk then tells it without the watcher wiring the hook twice.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 import anyio.abc
 
@@ -26,16 +33,35 @@ class HandlerResult:
 
 Handler = Callable[[Incident], Awaitable[HandlerResult]]
 Say = Callable[[str], None]
+Resolved = Callable[[Incident, str], Awaitable[None]]  # the incident as resolved, and why
+
+
+@runtime_checkable
+class Resolving(Protocol):
+    """A handler that also wants to hear when an incident is resolved, by whomever."""
+
+    async def __call__(self, incident: Incident) -> HandlerResult: ...
+
+    async def resolved(self, incident: Incident, why: str) -> None: ...
 
 
 class Desk:
     def __init__(
-        self, incidents: Incidents, handler: Handler, tasks: anyio.abc.TaskGroup, say: Say
+        self,
+        incidents: Incidents,
+        handler: Handler,
+        tasks: anyio.abc.TaskGroup,
+        say: Say,
+        *,
+        on_resolved: Resolved | None = None,
     ) -> None:
         self.incidents = incidents
         self.handler = handler
         self.tasks = tasks
         self.say = say
+        if on_resolved is None and isinstance(handler, Resolving):
+            on_resolved = handler.resolved
+        self.on_resolved = on_resolved
 
     async def take(self, signal: Signal) -> Incident | None:
         """Record a signal; a resolved-alert signal resolves its incident instead."""
@@ -57,6 +83,14 @@ class Desk:
             incident = self.incidents.get(fingerprint)
             subject = incident.subject if incident else fingerprint
             self.say(f"incident resolved: {subject} ({why})")
+            if incident is not None and self.on_resolved is not None:
+                self.tasks.start_soon(self._announce, self.on_resolved, incident, why)
+
+    async def _announce(self, hook: Resolved, incident: Incident, why: str) -> None:
+        try:
+            await hook(incident, why)
+        except Exception as exc:  # showing it elsewhere must not end the watcher
+            self.say(f"announcing {incident.subject} resolved failed: {exc}")
 
     async def _handle(self, incident: Incident) -> None:
         try:

@@ -20,6 +20,7 @@ class Comment(BaseModel):
     author: str
     body: str
     at: str  # ISO 8601, UTC
+    id: str = ""  # the forge's own id of the comment ("" in files written before ids were kept)
 
 
 class Review(BaseModel):
@@ -96,3 +97,9 @@ class Provider(Protocol):
     def close(self, number: int) -> PullRequest: ...
 
     def revert(self, number: int, *, author: str) -> PullRequest: ...
+
+    def advance(self, number: int) -> PullRequest:
+        """Publish the commits added to an open PR's head branch since it was opened (or last
+        advanced), so the PR shows them: the local record takes the new head; GitHub is pushed
+        to. Conflict when the PR is not open."""
+        ...

@@ -160,6 +160,13 @@ class GitHubProvider:
     def close(self, number: int) -> PullRequest:
         return _pull_request(self._api.json("PATCH", f"pulls/{number}", json={"state": "closed"}))
 
+    def advance(self, number: int) -> PullRequest:
+        pr = _pull_request(self._pull(number))
+        if pr.state != "open":
+            raise Conflict(f"pull request #{number} is {pr.state}; only open ones can change")
+        self._git.push(pr.head)  # GitHub moves the PR's head with its branch
+        return self._with_activity(self._pull(number))
+
     def revert(self, number: int, *, author: str) -> PullRequest:
         pr = _pull_request(self._pull(number))
         if pr.state != "merged" or not pr.merge_commit:
@@ -210,7 +217,12 @@ class GitHubProvider:
     def _with_activity(self, raw: Json) -> PullRequest:
         number = raw["number"]
         comments = [
-            Comment(author=_login(c), body=c.get("body") or "", at=c.get("created_at") or "")
+            Comment(
+                author=_login(c),
+                body=c.get("body") or "",
+                at=c.get("created_at") or "",
+                id=str(c.get("id") or ""),
+            )
             for c in self._api.paged(f"issues/{number}/comments")
         ]
         return _pull_request(

@@ -127,7 +127,8 @@ class LocalProvider:
 
     def comment(self, number: int, *, author: str, body: str) -> PullRequest:
         pr = self._load(number)
-        pr.comments.append(Comment(author=author, body=body, at=_now()))
+        made = Comment(author=author, body=body, at=_now(), id=str(len(pr.comments) + 1))
+        pr.comments.append(made)
         return self._save(pr)
 
     def review(self, number: int, *, author: str, verdict: Verdict, body: str) -> PullRequest:
@@ -158,6 +159,12 @@ class LocalProvider:
     def close(self, number: int) -> PullRequest:
         pr = self._open_one(number)
         pr.state = "closed"
+        return self._save(pr)
+
+    def advance(self, number: int) -> PullRequest:
+        pr = self._open_one(number)
+        pr.head_commit = self.repo.resolve(pr.head)
+        _diff, pr.files = self.repo.diff(pr.base, pr.head)
         return self._save(pr)
 
     def revert(self, number: int, *, author: str) -> PullRequest:
