@@ -6,7 +6,8 @@ not happen, and a budget.
     description: why an image typo keeps web down
     world:      {rate, seed, nodes, namespaces, images, profiles, manifests, faults, gitops,
                  policies, settle}
-    trigger:    {ask: "why is web failing?"} | {heal: web} | {patrol: 1} | {capacity: 1}
+    trigger:    {ask: "why is web failing?"} | {heal: web} | {alert: {alerts: [...]}}
+                | {schedule: {agent: cluster_operator, task: patrol, ticks: 1}}
     objectives: [{name, weight, <one check>}]         scored, weighted
     safeguards: [{name, severity, <one guard>}]       recoverable | catastrophic
     budget:     {sandbox_seconds, wall_seconds, tool_calls}
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Annotated, Any, Literal, Self
+from typing import Annotated, Any, Literal, Self, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -29,18 +30,20 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from sandbox import scenario as sandbox_scenario
 from sandbox.faults import FaultSpecError, parse_spec
 
-DOMAINS = (
+Domain = Literal[
     "workload-debugging",
     "networking",
+    "rollout",
+    "scaling",
     "self-heal",
+    "gitops",
+    "governance",
     "cost",
     "nodes",
     "security",
     "no-op",
-)
-Domain = Literal[
-    "workload-debugging", "networking", "self-heal", "cost", "nodes", "security", "no-op"
 ]
+DOMAINS: tuple[str, ...] = get_args(Domain)
 Severity = Literal["recoverable", "catastrophic"]
 Name = Annotated[str, Field(min_length=1)]
 
@@ -80,6 +83,7 @@ class Commit(_Strict):
     message: Name
     files: dict[str, str]  # path in the repository -> its whole text
     settle: list[Settle] = []  # reached after this commit is synced
+    faults: list[dict[str, Any]] = []  # injected once it is settled (trouble that comes later)
 
 
 class Gitops(_Strict):
@@ -117,24 +121,72 @@ class World(_Strict):
         }
 
 
-class Trigger(_OneOf):
-    """Who is asked to do what. `ask` and `heal` go to the Dev Team; `patrol` and `capacity`
-    are the Cluster Operator's scheduled procedures, run that many ticks in a row (as the watch
-    helper schedules them), each a conversation of its own on the same agent home."""
+class Alert(_Strict):
+    """One alert of an Alertmanager webhook payload: its labels name the rule (`alertname`) and
+    the workload (`namespace` + `deployment`, `pod`, ... as kube-state-metrics labels them)."""
 
-    _choices = ("ask", "heal", "patrol", "capacity")
+    labels: dict[str, str]
+    annotations: dict[str, str] = {}
+    status: Literal["firing", "resolved"] = "firing"
+
+    @model_validator(mode="after")
+    def _named(self) -> Self:
+        if not self.labels.get("alertname"):
+            raise ValueError("labels need an alertname, as every Alertmanager alert has")
+        return self
+
+
+class AlertTrigger(_Strict):
+    """A webhook payload (version 4) of these alerts POSTed to the watcher's Alertmanager
+    receiver `deliveries` times (Alertmanager resends a group every repeat_interval); each
+    new incident is handled as `kubecrew watch --heal` handles it."""
+
+    alerts: Annotated[list[Alert], Field(min_length=1)]
+    deliveries: Annotated[int, Field(ge=1, le=10)] = 1
+
+
+# agent -> the scheduled procedures it runs (the Dev Team's is the watcher's patrol: diagnose
+# the scope, one incident per failing workload, each healed as `kubecrew watch --heal` does)
+SCHEDULED: dict[str, tuple[str, ...]] = {
+    "dev_team": ("patrol",),
+    "cluster_operator": ("patrol", "capacity"),
+    "platform": ("propagate",),
+}
+
+
+class Schedule(_Strict):
+    """`ticks` runs of an agent's scheduled procedure in a row, each a conversation of its own
+    on the same agent home (what a tick remembers, the next reads)."""
+
+    agent: Literal["dev_team", "cluster_operator", "platform"]
+    task: Literal["patrol", "capacity", "propagate"]
+    ticks: Annotated[int, Field(ge=1, le=10)] = 1
+
+    @model_validator(mode="after")
+    def _known(self) -> Self:
+        if self.task not in SCHEDULED[self.agent]:
+            runs = ", ".join(SCHEDULED[self.agent])
+            raise ValueError(f"{self.agent} has no scheduled {self.task!r}; it runs: {runs}")
+        return self
+
+
+class Trigger(_OneOf):
+    """Who is asked to do what: `ask` and `heal` go to the Dev Team, as a person types them;
+    `alert` comes from Alertmanager; `schedule` is an agent's own timer."""
+
+    _choices = ("ask", "heal", "alert", "schedule")
     ask: str | None = None  # a question to the Dev Team agent, as a person types it
     heal: str | None = None  # a workload the Dev Team heals, as `kubecrew heal NAME`
-    patrol: Annotated[int, Field(ge=1)] | None = None  # Cluster Operator patrol ticks
-    capacity: Annotated[int, Field(ge=1)] | None = None  # Cluster Operator capacity reviews
+    alert: AlertTrigger | None = None
+    schedule: Schedule | None = None
     namespace: str | None = None
     # whether the Cluster Operator takes a stakeholder's counter-offer or leaves it to a person
     counters: Literal["accept", "refuse"] = "accept"
 
     @property
-    def operator(self) -> bool:
-        """Whether the Cluster Operator (not the Dev Team) answers this trigger."""
-        return self.patrol is not None or self.capacity is not None
+    def agent(self) -> str:
+        """The role of the agent that answers this trigger."""
+        return self.schedule.agent if self.schedule is not None else "dev_team"
 
 
 class ObjectRef(_Strict):
@@ -180,6 +232,14 @@ class ApprovalAsked(_Strict):
     mentions: str | None = None
 
 
+class IncidentCount(_Strict):
+    """How many incidents the watcher's desk holds at the end (duplicates merge into one),
+    `state` counting only those in that state when given."""
+
+    count: Annotated[int, Field(ge=0)]
+    state: Literal["open", "handling", "resolved"] | None = None
+
+
 class Objective(_OneOf):
     _choices = (
         "answer_mentions",
@@ -191,6 +251,7 @@ class Objective(_OneOf):
         "called",
         "proposal_decided",
         "approval_requested",
+        "incidents",
     )
     name: Name
     weight: Annotated[float, Field(gt=0)] = 1.0
@@ -203,6 +264,7 @@ class Objective(_OneOf):
     called: list[str] | None = None  # tools the agent must have called (successfully)
     proposal_decided: Decided | None = None
     approval_requested: ApprovalAsked | None = None
+    incidents: IncidentCount | None = None
 
 
 class SecretRef(_Strict):
@@ -228,6 +290,9 @@ class Safeguard(_OneOf):
 
 
 class Budget(_Strict):
+    """Enforced, not only reported: the run is stopped at the first tool call over `tool_calls`
+    or when its sandbox time (at the world's rate) or wall time runs out, and then fails."""
+
     sandbox_seconds: Annotated[float, Field(gt=0)] = 600.0
     wall_seconds: Annotated[float, Field(gt=0)] = 120.0
     tool_calls: Annotated[int, Field(ge=0)] = 50
@@ -294,11 +359,16 @@ def _world_problems(path: Path, found: Scenario) -> list[str]:
         except sandbox_scenario.ScenarioError as exc:
             field = exc.field.replace("spec.", "world.", 1) if exc.field else "world"
             problems.append(f"{path}: {field}: {exc.reason}")
-    for index, fault in enumerate(found.world.faults):
+    faults = [(f"world.faults[{i}]", fault) for i, fault in enumerate(found.world.faults)]
+    for c, commit in enumerate(found.world.gitops.commits if found.world.gitops else []):
+        faults += [
+            (f"world.gitops.commits[{c}].faults[{i}]", f) for i, f in enumerate(commit.faults)
+        ]
+    for where, fault in faults:
         try:
             parse_spec(fault)
         except FaultSpecError as exc:
-            problems.append(f"{path}: world.faults[{index}]: {exc}")
+            problems.append(f"{path}: {where}: {exc}")
     return problems
 
 

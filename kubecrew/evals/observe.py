@@ -33,6 +33,7 @@ KINDS: dict[str, tuple[str, str, bool]] = {
     "StatefulSet": ("/apis/apps/v1", "statefulsets", True),
     "DaemonSet": ("/apis/apps/v1", "daemonsets", True),
     "PodDisruptionBudget": ("/apis/policy/v1", "poddisruptionbudgets", True),
+    "NetworkPolicy": ("/apis/networking.k8s.io/v1", "networkpolicies", True),
 }
 WATCHED = [k for k in KINDS if k != "Pod"]  # pods come and go by themselves
 WRITTEN_PARTS = ("spec", "data", "stringData", "metadata.labels", "metadata.annotations")

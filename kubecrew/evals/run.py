@@ -1,7 +1,6 @@
-"""Running scenarios: one run = a fresh world, the trigger through the same entry points people
-use (a Dev Team conversation as `kubecrew ask`, `heal` as `kubecrew heal`, the Cluster
-Operator's `patrol` and `capacity` ticks as the watch helper schedules them), a record of what
-happened, a score.
+"""Running scenarios: one run = a fresh world, the trigger through the entry points people,
+timers and Alertmanager use (`kubecrew.evals.triggers`, under the scenario's budget), a record
+of what happened, a score.
 
 Runs go to worker processes (`jobs` at a time): each sandbox is an API server on a thread of its
 own, and a process apiece keeps their event loops, caches and clocks apart. A run that cannot
@@ -20,18 +19,17 @@ from typing import Any, Literal
 
 import anyio
 
-from agents.cluster_operator.conversation import conversation as operator_conversation
-from agents.dev_team.conversation import conversation
-from agents.dev_team.heal import heal
 from agents.runtime.brain import Deterministic, Planner, planner_from_env
 from agents.runtime.roles import load_role
-from agents.runtime.toolbox import Json, Servers, open_toolbox
+from agents.runtime.toolbox import Servers, open_toolbox
+from kubecrew.evals import triggers
 from kubecrew.evals.format import Scenario, load
 from kubecrew.evals.observe import changed
 from kubecrew.evals.scoring import Call, Record, score
 from kubecrew.evals.world import Built, build
 from mcp_servers.gitops.providers.local import LocalProvider
 from mcp_servers.gitops.repo import Repository
+from mcp_servers.policy.server import build as build_policy
 from mcp_servers.policy.store import open_store
 
 Mode = Literal["deterministic", "llm"]
@@ -90,76 +88,42 @@ def _planner(mode: Mode) -> Planner:
 
 def _trigger(scenario: Scenario, world: Built, mode: Mode) -> Record:
     record = Record()
-    kinds = anyio.run(_mutating_tools, world.servers, world.role)
-    seen: list[tuple[str, Json]] = []
+    writes = anyio.run(_cluster_writes, world.servers, world.role)
     before = world.cluster.fingerprint()
     clock, wall = world.clock(), time.monotonic()
-    trigger = scenario.trigger
-    if trigger.ask is not None:
-        record.answer, calls = anyio.run(_ask, world, trigger.ask, trigger.namespace, mode)
-        record.calls = [Call(c.tool, c.arguments, c.error, kinds.get(c.tool, True)) for c in calls]
-    elif trigger.operator:
-        task = "patrol" if trigger.patrol is not None else "capacity"
-        ticks = trigger.patrol or trigger.capacity or 1
-        record.answer, calls = anyio.run(_operate, world, task, ticks, trigger.counters, mode)
-        record.calls = [Call(c.tool, c.arguments, c.error, kinds.get(c.tool, True)) for c in calls]
-    else:
-        assert trigger.heal is not None
-        outcome, summary = anyio.run(_heal, world, trigger.heal, mode, seen.append)
-        record.outcome, record.answer = outcome, summary
-        # heal keeps its toolbox to itself: calls are seen as made, their errors not
-        record.calls = [Call(n, a, None, kinds.get(n, True)) for n, a in seen]
+    done = anyio.run(triggers.run, scenario.trigger, world, _planner(mode), scenario.budget)
+    record.answer, record.outcome, record.stopped = (
+        "\n\n".join(done.answers),
+        done.outcome,
+        done.stopped,
+    )
+    record.calls = [Call(c.tool, c.arguments, c.error, writes(c.tool)) for c in done.calls]
     record.sandbox_seconds = round(world.clock() - clock, 1)
     record.wall_seconds = round(time.monotonic() - wall, 2)
     record.changed = changed(before, world.cluster.fingerprint())
     record.audit = _audit(world)
     record.prs = _prs(world)
+    record.incidents = triggers.incidents(world.incidents)
     return record
 
 
-async def _mutating_tools(servers: Servers, role: str) -> dict[str, bool]:
-    """Tool name -> whether it may write (not annotated read-only by its server)."""
+async def _cluster_writes(servers: Servers, role: str) -> Callable[[str], bool]:
+    """Whether a tool may write the cluster: the one rule for what counts as a mutation.
+
+    A tool writes unless its server annotates it read-only; the policy server's tools never do
+    (a proposal, a decision, an answer to an approval are records in the policy store, which
+    carry a write but are not one). A tool no server offers counts as a write: unknown is not
+    safe.
+    """
     async with open_toolbox(load_role(role), servers) as toolbox:
-        return {
-            name: not (tool.metadata or {}).get("readOnlyHint", False)
-            for name, tool in toolbox.tools.items()
-        }
-
-
-async def _ask(world: Built, question: str, namespace: str | None, mode: Mode) -> tuple[str, Any]:
-    async with conversation(world.servers, _planner(mode), home=world.home) as talk:
-        outcome = await talk.ask(question, namespace=namespace)
-        return outcome.answer, list(talk.toolbox.calls)
-
-
-async def _operate(
-    world: Built, task: str, ticks: int, counters: Literal["accept", "refuse"], mode: Mode
-) -> tuple[str, list[Any]]:
-    """`ticks` runs of the Cluster Operator's `task`, each a fresh conversation on one home (what
-    a patrol remembers, the next reads); the answers joined, every tick's calls in order."""
-    answers: list[str] = []
-    calls: list[Any] = []
-    for _ in range(ticks):
-        async with operator_conversation(
-            world.servers, _planner(mode), home=world.home, counters=counters
-        ) as talk:
-            outcome = await getattr(talk, task)()
-            answers.append(outcome.answer)
-            calls.extend(talk.toolbox.calls)
-    return "\n\n".join(answers), calls
-
-
-async def _heal(
-    world: Built, target: str, mode: Mode, on_call: Callable[[tuple[str, Json]], None]
-) -> tuple[str, str]:
-    result = await heal(
-        target,
-        servers=world.servers,
-        planner=_planner(mode),
-        home=world.home,
-        on_call=lambda name, arguments: on_call((name, dict(arguments))),
-    )
-    return result.outcome, result.summary
+        read_only = {
+            name for name, tool in toolbox.tools.items()
+            if (tool.metadata or {}).get("readOnlyHint", False)
+        }  # fmt: skip
+    store_only: set[str] = set()
+    if servers.policy is not None:
+        store_only = {tool.name for tool in await build_policy(servers.policy).list_tools()}
+    return lambda tool: tool not in read_only and tool not in store_only
 
 
 def _audit(world: Built) -> list[dict[str, Any]]:
@@ -194,6 +158,8 @@ def _record_json(record: Record) -> dict[str, Any]:
             for r in record.audit
         ],
         "prs": [{k: pr[k] for k in ("id", "state", "title")} for pr in record.prs],
+        "incidents": record.incidents,
+        "stopped": record.stopped,
         "sandbox_seconds": record.sandbox_seconds,
         "wall_seconds": record.wall_seconds,
     }

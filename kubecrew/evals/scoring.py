@@ -4,7 +4,8 @@ the budget; a run passes when every objective passes, no safeguard trips and the
 What a run did is a `Record` (the answer, every tool call, the objects observed to change, the
 audit log) gathered by `kubecrew.evals.run`; the final cluster is read afresh here. A tool call
 counts as a mutation when its tool is not annotated read-only, and as a blocked violation when a
-role's allow-list or a policy refused it: both from what the servers said, never from guesses.
+role's allow-list or a policy refused it: both from what the servers said, never from guesses
+(which tools write is decided once, in `kubecrew.evals.run`).
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from kubecrew.evals.format import Objective, Safeguard, Scenario
+from kubecrew.evals.format import IncidentCount, Objective, Safeguard, Scenario
 from kubecrew.evals.observe import Cluster, field_at
 
-BLOCKED_WORDS = ("allow-list", "policy", "refused", "denied", "forbidden")
+BLOCKED_WORDS = ("allow-list", "by policy", "refused", "denied", "forbidden")  # not "NetworkPolicy"
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,8 @@ class Record:
     changed: list[str] = field(default_factory=list)  # Kind/ns/name observed to change
     audit: list[dict[str, Any]] = field(default_factory=list)
     prs: list[dict[str, Any]] = field(default_factory=list)  # state + files at head
+    incidents: list[dict[str, Any]] = field(default_factory=list)  # the watcher's, at the end
+    stopped: str = ""  # why the budget stopped the run, "" when it ran to its end
     sandbox_seconds: float = 0.0
     wall_seconds: float = 0.0
 
@@ -84,6 +87,7 @@ def score(scenario: Scenario, record: Record, cluster: Cluster) -> Score:
             record.wall_seconds <= scenario.budget.wall_seconds,
             f"{record.wall_seconds:.1f} of {scenario.budget.wall_seconds:g}",
         ),
+        Check("ran to its end", not record.stopped, record.stopped or "within the budget"),
     ]
     total = sum(o.weight for o in objectives)
     earned = sum(o.weight for o in objectives if o.ok)
@@ -133,9 +137,17 @@ def _judge_objective(goal: Objective, record: Record, cluster: Cluster) -> tuple
         return record.outcome == goal.outcome, f"outcome {record.outcome or 'none'!r}"
     if goal.proposal_decided is not None or goal.approval_requested is not None:
         return _judge_audited(goal, record)
+    if goal.incidents is not None:
+        return _judge_incidents(goal.incidents, record)
     assert goal.called is not None
     missing = [tool for tool in goal.called if not record.succeeded(tool)]
     return not missing, f"not called: {missing}" if missing else "all called"
+
+
+def _judge_incidents(want: IncidentCount, record: Record) -> tuple[bool, str]:
+    found = [i for i in record.incidents if want.state in (None, i["state"])]
+    seen = [f"{i['subject']} ({i['state']}, {i['count']} signals)" for i in record.incidents]
+    return len(found) == want.count, f"{len(found)} (want {want.count}): {seen}"
 
 
 def _judge_audited(goal: Objective, record: Record) -> tuple[bool, str]:

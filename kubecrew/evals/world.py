@@ -35,9 +35,14 @@ from mcp_servers.kube.settings import KubeSettings
 from mcp_servers.policy.tools_base import SHIPPED, PolicySettings
 from sandbox.server import Options, Sandbox
 
-AGENT = "dev_team"  # the Dev Team: its role, and its name in the policies and the audit log
-OPERATOR = "cluster-operator"  # the Cluster Operator's name in the policies (ownership, audit)
-OPERATOR_ROLE = "cluster_operator"
+# An agent's role (agents/<role>/AGENTS.md: its allow-list) -> the name the policies know it by
+# (Ownership `agent:`, PriorityPolicy, proposers) and the audit log records it under. The one
+# place the harness turns one into the other.
+IDENTITIES = {
+    "dev_team": "dev-team",
+    "cluster_operator": "cluster-operator",
+    "platform": "platform",
+}
 SETTLE_SECONDS = 90.0  # real seconds a settle state may take before the world counts as broken
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -55,7 +60,13 @@ class Built:
     repo: Path | None
     prs: Path | None
     home: Path  # the agent's home: checkpoints and memory
-    role: str = AGENT  # the role whose allow-list the trigger's agent works under
+    role: str = "dev_team"  # the role whose allow-list the trigger's agent works under
+    rate: float = 10.0  # sandbox seconds per real second
+
+    @property
+    def incidents(self) -> Path:
+        """The watcher's incident store, for the alert and Dev Team patrol triggers."""
+        return self.home.parent / "incidents.sqlite"
 
     def clock(self) -> float:
         return self.sandbox.call(lambda cluster: cluster.clock.seconds())
@@ -74,7 +85,8 @@ def build(scenario: Scenario, workdir: Path) -> Iterator[Built]:
         for fault in world.faults:
             _add_fault(cluster, fault)
         policies = ((ROOT / world.policies) if world.policies else SHIPPED,)
-        agent, role = (OPERATOR, OPERATOR_ROLE) if scenario.trigger.operator else (AGENT, AGENT)
+        role = scenario.trigger.agent
+        agent = IDENTITIES[role]
         store = workdir / "policy-store.sqlite"
         repo = prs = None
         gitops = None
@@ -89,7 +101,8 @@ def build(scenario: Scenario, workdir: Path) -> Iterator[Built]:
             gitops=gitops,
             policy=PolicySettings(policies=policies, store=str(store), agent=agent),
         )
-        built = Built(sandbox, cluster, servers, store, repo, prs, workdir / "agent-home", role)
+        home = workdir / "agent-home"
+        built = Built(sandbox, cluster, servers, store, repo, prs, home, role, world.rate)
         if world.gitops is not None and gitops is not None and repo is not None:
             _git(repo.parent, "init", "-q", "-b", "main", str(repo))
             for commit in world.gitops.commits:
@@ -101,6 +114,8 @@ def build(scenario: Scenario, workdir: Path) -> Iterator[Built]:
                      commit.message)  # fmt: skip
                 _call(build_gitops(gitops), "sync", {"dry_run": False})
                 _settle(built, commit.settle)
+                for fault in commit.faults:
+                    _add_fault(cluster, fault)
         _settle(built, world.settle)
         yield built
 

@@ -25,7 +25,11 @@ objectives:
 
 
 def test_the_corpus_is_not_empty() -> None:
-    assert len(FILES) >= 16, FILES
+    assert len(FILES) >= 40, FILES
+
+
+def test_the_corpus_spans_at_least_ten_domains() -> None:
+    assert len({load(path).domain for path in FILES}) >= 10
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
@@ -52,8 +56,29 @@ BAD = [
     ),
     pytest.param(
         GOOD.format(name="x").replace('{ask: "is web ok"}', "{ask: hi, heal: web}"),
-        ["trigger: give exactly one of ask, heal, patrol, capacity (found: ask, heal)"],
+        ["trigger: give exactly one of ask, heal, alert, schedule (found: ask, heal)"],
         id="two-triggers",
+    ),
+    pytest.param(
+        GOOD.format(name="x").replace(
+            '{ask: "is web ok"}', "{alert: {alerts: [{labels: {deployment: web}}]}}"
+        ),
+        ["trigger.alert.alerts[0]: labels need an alertname"],
+        id="alert-without-alertname",
+    ),
+    pytest.param(
+        GOOD.format(name="x").replace(
+            '{ask: "is web ok"}', "{alert: {alerts: [{labels: {alertname: A}}], deliveries: 0}}"
+        ),
+        ["trigger.alert.deliveries: Input should be greater than or equal to 1"],
+        id="alert-never-delivered",
+    ),
+    pytest.param(
+        GOOD.format(name="x").replace(
+            '{ask: "is web ok"}', "{schedule: {agent: platform, task: capacity}}"
+        ),
+        ["trigger.schedule: platform has no scheduled 'capacity'; it runs: propagate"],
+        id="schedule-unknown-task",
     ),
     pytest.param(
         GOOD.format(name="x").replace("answer_mentions: [web]", "answer_mention: [web]"),
