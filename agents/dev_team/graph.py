@@ -5,9 +5,10 @@
   becomes a clarifying question.
 - investigate: the brain plans. The deterministic brain runs the selected skill's procedure
   (`investigate.investigate_workload`) in one step. The model brain takes one model turn with
-  the role's tools bound; its tool calls go to `act`, which runs them through the same
-  `Toolbox.run` and hands the results back as ToolMessages, until the model answers or the step
-  cap is reached. Same nodes, same tools, whichever brain.
+  the role's read tools bound; its tool calls go to `act`, which runs them through the same
+  `Toolbox.run` (`brain.act`: a write the model names is refused, never run) and hands the
+  results back as ToolMessages, until the model answers or the step cap is reached. Same nodes,
+  same tools, whichever brain.
 - answer: the grounded answer (`report.compose`) from the observations, with similar past
   incidents from long-term memory, and this diagnosis recorded there.
 
@@ -38,7 +39,7 @@ from agents.dev_team import prompts, report, tasks
 from agents.dev_team.heal import learner
 from agents.dev_team.investigate import investigate_workload
 from agents.dev_team.state import DevTeamState, Observation, TargetRef
-from agents.runtime import intents, memory
+from agents.runtime import brain, intents, memory
 from agents.runtime.brain import Deterministic, Planner
 from agents.runtime.errors import AgentError
 from agents.runtime.loop.graph import LoopContext
@@ -175,7 +176,7 @@ async def act(state: DevTeamState, runtime: Runtime[Context]) -> dict[str, Any]:
     replies: list[ToolMessage] = []
     seen: list[Observation] = []
     for call in last.tool_calls:
-        message = await runtime.context.toolbox.run(call)
+        message = await brain.act(runtime.context.toolbox, call)
         replies.append(message)
         failed = message.status == "error"
         seen.append(

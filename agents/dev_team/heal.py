@@ -13,8 +13,9 @@ returned as it ended, changing nothing.
 
 Learning is the Dev Team's own investigation (`investigate.investigate_workload`) with the
 deterministic brain; with a model brain, the model chooses the reads (its tool calls go through
-the same `Toolbox.run`), and `recommend` is asked afresh so the fixes come from the server
-whoever planned: the mutation, its gates and the validation are the loop's, never the model's.
+`brain.act` to the same `Toolbox.run`; a write it names is refused there), and `diagnose`
+and `recommend` are asked afresh so the finding and the fixes come from the server whoever
+planned: the mutation, its gates and the validation are the loop's, never the model's.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from agents.dev_team import prompts
 from agents.dev_team.investigate import investigate_workload, observe
 from agents.dev_team.state import TargetRef
-from agents.runtime import intents
+from agents.runtime import brain, intents
 from agents.runtime.brain import Deterministic, ModelPlanner, Planner
 from agents.runtime.errors import AgentError, first_agent_error
 from agents.runtime.loop.graph import Learn, LoopContext
@@ -140,7 +141,7 @@ def _model_learner(planner: ModelPlanner) -> Learn:
             if not isinstance(reply, AIMessage) or not reply.tool_calls:
                 break
             for call in reply.tool_calls:
-                message: ToolMessage = await toolbox.run(call)
+                message: ToolMessage = await brain.act(toolbox, call)
                 messages.append(message)
                 failed = message.status == "error"
                 seen.append(

@@ -2,9 +2,12 @@
 
 - `Deterministic`: no model. The agent's fixed procedures (selected by skill metadata) decide
   which tools to call; answers are reproducible and the product works offline.
-- `ModelPlanner`: a LangChain chat model with the role's tools bound plans the calls. It runs in
-  the same graph, through the same `Toolbox.run`, under a step cap, so allow-lists and (in later
-  slices) policy gates hold whoever plans.
+- `ModelPlanner`: a LangChain chat model plans the calls. It runs in the same graph, through the
+  same `Toolbox.run`, under a step cap, so allow-lists and policy gates hold whoever plans.
+  The model plans reads only: it is offered the role's read-only tools (the servers'
+  `readOnlyHint`), and `act` refuses a write it names anyway, before any server sees it. A
+  change is the remediation loop's (plan, policy, pull request, validation, rollback), never
+  a model's own call: a model's `set_image` or `merge_pr` would skip every one of them.
 
 `KUBECREW_MODEL=provider:model` (e.g. `openai:gpt-4.1`, `anthropic:claude-sonnet-4-5`,
 `ollama:llama3.1`) picks a model through `langchain.chat_models.init_chat_model`, which the
@@ -24,10 +27,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolCall, ToolMessage
+from langchain_core.tools import BaseTool
 
 from agents.runtime.errors import ModelUnavailable
-from agents.runtime.toolbox import Toolbox
+from agents.runtime.toolbox import CallRecord, Toolbox
 
 MODEL_ENV = "KUBECREW_MODEL"
 GUARD_ENV = "KUBECREW_MODEL_GUARD"
@@ -66,8 +70,8 @@ class ModelPlanner:
     async def think(
         self, toolbox: Toolbox, system: str, messages: Sequence[BaseMessage]
     ) -> AIMessage:
-        """One model turn with the role's tools bound: an answer, or the tool calls it wants."""
-        bound = self.model.bind_tools(list(toolbox.tools.values()))
+        """One model turn with the role's read tools bound: an answer, or the calls it wants."""
+        bound = self.model.bind_tools(list(reads(toolbox).values()))
         reply = await bound.ainvoke([SystemMessage(system), *messages])
         if not isinstance(reply, AIMessage):
             raise ModelUnavailable(f"the model answered {type(reply).__name__}, not a message")
@@ -75,6 +79,32 @@ class ModelPlanner:
 
 
 Planner = Deterministic | ModelPlanner
+
+
+def reads(toolbox: Toolbox) -> dict[str, BaseTool]:
+    """The toolbox's tools that change nothing, as their servers declare (`readOnlyHint`)."""
+    return {
+        name: tool
+        for name, tool in toolbox.tools.items()
+        if (tool.metadata or {}).get("readOnlyHint") is True
+    }
+
+
+async def act(toolbox: Toolbox, call: ToolCall) -> ToolMessage:
+    """One tool call a model planned, run through `Toolbox.run`; a write of the role is refused
+    here and recorded, so the model reads the refusal and a test sees it. A tool outside the
+    allow-list goes on to `Toolbox.run`, which refuses it in its own words."""
+    name = call["name"]
+    if not toolbox.has(name) or name in reads(toolbox):
+        return await toolbox.run(call)
+    refused = (
+        f"tool {name!r} changes things, and a model plans reads only; nothing was called. "
+        "Changes are made by the remediation loop (ask to fix or heal the workload): "
+        "it proposes them through policy, by pull request where git defines the object, "
+        "and validates them"
+    )
+    toolbox.calls.append(CallRecord(name, dict(call["args"]), refused))
+    return ToolMessage(refused, tool_call_id=call.get("id") or "", name=name, status="error")
 
 
 def planner_from_env(environ: Mapping[str, str] = os.environ) -> Planner:

@@ -78,7 +78,7 @@ async def validate(toolbox: Toolbox, target: Target, code: str, settings: LoopSe
 
 async def _look(toolbox: Toolbox, target: Target, code: str, settings: LoopSettings) -> Verdict:
     name, namespace = target["name"], target["namespace"]
-    selector = await _selector(toolbox, target)
+    selector, observed = await _workload(toolbox, target)
     evidence = []
     if target["kind"] in ROLLED_OUT:
         status = await toolbox.call(
@@ -92,8 +92,10 @@ async def _look(toolbox: Toolbox, target: Target, code: str, settings: LoopSetti
         if status.get("failed"):
             return Verdict(False, [f"{FATAL} the rollout: {status['message']}"])
         if not status.get("done"):
-            crashing = await _soaked(toolbox, target, selector, settings)
             waiting = f"rollout not complete: {status['message']}"
+            if not observed:  # the revision is the previous spec's: its pods say nothing of the fix
+                return Verdict(False, [waiting])
+            crashing = await _soaked(toolbox, target, selector, settings)
             return Verdict(False, [waiting, crashing] if crashing.startswith(FATAL) else [waiting])
         evidence = [f"rollout complete: {status['message']} (revision {status.get('revision')})"]
     soaked = await _soaked(toolbox, target, selector, settings)
@@ -161,19 +163,24 @@ async def _soaked(toolbox: Toolbox, target: Target, selector: str, settings: Loo
     return ""
 
 
-async def _selector(toolbox: Toolbox, target: Target) -> str:
+async def _workload(toolbox: Toolbox, target: Target) -> tuple[str, bool]:
+    """The workload's pod selector, and whether its controller has observed its latest spec:
+    until it has, its status and revision are the previous spec's, so the pods they point at
+    (a crash-looping old revision, just after the fix was synced) are not the fix's."""
     if target["kind"] == "Pod":
-        return ""
+        return "", True
     got = await toolbox.call(
         "get_resource",
         kind=target["kind"].lower(),
         name=target["name"],
         namespace=target["namespace"],
         output="fields",
-        fields=["spec.selector.matchLabels"],
+        fields=["spec.selector.matchLabels", "metadata.generation", "status.observedGeneration"],
     )
     labels: dict[str, Any] = got.get("spec.selector.matchLabels") or {}
-    return ",".join(f"{k}={v}" for k, v in sorted(labels.items()))
+    generation, observed = got.get("metadata.generation"), got.get("status.observedGeneration")
+    seen = generation is None or (observed is not None and observed >= generation)
+    return ",".join(f"{k}={v}" for k, v in sorted(labels.items())), seen
 
 
 async def _signals(toolbox: Toolbox, target: Target, settings: LoopSettings) -> str:

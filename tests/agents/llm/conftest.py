@@ -1,0 +1,54 @@
+"""The loop's GitOps world (tests/agents/loop/conftest.py) with a model planning every heal.
+
+`ModelTeam` is the loop tests' `Team` whose `heal` gives each run a fresh scripted model (the
+script's factory: each run of a real model starts from its prompt) unless the test passes a
+planner, and keeps the models and the tool calls, so the deterministic tests' own checks run
+unchanged against model-planned runs: the scenarios are the same, only the planner differs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agents.runtime.brain import ModelPlanner, Planner
+from agents.runtime.loop.run import LoopResult
+from sandbox.server import Sandbox
+from tests.agents.llm.scripts import investigator
+from tests.agents.loop.conftest import Team, make_team
+from tests.support.chat_models import ScriptedChatModel
+from tests.support.kubectl import Kubectl
+
+
+@dataclass
+class ModelTeam(Team):
+    script: Callable[[], ScriptedChatModel] = investigator
+    models: list[ScriptedChatModel] = field(default_factory=list)
+    called: list[str] = field(default_factory=list)  # every tool call of every heal, in order
+
+    def heal(
+        self,
+        target: str = "web",
+        *,
+        planner: Planner | None = None,
+        thread: str | None = None,
+        **extra: Any,
+    ) -> LoopResult:
+        if planner is None:
+            self.models.append(self.script())
+            planner = ModelPlanner(self.models[-1])
+        extra.setdefault("on_call", lambda tool, arguments: self.called.append(tool))
+        return super().heal(target, planner=planner, thread=thread, **extra)
+
+
+def model_team(team: Team) -> ModelTeam:
+    return ModelTeam(**{f.name: getattr(team, f.name) for f in fields(Team)})
+
+
+@pytest.fixture
+def team(sandbox: Sandbox, kubectl: Kubectl, tmp_path: Path) -> ModelTeam:
+    return model_team(make_team(sandbox, kubectl, tmp_path))
