@@ -5,6 +5,8 @@ the same way: `patrol()` (the watch helper schedules it), `capacity()` (a capaci
 `fleet()` (every cluster in `clusters`, kubeconfig contexts of the kube server) and
 `ask(question)` for "which nodes are unhealthy?", "what would draining node X do?", "where can
 we save cost?", "plan maintenance of node-3 for a kernel upgrade", "are the nodes ready?".
+The planner is the brain: `Deterministic`, or a `ModelPlanner` whose model plans each
+procedure's reads before the procedure decides and acts (graph.py, agents/runtime/modelsteps.py).
 """
 
 from __future__ import annotations

@@ -15,11 +15,16 @@ savings | maintenance | readiness | clarify) -> END.
 - maintenance: the reason queued against the node (one entry per node), the window told; the
   patrol does the work. nodes / drain_preview / savings / readiness: readings, nothing changed.
 
+Two brains, one graph: with a model brain every node but clarify is `modelsteps.planned`:
+the model first reads what it chooses (nodes, pods, drain plans, usage, policies) with the
+role's read tools, until it answers or reaches the step cap, and then the same procedure runs,
+reading what it decides on from the servers itself; `result.model` keeps the model's calls and
+the answer ends with its reading. Proposals, the policy store's decisions, cordons, drains and
+scales stay the procedure's, behind the same gates, whoever plans.
+
 Tools, brain and role travel in the run's `Context`; the state holds only JSON, checkpointed
 per thread, and the in-flight intents and the maintenance queue live in the store
 (`runtime.store`), so a later patrol on another thread carries on what an earlier one started.
-This slice runs the deterministic brain only; a model brain plugs in as the Dev Team's does
-(investigate <-> act) in a later slice.
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ from agents.cluster_operator.clock import cluster_now
 from agents.cluster_operator.state import OperatorState, Task
 from agents.runtime.brain import Planner
 from agents.runtime.errors import AgentError
+from agents.runtime.modelsteps import planned
 from agents.runtime.persistence import Durable
 from agents.runtime.roles import Role
 from agents.runtime.skills import Skill
@@ -70,6 +76,20 @@ _DRAIN = re.compile(r"\bdrain(?:ing)?\s+(?:node\s+)?([a-z0-9][a-z0-9.-]*)", re.I
 _NODES = re.compile(r"\bnodes?\b", re.IGNORECASE)
 _HEALTH = re.compile(r"\b(unhealthy|healthy|broken|failing|sick|down|health)\b", re.IGNORECASE)
 _SAVE = re.compile(r"\b(save|saving|savings|cost|costs|cheaper|underused|waste)\b", re.IGNORECASE)
+
+
+ASKS: dict[str, str] = {
+    "patrol": (
+        "Patrol the nodes: read which ones report failing conditions (NotReady, pressure, a "
+        "hardware fault) and, for each, what draining it would move: its pods, their "
+        "PodDisruptionBudgets, training Jobs and their checkpoints."
+    ),
+    "capacity": (
+        "Review capacity: read which Deployments use far less CPU than they request (their "
+        "replicas, requests and the pods' usage) and the policies that bound their replicas."
+    ),
+    "fleet": "Survey the clusters: read each one's node health and load.",
+}  # what the model is asked to read for a procedure; a question is asked in its own words
 
 
 @dataclass(frozen=True)
@@ -207,6 +227,12 @@ async def clarify(state: OperatorState) -> dict[str, Any]:
     return {"result": {}, "answer": UNSUPPORTED}
 
 
+def asked(state: OperatorState) -> tuple[str, str]:
+    """The task kind (which selects the skill the model reads) and what the model is asked."""
+    task = state.get("task", "unsupported")
+    return task, state.get("question") or ASKS.get(task, task)
+
+
 def _store(runtime: Runtime[Context]) -> BaseStore:
     if runtime.store is None:
         raise AgentError("the Cluster Operator needs its store (open_durable) to remember intents")
@@ -215,14 +241,14 @@ def _store(runtime: Runtime[Context]) -> BaseStore:
 
 builder = StateGraph(OperatorState, context_schema=Context)
 builder.add_node("understand", understand)
-builder.add_node("patrol", patrol)
-builder.add_node("capacity", capacity_review)
-builder.add_node("nodes", list_nodes)
-builder.add_node("drain_preview", drain_preview)
-builder.add_node("savings", savings)
-builder.add_node("fleet", fleet_survey)
-builder.add_node("maintenance", plan_maintenance)
-builder.add_node("readiness", check_readiness)
+builder.add_node("patrol", planned(patrol, ask=asked))
+builder.add_node("capacity", planned(capacity_review, ask=asked))
+builder.add_node("nodes", planned(list_nodes, ask=asked))
+builder.add_node("drain_preview", planned(drain_preview, ask=asked))
+builder.add_node("savings", planned(savings, ask=asked))
+builder.add_node("fleet", planned(fleet_survey, ask=asked))
+builder.add_node("maintenance", planned(plan_maintenance, ask=asked))
+builder.add_node("readiness", planned(check_readiness, ask=asked))
 builder.add_node("clarify", clarify)
 builder.add_edge(START, "understand")
 builder.add_conditional_edges("understand", route)

@@ -5,7 +5,10 @@ GitOps repositories: `repos` maps a repository id (the `kubecrew.io/gitops-repo`
 stamps on what it applies) to that repository's gitops server settings, and each gets a toolbox
 of its own, since one gitops server serves one repository. The procedures: `propagate()` (on a
 schedule or when an EgressPolicy changes), `audit()` and `sync_blueprints()` (scheduled);
-`ask(question)` answers compliance, audit and blueprint questions.
+`ask(question)` answers compliance, audit and blueprint questions. The planner is the brain:
+`Deterministic`, or a `ModelPlanner` whose model plans each procedure's reads (through the
+kube and policy tools) before the procedure decides and acts (graph.py,
+agents/runtime/modelsteps.py).
 """
 
 from __future__ import annotations

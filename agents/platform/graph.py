@@ -10,8 +10,16 @@
 - blueprints ("sync blueprints" fixes by PR; "is shop on the blueprint?" only looks):
   namespace blueprints compared with live field by field (`blueprints`).
 
+Two brains, one graph: with a model brain every node but clarify is `modelsteps.planned`:
+the model first reads what it chooses (the org policies, the namespaces they cover, the live
+NetworkPolicies and workloads) with the role's read tools, until it answers or reaches the step
+cap, and then the same procedure runs, rendering and comparing from what it reads itself;
+`result.model` keeps the model's calls and the answer ends with its reading. Rendering,
+notices, PRs, merges on a decision, gated applies and the confirmation from live state stay
+the procedure's, whoever plans.
+
 Tools, brain, role and the team repositories' toolboxes travel in the run's `Context`; the
-state holds only JSON, checkpointed per thread. This slice runs the deterministic brain only.
+state holds only JSON, checkpointed per thread.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ from langgraph.runtime import Runtime
 from agents.platform import audits, blueprints, propagation, report
 from agents.platform.state import PlatformState, Task
 from agents.runtime.brain import Planner
+from agents.runtime.modelsteps import planned
 from agents.runtime.persistence import Durable
 from agents.runtime.roles import Role
 from agents.runtime.skills import Skill
@@ -53,6 +62,22 @@ _FIX = re.compile(r"\b(sync|fix|enforce|apply|reconcile)\b", re.IGNORECASE)
 _FLEET = frozenset({"fleet", "cluster", "clusters", "everything", "all", "namespaces", "me"})
 _EGRESS = re.compile(r"\b(egress|network ?polic(y|ies)|netpol)\b", re.IGNORECASE)
 _STATE = re.compile(r"\b(complian\w*|enforc\w*|in force|missing|drift\w*)\b", re.IGNORECASE)
+
+
+ASKS: dict[str, str] = {
+    "propagate": (
+        "Propagate the org's egress policies: read each EgressPolicy, the namespaces it covers "
+        "(by name or by their labels) and the NetworkPolicies live in them."
+    ),
+    "audit": (
+        "Audit the fleet: read the role bindings, the workloads (their limits, probes, "
+        "budgets, security contexts and images) and the ImagePolicy."
+    ),
+    "blueprints": (
+        "Check the namespaces against their NamespaceBlueprint: read the blueprints and the "
+        "quotas, limit ranges, network policies and role bindings live in the namespaces."
+    ),
+}  # what the model is asked to read for a procedure; a question is asked in its own words
 
 
 @dataclass(frozen=True)
@@ -133,16 +158,27 @@ async def sync_blueprints(state: PlatformState, runtime: Runtime[Context]) -> di
     return {"result": dict(done), "answer": report.blueprints(done)}
 
 
+def asked(state: PlatformState) -> tuple[str, str]:
+    """The task kind (which selects the skill the model reads) and what the model is asked;
+    a procedure scoped to one namespace says so."""
+    task = state.get("task", "unsupported")
+    question = state.get("question", "")
+    if question:
+        return task, question
+    scope = f" Only namespace {state['namespace']}." if state.get("namespace") else ""
+    return task, ASKS.get(task, task) + scope
+
+
 async def clarify(state: PlatformState) -> dict[str, Any]:
     return {"result": {}, "answer": UNSUPPORTED}
 
 
 builder = StateGraph(PlatformState, context_schema=Context)
 builder.add_node("understand", understand)
-builder.add_node("propagate", propagate)
-builder.add_node("compliance", compliance)
-builder.add_node("audit", audit)
-builder.add_node("blueprints", sync_blueprints)
+builder.add_node("propagate", planned(propagate, ask=asked))
+builder.add_node("compliance", planned(compliance, ask=asked))
+builder.add_node("audit", planned(audit, ask=asked))
+builder.add_node("blueprints", planned(sync_blueprints, ask=asked))
 builder.add_node("clarify", clarify)
 builder.add_edge(START, "understand")
 builder.add_conditional_edges("understand", route)

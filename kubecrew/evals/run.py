@@ -5,11 +5,21 @@ of what happened, a score.
 Runs go to worker processes (`jobs` at a time): each sandbox is an API server on a thread of its
 own, and a process apiece keeps their event loops, caches and clocks apart. A run that cannot
 build its world or whose agent raises is an `error`, not a fail: the report keeps the two apart.
+
+The planner: `deterministic` runs without a model; `llm` runs every agent with the model
+`KUBECREW_MODEL` names (an error per run when none is set, rather than a deterministic run
+reported as a model's). Under the test guard (`KUBECREW_MODEL_GUARD`), where no real model may
+be built, `llm` plays the scenario's script instead (`evals/scripts/<scenario>.yaml`, beside the
+scenarios' folder) with the scripted chat model the test names in `KUBECREW_EVAL_SCRIPTED`
+(`module:function`, a path -> model factory): the model must carry the scripted mark the guard
+checks, so a script never reaches a provider and a real run never reads a script.
 """
 
 from __future__ import annotations
 
+import importlib
 import multiprocessing
+import os
 import time
 import traceback
 from collections.abc import Callable
@@ -18,8 +28,17 @@ from pathlib import Path
 from typing import Any, Literal
 
 import anyio
+from langchain_core.language_models import BaseChatModel
 
-from agents.runtime.brain import Deterministic, Planner, planner_from_env
+from agents.runtime.brain import (
+    GUARD_ENV,
+    MODEL_ENV,
+    Deterministic,
+    ModelPlanner,
+    Planner,
+    planner_from_env,
+)
+from agents.runtime.errors import ModelUnavailable
 from agents.runtime.roles import load_role
 from agents.runtime.toolbox import Servers, open_toolbox
 from kubecrew.evals import triggers
@@ -33,6 +52,7 @@ from mcp_servers.policy.server import build as build_policy
 from mcp_servers.policy.store import open_store
 
 Mode = Literal["deterministic", "llm"]
+SCRIPTED_ENV = "KUBECREW_EVAL_SCRIPTED"  # tests only: the scripted model factory, module:function
 
 
 def run_file(path: Path, *, mode: Mode, workdir: Path) -> dict[str, Any]:
@@ -42,8 +62,10 @@ def run_file(path: Path, *, mode: Mode, workdir: Path) -> dict[str, Any]:
     try:
         scenario = load(path)
         result["domain"] = scenario.domain
+        planner = _planner(mode, path)
+        result["planner"] = planner.name
         with build(scenario, workdir) as world:
-            record = _trigger(scenario, world, mode)
+            record = _trigger(scenario, world, planner)
             scored = score(scenario, record, world.cluster)
         result.update(
             status="pass" if scored.passed else "fail",
@@ -82,16 +104,46 @@ def run_many(
     return results
 
 
-def _planner(mode: Mode) -> Planner:
-    return Deterministic() if mode == "deterministic" else planner_from_env()
+def _planner(mode: Mode, scenario: Path) -> Planner:
+    if mode == "deterministic":
+        return Deterministic()
+    if os.environ.get(GUARD_ENV, "") not in ("", "0"):
+        return ModelPlanner(_scripted(scenario))
+    if not os.environ.get(MODEL_ENV, "").strip():
+        raise ModelUnavailable(
+            f"--mode llm runs the model {MODEL_ENV} names, and it is not set: set it to "
+            "provider:model (e.g. openai:gpt-4.1), or use --mode deterministic"
+        )
+    return planner_from_env()
 
 
-def _trigger(scenario: Scenario, world: Built, mode: Mode) -> Record:
+def _scripted(scenario: Path) -> BaseChatModel:
+    """The scenario's script, played by the scripted model factory `KUBECREW_EVAL_SCRIPTED`
+    names; only ever reached under the test guard."""
+    script = scenario.parent.parent / "scripts" / f"{scenario.stem}.yaml"
+    if not script.is_file():
+        raise ModelUnavailable(
+            f"{GUARD_ENV} is set, so --mode llm plays a script and builds no real model; "
+            f"{scenario.stem} has none ({script}): write one, or leave it to deterministic mode"
+        )
+    module, _, name = os.environ.get(SCRIPTED_ENV, "").partition(":")
+    if not module or not name:
+        raise ModelUnavailable(
+            f"{GUARD_ENV} is set and {SCRIPTED_ENV} names no scripted model factory: set it "
+            "to module:function (tests/evals/test_llm_mode.py does)"
+        )
+    built = getattr(importlib.import_module(module), name)(script)
+    if not isinstance(built, BaseChatModel):
+        raise ModelUnavailable(f"{SCRIPTED_ENV}={module}:{name} built no chat model")
+    return built
+
+
+def _trigger(scenario: Scenario, world: Built, planner: Planner) -> Record:
     record = Record()
     writes = anyio.run(_cluster_writes, world.servers, world.role)
     before = world.cluster.fingerprint()
     clock, wall = world.clock(), time.monotonic()
-    done = anyio.run(triggers.run, scenario.trigger, world, _planner(mode), scenario.budget)
+    done = anyio.run(triggers.run, scenario.trigger, world, planner, scenario.budget)
     record.answer, record.outcome, record.stopped = (
         "\n\n".join(done.answers),
         done.outcome,

@@ -1,0 +1,85 @@
+"""The Cluster Operator's and the Platform agent's test worlds (tests/agents/cluster_operator
+and tests/agents/platform conftests) with a scripted model planning every conversation.
+
+`ModelOperator` and `ModelPlatform` are those tests' `Operator` and `Platform`, whose every
+conversation gets a fresh model from `script` (the script's factory: each run of a real model
+starts from its prompt) and keeps it in `models`, so the deterministic tests' own checks run
+unchanged against model-planned runs: the world and the checks are the same, only the brain
+differs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+import pytest
+
+from agents.cluster_operator.conversation import conversation as operator_conversation
+from agents.cluster_operator.graph import Outcome as OperatorOutcome
+from agents.platform.conversation import conversation as platform_conversation
+from agents.platform.graph import Outcome as PlatformOutcome
+from agents.runtime.brain import MAX_STEPS, ModelPlanner
+from sandbox.server import Sandbox
+from tests.agents.cluster_operator.conftest import Operator
+from tests.agents.llm_scenes.scripts import capacity_reader, egress_reader
+from tests.agents.platform.conftest import REPO, Platform
+from tests.support.chat_models import ScriptedChatModel
+from tests.support.kubectl import Kubectl
+
+Script = Callable[[], ScriptedChatModel]
+
+
+class ModelOperator(Operator):
+    def __init__(self, sandbox: Sandbox, root: Path, script: Script) -> None:
+        super().__init__(sandbox, root)
+        self.script = script
+        self.models: list[ScriptedChatModel] = []
+        self.max_steps = MAX_STEPS
+
+    def _run(self, call: str, *args: Any, counters: Literal["accept", "refuse"]) -> OperatorOutcome:
+        self.models.append(self.script())
+        planner = ModelPlanner(self.models[-1], max_steps=self.max_steps)
+
+        async def go() -> OperatorOutcome:
+            async with operator_conversation(
+                self.servers(), planner, home=self.home, counters=counters
+            ) as talk:
+                self.last = talk
+                outcome: OperatorOutcome = await getattr(talk, call)(*args)
+                return outcome
+
+        return anyio.run(go)
+
+
+class ModelPlatform(Platform):
+    def __init__(self, sandbox: Sandbox, kubectl: Kubectl, root: Path, script: Script) -> None:
+        super().__init__(sandbox, kubectl, root)
+        self.script = script
+        self.models: list[ScriptedChatModel] = []
+
+    def _run(self, call: str, *args: Any) -> PlatformOutcome:
+        self.models.append(self.script())
+        planner = ModelPlanner(self.models[-1])
+
+        async def go() -> PlatformOutcome:
+            async with platform_conversation(
+                self.servers(), planner, repos={REPO: self.gitops}, home=self.home
+            ) as talk:
+                self.last = talk
+                outcome: PlatformOutcome = await getattr(talk, call)(*args)
+                return outcome
+
+        return anyio.run(go)
+
+
+@pytest.fixture
+def operator(sandbox: Sandbox, tmp_path: Path) -> ModelOperator:
+    return ModelOperator(sandbox, tmp_path, capacity_reader)
+
+
+@pytest.fixture
+def platform(sandbox: Sandbox, kubectl: Kubectl, tmp_path: Path) -> ModelPlatform:
+    return ModelPlatform(sandbox, kubectl, tmp_path, egress_reader)
