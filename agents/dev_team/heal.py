@@ -25,12 +25,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-
 from agents.dev_team import prompts
 from agents.dev_team.investigate import investigate_workload, observe
 from agents.dev_team.state import TargetRef
-from agents.runtime import brain, intents
+from agents.runtime import intents, modelsteps
 from agents.runtime.brain import Deterministic, ModelPlanner, Planner
 from agents.runtime.errors import AgentError, first_agent_error
 from agents.runtime.loop.graph import Learn, LoopContext
@@ -40,7 +38,7 @@ from agents.runtime.loop.validation import LoopSettings
 from agents.runtime.persistence import agent_home, open_durable
 from agents.runtime.roles import load_role
 from agents.runtime.skills import skills_for
-from agents.runtime.toolbox import OnCall, Servers, Toolbox, open_toolbox, result_of, text_of
+from agents.runtime.toolbox import OnCall, Servers, Toolbox, open_toolbox
 
 AGENT = "dev_team"
 
@@ -130,28 +128,10 @@ def _model_learner(planner: ModelPlanner) -> Learn:
         role = load_role(AGENT)
         skills = skills_for(AGENT)
         chosen = next((s for s in skills if s.name == "diagnose-workload"), None)
-        system = prompts.system_prompt(role, skills, chosen, planner.max_steps)
-        messages: list[BaseMessage] = [
-            HumanMessage(prompts.task(f"heal {target['name']}", TargetRef(**target)))
-        ]
-        seen: list[dict[str, Any]] = []
-        for _ in range(planner.max_steps):
-            reply = await planner.think(toolbox, system, messages)
-            messages.append(reply)
-            if not isinstance(reply, AIMessage) or not reply.tool_calls:
-                break
-            for call in reply.tool_calls:
-                message: ToolMessage = await brain.act(toolbox, call)
-                messages.append(message)
-                failed = message.status == "error"
-                seen.append(
-                    {
-                        "tool": call["name"],
-                        "arguments": dict(call["args"]),
-                        "result": {} if failed else result_of(message),
-                        "error": text_of(message) if failed else "",
-                    }
-                )
+        system = modelsteps.system_prompt(role, skills, chosen, planner.max_steps)
+        task = prompts.task(f"heal {target['name']}", TargetRef(**target))
+        reading = await modelsteps.read(planner, toolbox, system=system, task=task)
+        seen = [dict(call) for call in reading.calls]
         scope = {
             "namespace": target["namespace"],
             "kind": target["kind"].lower(),
