@@ -41,14 +41,21 @@ def eval_corpus(
 
     **Examples**: `kubecrew eval`, `kubecrew eval --filter 'image-*' --repeat 3`
     """
+    from agents.runtime.brain import MODEL_ENV
     from kubecrew.evals.format import discover
     from kubecrew.evals.report import write
-    from kubecrew.evals.run import Mode, run_many
+    from kubecrew.evals.run import Mode, llm_ready, run_many
 
     if mode not in ("deterministic", "llm"):
         print_failure(f"--mode {mode!r}: use deterministic or llm")
         sys.exit(2)
     chosen: Mode = "llm" if mode == "llm" else "deterministic"
+    if chosen == "llm" and not llm_ready():
+        print_failure(
+            f"--mode llm runs the model {MODEL_ENV} names, and it is not set: set it to "
+            "provider:model (e.g. anthropic:claude-sonnet-4-5), or use --mode deterministic"
+        )
+        sys.exit(2)
     paths = discover(scenarios, filter_)
     if not paths:
         print_failure(f"no scenario in {scenarios} matches {filter_!r}; see its *.yaml names")

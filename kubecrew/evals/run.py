@@ -104,6 +104,12 @@ def run_many(
     return results
 
 
+def llm_ready() -> bool:
+    """Whether `--mode llm` has a model to run: one named, or scripts under the test guard."""
+    guarded = os.environ.get(GUARD_ENV, "") not in ("", "0")
+    return guarded or bool(os.environ.get(MODEL_ENV, "").strip())
+
+
 def _planner(mode: Mode, scenario: Path) -> Planner:
     if mode == "deterministic":
         return Deterministic()
