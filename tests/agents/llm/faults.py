@@ -21,8 +21,7 @@ TEMPLATE_LABELS = "    metadata:\n      labels:\n        app: web\n"
 class Fault:
     code: str  # the finding diagnose reports
     cause: str  # words the answer's first line must hold: the real cause
-    healed: bool  # whether the loop heals it (recommend offers a fix the loop may apply)
-    fix: str  # the title of the fix that heals it, or "" when none does
+    fix: str  # the title of the fix that heals it
     broken: str = ""  # the manifest's broken line, which the healing PR replaces
     mended: str = ""  # that line in the healed manifest
 
@@ -47,7 +46,13 @@ def bad_command(team: Team, sandbox: Sandbox) -> Fault:
         lambda text: text.replace(IMAGE_LINE, "          image: busybox:1.36\n" + command),
     )
     Doctor(sandbox).finding("CrashLoopBackOff", namespace="shop", kind="deployment", name="web")
-    return Fault("CrashLoopBackOff", "keeps exiting (code 3)", healed=False, fix="")
+    return Fault(
+        "CrashLoopBackOff",
+        "keeps exiting (code 3)",
+        fix="restore the containers of revision 1 in Deployment web",
+        broken="exit 3",
+        mended="image: nginx:1.27",
+    )
 
 
 def oom(team: Team, sandbox: Sandbox) -> Fault:
@@ -62,7 +67,6 @@ def oom(team: Team, sandbox: Sandbox) -> Fault:
     return Fault(
         "OOMKilled",
         "more memory than its limit (100Mi)",
-        healed=True,
         fix="raise the memory limit of container web to 150Mi",
         broken="limits: {memory: 100Mi}",
         mended="limits: {memory: 150Mi}",
@@ -83,7 +87,6 @@ def failing_probe(team: Team, sandbox: Sandbox) -> Fault:
     return Fault(
         "ProbeFailing",
         "port 8081 is not a container port",
-        healed=True,
         fix="point the readinessProbe of web at port 80",
         broken="httpGet: {path: /, port: 8081}",
         mended="httpGet: {path: /, port: 80}",
