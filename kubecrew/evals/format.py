@@ -5,7 +5,7 @@ not happen, and a budget.
     domain: workload-debugging
     description: why an image typo keeps web down
     world:      {rate, seed, nodes, namespaces, images, profiles, manifests, faults, gitops,
-                 policies, settle}
+                 policies, settle}    gitops.commits[]: {message, files, settle, faults, edits}
     trigger:    {ask: "why is web failing?"} | {heal: web} | {alert: {alerts: [...]}}
                 | {schedule: {agent: cluster_operator, task: patrol, ticks: 1}}
     objectives: [{name, weight, <one check>}]         scored, weighted
@@ -79,11 +79,24 @@ class Settle(_Strict):
     measured: bool = False
 
 
+class Edit(_Strict):
+    """A person's edit of a live object once its commit settled (`kubectl edit`: the object read,
+    these dotted fields set, written back under field manager `by`), so that the cluster and git
+    disagree the way they do after a hand fix."""
+
+    kind: Literal["Deployment", "StatefulSet", "DaemonSet", "Service", "ConfigMap"]
+    name: Name
+    namespace: Name
+    set: Annotated[dict[str, Any], Field(min_length=1)]  # spec.replicas: 2
+    by: Name = "kubectl-edit"
+
+
 class Commit(_Strict):
     message: Name
     files: dict[str, str]  # path in the repository -> its whole text
     settle: list[Settle] = []  # reached after this commit is synced
     faults: list[dict[str, Any]] = []  # injected once it is settled (trouble that comes later)
+    edits: list[Edit] = []  # hand edits once it is settled (drift from git)
 
 
 class Gitops(_Strict):
@@ -146,11 +159,13 @@ class AlertTrigger(_Strict):
 
 
 # agent -> the scheduled procedures it runs (the Dev Team's is the watcher's patrol: diagnose
-# the scope, one incident per failing workload, each healed as `kubecrew watch --heal` does)
+# the scope, one incident per failing workload, each healed as `kubecrew watch --heal` does;
+# the Cluster Operator's patrol also keeps node readiness taints and carries out maintenance in
+# its window; the Platform agent's audit and blueprints cover the fleet, fixing by PR)
 SCHEDULED: dict[str, tuple[str, ...]] = {
     "dev_team": ("patrol",),
     "cluster_operator": ("patrol", "capacity"),
-    "platform": ("propagate",),
+    "platform": ("propagate", "audit", "blueprints"),
 }
 
 
@@ -159,7 +174,7 @@ class Schedule(_Strict):
     on the same agent home (what a tick remembers, the next reads)."""
 
     agent: Literal["dev_team", "cluster_operator", "platform"]
-    task: Literal["patrol", "capacity", "propagate"]
+    task: Literal["patrol", "capacity", "propagate", "audit", "blueprints"]
     ticks: Annotated[int, Field(ge=1, le=10)] = 1
 
     @model_validator(mode="after")

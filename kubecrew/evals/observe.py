@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,12 @@ KINDS: dict[str, tuple[str, str, bool]] = {
     "DaemonSet": ("/apis/apps/v1", "daemonsets", True),
     "PodDisruptionBudget": ("/apis/policy/v1", "poddisruptionbudgets", True),
     "NetworkPolicy": ("/apis/networking.k8s.io/v1", "networkpolicies", True),
+    "ResourceQuota": ("/api/v1", "resourcequotas", True),
+    "LimitRange": ("/api/v1", "limitranges", True),
+    "HorizontalPodAutoscaler": ("/apis/autoscaling/v2", "horizontalpodautoscalers", True),
+    "PersistentVolumeClaim": ("/api/v1", "persistentvolumeclaims", True),
+    "RoleBinding": ("/apis/rbac.authorization.k8s.io/v1", "rolebindings", True),
+    "ClusterRoleBinding": ("/apis/rbac.authorization.k8s.io/v1", "clusterrolebindings", False),
 }
 WATCHED = [k for k in KINDS if k != "Pod"]  # pods come and go by themselves
 WRITTEN_PARTS = ("spec", "data", "stringData", "metadata.labels", "metadata.annotations")
@@ -56,6 +63,16 @@ class Cluster:
             if exc.status == 404:
                 return None
             raise
+
+    def replace(self, obj: Json, *, manager: str) -> Json:
+        """PUT `obj` back (an update, as `kubectl edit` writes it) under field manager `manager`."""
+        meta = obj["metadata"]
+        base, plural, namespaced = _kind(str(obj.get("kind")))
+        where = f"/namespaces/{meta['namespace']}" if namespaced else ""
+        query = urllib.parse.urlencode({"fieldManager": manager})
+        path = f"{base}{where}/{plural}/{meta['name']}?{query}"
+        done: Json = self.client.call("PUT", path, obj)
+        return done
 
     def items(self, kind: str, *, namespace: str | None = None, selector: str = "") -> list[Json]:
         base, plural, _ = _kind(kind)
@@ -108,10 +125,15 @@ def changed(before: dict[str, str], after: dict[str, str]) -> list[str]:
     return sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
 
 
+def _parts(path: str) -> list[str]:
+    """A dotted path's parts; `\\.` is a dot inside a key (`spec.hard.requests\\.cpu`)."""
+    return [part.replace("\\.", ".") for part in re.split(r"(?<!\\)\.", path)]
+
+
 def field_at(obj: Any, path: str) -> Any:
     """The value at a dotted path (`spec.template.spec.containers.0.image`), None if absent."""
     here = obj
-    for part in path.split("."):
+    for part in _parts(path):
         if isinstance(here, list) and part.isdigit() and int(part) < len(here):
             here = here[int(part)]
         elif isinstance(here, dict) and part in here:
@@ -119,6 +141,19 @@ def field_at(obj: Any, path: str) -> Any:
         else:
             return None
     return here
+
+
+def set_at(obj: Json, path: str, value: Any) -> None:
+    """Set the value at a dotted path (as `field_at` reads it), creating maps on the way."""
+    here: Any = obj
+    parts = _parts(path)
+    for part in parts[:-1]:
+        here = here[int(part)] if isinstance(here, list) else here.setdefault(part, {})
+    last = parts[-1]
+    if isinstance(here, list):
+        here[int(last)] = value
+    else:
+        here[last] = value
 
 
 def _kind(kind: str) -> tuple[str, str, bool]:

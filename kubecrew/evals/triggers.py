@@ -6,9 +6,10 @@ Alertmanager) use, under the scenario's budget.
 - `alert`: a version-4 webhook payload POSTed over HTTP to the watcher's own Alertmanager
   receiver (bearer token and all), its incidents on the watcher's desk and store, each new one
   healed as `kubecrew watch --heal` does.
-- `schedule`: ticks of an agent's timer: the Cluster Operator's patrol or capacity review, the
-  Platform agent's egress propagation, or the Dev Team watcher's patrol (`diagnose`, one incident
-  per failing workload, healed).
+- `schedule`: ticks of an agent's timer: the Cluster Operator's patrol (node health, readiness
+  taints, maintenance in its window) or capacity review, the Platform agent's egress
+  propagation, fleet audit or blueprint sync, or the Dev Team watcher's patrol (`diagnose`, one
+  incident per failing workload, healed).
 
 The budget is enforced here: a `Meter` counts every tool call as it is made and stops the run at
 the first one over `tool_calls` or past its time (its sandbox seconds at the world's rate, or its
@@ -238,7 +239,7 @@ async def _schedule(
         if schedule.agent == "dev_team":
             await _watch_patrol(world, planner, meter)
         elif schedule.agent == "platform":
-            await _platform(world, planner, meter)
+            await _platform(world, schedule.task, planner, meter)
         else:
             async with operator_conversation(
                 world.servers, planner, home=world.home, on_call=meter.count, counters=counters
@@ -248,14 +249,23 @@ async def _schedule(
                 meter.done.answers.append(outcome.answer)
 
 
-async def _platform(world: Built, planner: Planner, meter: Meter) -> None:
+async def _platform(world: Built, task: str, planner: Planner, meter: Meter) -> None:
+    """A Platform timer: egress propagation, the fleet audit or the blueprint sync (each fixing
+    what it may, by PR to the world's repository when a namespace comes from it)."""
     gitops = world.servers.gitops
     repos = {gitops.label_value: gitops} if gitops is not None else {}
     async with platform_conversation(
         world.servers, planner, repos=repos, home=world.home, on_call=meter.count
     ) as talk:
-        meter.done.toolboxes.append(talk.toolbox)
-        outcome = await talk.propagate()
+        # its repositories' gitops tools are toolboxes of their own: their calls (a PR, a
+        # merge, a sync) belong to the record as much as the kube server's
+        meter.done.toolboxes.extend([talk.toolbox, *talk.context.repos.values()])
+        if task == "audit":
+            outcome = await talk.audit()
+        elif task == "blueprints":
+            outcome = await talk.sync_blueprints()
+        else:
+            outcome = await talk.propagate()
         meter.done.answers.append(outcome.answer)
 
 

@@ -3,7 +3,8 @@ policy store every write is gated and audited in, and the states to reach before
 
 The sandbox runs in-process (as the demo's does) but everything else reaches it as a client
 would: faults through its admin endpoint with the admin kubeconfig (as `kubecrew sandbox fault
-add` does), manifests from git through the gitops server's `sync`, readiness through the kube
+add` does), manifests from git through the gitops server's `sync`, hand edits as `kubectl edit`
+writes them (under its field manager, so drift says who), readiness through the kube
 server's `diagnose`. The harness's own calls go through sessions of their own, so they never
 show among the agent's tool calls.
 """
@@ -24,8 +25,8 @@ from mcp.server.fastmcp import FastMCP
 from mcp.shared.memory import create_connected_server_and_client_session
 
 from agents.runtime.toolbox import Servers
-from kubecrew.evals.format import Scenario, Settle
-from kubecrew.evals.observe import Cluster
+from kubecrew.evals.format import Edit, Scenario, Settle
+from kubecrew.evals.observe import Cluster, set_at
 from kubecrew.sandbox_faults import FAULTS_PATH
 from kubecrew.sandbox_probe import SandboxUnreachable
 from mcp_servers.gitops.server import build as build_gitops
@@ -116,6 +117,8 @@ def build(scenario: Scenario, workdir: Path) -> Iterator[Built]:
                 _settle(built, commit.settle)
                 for fault in commit.faults:
                     _add_fault(cluster, fault)
+                for edit in commit.edits:
+                    _edit(cluster, edit)
         _settle(built, world.settle)
         yield built
 
@@ -129,6 +132,19 @@ def _add_fault(cluster: Cluster, fault: dict[str, Any]) -> None:
         cluster.client.call("POST", FAULTS_PATH, fault)
     except SandboxUnreachable as exc:
         raise WorldFailed(f"the sandbox refused the fault {fault}: {exc}") from exc
+
+
+def _edit(cluster: Cluster, edit: Edit) -> None:
+    """A hand edit as `kubectl edit` makes it: read, change, write back under its manager."""
+    found = cluster.get(edit.kind, edit.name, edit.namespace)
+    if found is None:
+        raise WorldFailed(f"{edit.kind} {edit.namespace}/{edit.name} is not there to edit")
+    for path, value in edit.set.items():
+        set_at(found, path, value)
+    try:
+        cluster.replace(found, manager=edit.by)
+    except SandboxUnreachable as exc:
+        raise WorldFailed(f"the edit of {edit.kind} {edit.name} was refused: {exc}") from exc
 
 
 def _call(server: FastMCP, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:

@@ -14,8 +14,8 @@ ROOT = Path(__file__).parents[2]
 KUBECREW = str(Path(sys.executable).parent / "kubecrew")
 
 
-# The whole corpus (41 scenarios) takes about 2 minutes with two jobs on a loaded 2-core machine:
-# well inside CI's time, so CI runs all of it rather than a subset.
+# The whole corpus (55 scenarios) takes about 2.5 minutes with two jobs on a loaded 2-core
+# machine: inside CI's time, so CI runs all of it rather than a subset.
 @pytest.mark.timeout(600)
 def test_the_corpus_passes_at_least_as_well_as_the_committed_report(tmp_path: Path) -> None:
     committed = json.loads((ROOT / "evals" / "report" / "results.json").read_text())["summary"]

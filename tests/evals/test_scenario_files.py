@@ -77,8 +77,23 @@ BAD = [
         GOOD.format(name="x").replace(
             '{ask: "is web ok"}', "{schedule: {agent: platform, task: capacity}}"
         ),
-        ["trigger.schedule: platform has no scheduled 'capacity'; it runs: propagate"],
+        [
+            "trigger.schedule: platform has no scheduled 'capacity'; it runs: propagate, audit, "
+            "blueprints"
+        ],
         id="schedule-unknown-task",
+    ),
+    pytest.param(
+        GOOD.format(name="x").replace(
+            "namespaces: [shop]",
+            "gitops: {commits: [{message: m, files: {}, "
+            "edits: [{kind: Secret, name: s, namespace: shop, set: {}}]}]}",
+        ),
+        [
+            "world.gitops.commits[0].edits[0].kind: Input should be 'Deployment'",
+            "world.gitops.commits[0].edits[0].set: Dictionary should have at least 1 item",
+        ],
+        id="hand-edit-of-a-secret-setting-nothing",
     ),
     pytest.param(
         GOOD.format(name="x").replace("answer_mentions: [web]", "answer_mention: [web]"),

@@ -11,7 +11,8 @@
     network.py      Services, Endpoints, Ingresses, NetworkPolicies
     storage.py      PersistentVolumeClaims and StorageClasses
     nodes.py        NotReady, pressure, cordoned, custom conditions (GPUHealthy)
-    scaling.py      HPAs and PDBs
+    scaling.py      HPAs (about the workload they scale too) and PDBs
+    links.py        one object's finding explaining another's (a Service's pods, a claim's)
     evidence.py     how pod rules state a Finding
     history.py      a Deployment's revisions, and the one a rollback should go to
     findings.py     Finding / Evidence / Fix / Step
@@ -29,6 +30,7 @@ from dataclasses import dataclass
 from mcp_servers.kube.connection import Api
 from mcp_servers.kube.diagnosis import (
     events,
+    links,
     logs,
     network,
     nodes,
@@ -60,7 +62,7 @@ class Diagnosis:
 def diagnose(api: Api, *, namespace: str | None, target: ObjectRef | None = None) -> Diagnosis:
     """Findings for `namespace` (None: the cluster), narrowed to `target` when given."""
     snapshot = take(api, namespace)
-    found = [finding for analyze in ANALYZERS for finding in analyze(snapshot)]
+    found = links.linked([finding for analyze in ANALYZERS for finding in analyze(snapshot)])
     explained = {f.ref for f in found} | {r for f in found for r in f.related}
     found.extend(f for f in events.analyze(snapshot) if f.ref not in explained)
     if target is not None:

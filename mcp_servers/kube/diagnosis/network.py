@@ -1,8 +1,11 @@
 """Network analyzers: Services that reach no pod, Ingresses to nowhere, idle NetworkPolicies.
 
 A Service whose selector matches no pod (with the label sets the namespace's pods really carry,
-for the playbook), one whose Endpoints have no ready address, a `targetPort` no selected
-container declares; an Ingress whose backend Service does not exist or lacks the port; a
+for the playbook), unless it matches a workload's pod template: then the selector is right and
+the backend is the trouble (scaled to 0 replicas, or running no pod: its own finding says why,
+see `links.py`); one whose Endpoints have no ready address (naming the selected pods and their
+workloads, whose findings say why they are not ready), a `targetPort` no selected container
+declares; an Ingress whose backend Service does not exist or lacks the port; a
 NetworkPolicy whose podSelector selects nothing. Rules that conclude from an absence (no pod
 selected, no such Service) run only when that list was read (`Snapshot.read`).
 
@@ -14,7 +17,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from mcp_servers.kube.diagnosis.findings import Evidence, Finding, ObjectRef
-from mcp_servers.kube.diagnosis.snapshot import Json, Snapshot, name_of, namespace_of
+from mcp_servers.kube.diagnosis.snapshot import (
+    Json,
+    Snapshot,
+    name_of,
+    namespace_of,
+    workload_of,
+)
 
 
 def analyze(snapshot: Snapshot) -> list[Finding]:
@@ -51,6 +60,9 @@ def _service(snapshot: Snapshot, service: Json) -> Iterator[Finding]:
         return
     pods = [p for p in snapshot.pods_in(namespace) if _live(p)]
     selected = [p for p in pods if matches(selector, _labels(p))]
+    if not selected and (backends := _backends(snapshot, namespace, selector)):
+        yield _idle_backends(ref, selector, backends)
+        return
     if not selected:
         label_sets = sorted({tuple(sorted(_labels(p).items())) for p in pods})
         yield Finding(
@@ -84,8 +96,69 @@ def _service(snapshot: Snapshot, service: Json) -> Iterator[Finding]:
                 f"no ready endpoint: {len(selected)} pods selected, {not_ready} not ready",
                 (Evidence("status", f"Endpoints {name}", f"ready 0, not ready {not_ready}"),),
                 0.8,
-                related=tuple(ObjectRef("Pod", name_of(p), namespace) for p in selected[:20]),
+                related=(
+                    *(ObjectRef("Pod", name_of(p), namespace) for p in selected[:20]),
+                    *_workloads(snapshot, selected),
+                ),
             )
+
+
+def _backends(snapshot: Snapshot, namespace: str, selector: dict[str, str]) -> dict[ObjectRef, int]:
+    """The namespace's Deployments and StatefulSets whose pod template the selector matches,
+    with the replicas each asks for."""
+    found = {}
+    for plural, kind in (("deployments", "Deployment"), ("statefulsets", "StatefulSet")):
+        for obj in snapshot.of(plural):
+            spec = obj.get("spec") or {}
+            template = spec.get("template") or {}  # labelled as its pods will be
+            if namespace_of(obj) == namespace and matches(selector, _labels(template)):
+                found[ObjectRef(kind, name_of(obj), namespace)] = int(spec.get("replicas", 1) or 0)
+    return found
+
+
+def _idle_backends(
+    ref: ObjectRef, selector: dict[str, str], backends: dict[ObjectRef, int]
+) -> Finding:
+    """The selector is right (it matches these workloads' pod templates), yet no pod runs:
+    scaled to 0 replicas (the fix is a scale, `playbooks/scaling.py`), or failing to start
+    its pods (the workload's own finding, linked to this Service, says why)."""
+    named = ", ".join(f"{r.kind} {r.name}" for r in backends)
+    evidence = [Evidence("spec", str(ref), f"spec.selector: {selector}")]
+    evidence += [
+        Evidence("spec", str(r), f"spec.replicas: {n}; its pod template matches the selector")
+        for r, n in backends.items()
+    ]
+    if not any(backends.values()):
+        return Finding(
+            "ServiceBackendScaledToZero",
+            ref,
+            "high",
+            f"selector {selector} selects the pods of {named}, scaled to 0 replicas: "
+            "no pod serves the Service",
+            tuple(evidence),
+            0.95,
+            tuple(backends),
+            {"backends": [(r.kind, r.name) for r in backends]},
+        )
+    return Finding(
+        "ServiceNoReadyEndpoints",
+        ref,
+        "high",
+        f"no ready endpoint: {named} runs no pod (selector {selector} matches its pod template)",
+        tuple(evidence),
+        0.7,
+        tuple(backends),
+    )
+
+
+def _workloads(snapshot: Snapshot, pods: list[Json]) -> list[ObjectRef]:
+    """The objects people change to change these pods, each once."""
+    found: list[ObjectRef] = []
+    for pod in pods[:50]:
+        kind, name = workload_of(snapshot, pod)
+        if kind != "Pod" and (ref := ObjectRef(kind, name, namespace_of(pod))) not in found:
+            found.append(ref)
+    return found
 
 
 def _target_ports(ref: ObjectRef, spec: Json, selected: list[Json]) -> Iterator[Finding]:

@@ -26,6 +26,7 @@ from mcp_servers.kube.diagnosis.playbooks import (
     objects,
     resources,
     rollbacks,
+    scaling,
     scheduling,
 )
 from mcp_servers.kube.diagnosis.snapshot import Snapshot
@@ -47,6 +48,7 @@ PLAYBOOKS: dict[str, Playbook] = {
     "StorageClassNotFound": objects.storage_class_fix,
     "ServiceSelectorNoMatch": network.selector_fix,
     "ServiceTargetPortMismatch": network.target_port_fix,
+    "ServiceBackendScaledToZero": scaling.scale_up_fix,
     "IngressBackendMissing": network.ingress_fix,
     "IngressBackendPortMissing": network.ingress_fix,
     "NetworkPolicySelectsNothing": network.policy_selector_fix,

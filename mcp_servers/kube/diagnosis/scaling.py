@@ -2,10 +2,11 @@
 
 An HPA with ScalingActive False (often: the target's pods have no resource requests, so no
 utilization can be computed), or AbleToScale False, or pinned at maxReplicas (ScalingLimited
-TooManyReplicas); a PodDisruptionBudget allowing 0 disruptions, which blocks drains. A budget
-that allows none because its pods are unhealthy is doing its job (the pods are the problem); one
-that allows none with every pod healthy is asking for more than the workload has
-(`details["by_design"]`), and only that one is worth changing.
+TooManyReplicas), each also about the workload it scales (`related`); a PodDisruptionBudget
+allowing 0 disruptions, which blocks drains. A budget that allows none because its pods are
+unhealthy is doing its job (the pods are the problem); one that allows none with every pod
+healthy is asking for more than the workload has (`details["by_design"]`), and only that one is
+worth changing.
 
 It knows HPA and PDB status shapes; nothing of fixes or MCP.
 """
@@ -34,6 +35,12 @@ def _hpa(hpa: Json) -> Iterator[Finding]:
     ref = ObjectRef("HorizontalPodAutoscaler", name_of(hpa), namespace_of(hpa))
     target = (hpa.get("spec") or {}).get("scaleTargetRef") or {}
     details = {"target_kind": target.get("kind"), "target": target.get("name")}
+    # about the workload it scales too: "why does web not autoscale?" asks about web
+    scaled = (
+        (ObjectRef(str(target["kind"]), str(target["name"]), ref.namespace),)
+        if target.get("kind") and target.get("name")
+        else ()
+    )
     for cond in (hpa.get("status") or {}).get("conditions") or []:
         text = f"{cond.get('status')}/{cond.get('reason')}: {cond.get('message')}"
         evidence = (Evidence("condition", f"{ref} condition {cond.get('type')}", text),)
@@ -47,6 +54,7 @@ def _hpa(hpa: Json) -> Iterator[Finding]:
                 f"autoscaler cannot scale: {message}",
                 evidence,
                 0.9,
+                scaled,
                 details={**details, "resource": missing.group(1) if missing else None},
             )
         elif cond.get("type") == "ScalingLimited" and cond.get("reason") == "TooManyReplicas":
@@ -57,6 +65,7 @@ def _hpa(hpa: Json) -> Iterator[Finding]:
                 f"autoscaler is at its maximum: {message}",
                 evidence,
                 0.8,
+                scaled,
                 details=details,
             )
 

@@ -10,7 +10,7 @@ It knows claims, classes and their events; nothing of fixes or MCP.
 from __future__ import annotations
 
 from mcp_servers.kube.diagnosis.findings import Evidence, Finding, ObjectRef
-from mcp_servers.kube.diagnosis.snapshot import Json, Snapshot, name_of, namespace_of
+from mcp_servers.kube.diagnosis.snapshot import Json, Snapshot, name_of, namespace_of, workload_of
 
 DEFAULT_CLASS = "storageclass.kubernetes.io/is-default-class"
 
@@ -44,12 +44,21 @@ def _pending(snapshot: Snapshot, claim: Json, classes: set[str]) -> Finding | No
         Evidence("event", f"event {e.get('reason')} on {ref}", str(e.get("message")))
         for e in events[-3:]
     )
-    users = tuple(
-        ObjectRef("Pod", name_of(p), namespace)
+    mounting = [
+        p
         for p in snapshot.pods_in(namespace)
         if any(
             (v.get("persistentVolumeClaim") or {}).get("claimName") == name
             for v in (p.get("spec") or {}).get("volumes") or []
+        )
+    ]
+    users = tuple(ObjectRef("Pod", name_of(p), namespace) for p in mounting)
+    # the workloads too: asked about its Deployment, a person hears about the claim it waits for
+    users += tuple(
+        dict.fromkeys(
+            ObjectRef(kind, owner, namespace)
+            for kind, owner in (workload_of(snapshot, p) for p in mounting)
+            if kind != "Pod"
         )
     )
     details = {"storage_class": wanted, "default_class": default_class(snapshot)}

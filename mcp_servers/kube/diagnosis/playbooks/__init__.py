@@ -8,6 +8,7 @@
     scheduling.py   requests no node meets, selectors, taints (tolerate or untaint), cordons
     nodes.py        cordon and drain a failing node
     disruption.py   budgets that block every eviction; suspended CronJobs
+    scaling.py      scale back up a Service's backend scaled to 0 replicas
     templates.py    where each kind keeps its pod spec, and patches to it
 
 A playbook reads the Finding's details and the same Snapshot the analyzers read, never the
