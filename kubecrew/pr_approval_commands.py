@@ -97,12 +97,15 @@ def sync_prs(
     """Apply the reviews on the crew's PRs that carry an approval request (`kubecrew-approval:`
     line in the body): approve grants, request changes denies, as the reviewer's person in the
     people file (`github: LOGIN`). Strangers and non-approvers get a PR comment saying who may
-    answer, and each PR gets one comment when its request ends, from whichever channel.
+    answer, and each PR gets one comment when its request ends, from whichever channel. An
+    approval counts only when the PR makes exactly the request's change; otherwise a comment
+    names the difference.
 
     A comment addressed to the crew (`@kubecrew use 4 replicas instead`; replicas, image tag
     and resource requests) by one of the workload's owners or the request's approvers amends
     the PR with a new commit on its branch, recorded in the audit log and answered on the PR;
-    anyone else is told who may. Comments never merge or approve. Each review and comment is
+    a pending request the PR carries is superseded by one for the amended change. Anyone else
+    is told who may. Comments never merge or approve. Each review and comment is
     handled once, however often this runs.
 
     **Example**

@@ -8,6 +8,11 @@ person answers once", expiry and "first answer wins" are the policy store's, not
 
 - approve -> grant, request changes -> deny; a plain comment review decides nothing, and the
   crew's own reviews are skipped (the crew cannot approve what it asked for).
+- An approval counts only when the PR's change is the request's action (`pr_changes`: replicas
+  5 -> 3 on Deployment shop/web, and nothing else): otherwise a PR comment names the
+  difference, and the request stays pending. A review made before the request was opened (the
+  PR was amended since, and carries a new request: `pr_supersession`) was about other content
+  and answers nothing.
 - A login the people file does not know, or a person the request's approvers do not include, or
   one who already answered: a PR comment says why, and who may answer.
 - When the request ends, from whichever channel, one comment on the PR says how it ended; a
@@ -33,6 +38,7 @@ from functools import partial
 from pathlib import Path
 from typing import Literal, Protocol, TypeVar
 
+from kubecrew.pr_changes import difference
 from mcp_servers.common.errors import Conflict, NotFound, PermissionDenied, Unavailable
 from mcp_servers.gitops.approval_links import marked
 from mcp_servers.gitops.providers.base import Provider, PullRequest, Review
@@ -53,6 +59,8 @@ OutcomeKind = Literal[
     "late",  # the request had ended before the review was read: nothing to do
     "ended",  # the request ended: its final state was commented
     "unknown-request",  # the marker names no request in this store
+    "mismatch",  # an approval of a PR whose change is not the request's action: commented
+    "stale",  # a review made before the request was opened (the PR changed since): commented
 ]
 
 
@@ -238,7 +246,27 @@ class _Channel:
                 f"people.yaml (`github: {login}`).",
             )
             return outcome("unknown-reviewer", f"{login} is in no people file")
+        if _before(review, request):
+            self._comment(
+                pr,
+                f"@{login}: your review was made before approval request {request_id} was "
+                "opened (this pull request changed since), so it answers nothing; review the "
+                "pull request as it is now.",
+            )
+            return outcome("stale", f"made before {request_id} was opened")
         verdict: approvals.AnswerVerdict = "grant" if review.verdict == "approve" else "deny"
+        if verdict == "grant" and approvals.authorized(request.approvers, person):
+            differs = difference(request.action, self.provider.file_changes(pr.number))
+            if differs:
+                self._comment(
+                    pr,
+                    f"@{login}: your approval was not counted: approval request {request_id} "
+                    f"is for {request.action.describe()}, but this pull request does not make "
+                    f"that change: {differs}. Ask the crew to fix the pull request, or answer "
+                    "the request where it is listed (`kubecrew approvals show "
+                    f"{request_id}`).",
+                )
+                return outcome("mismatch", differs)
         said = "approved" if verdict == "grant" else "requested changes on"
         reason = f"{said} pull request #{pr.number}" + (
             f": {review.body[:200]}" if review.body else ""
@@ -270,6 +298,18 @@ class _Channel:
 
     def _comment(self, pr: PullRequest, body: str) -> None:
         self.provider.comment(pr.number, author=self.crew_author, body=body)
+
+
+def _before(review: Review, request: ApprovalRequest) -> bool:
+    """Made before `request` was opened, to the second forges keep (a review without a time
+    is not judged by it)."""
+    try:
+        at = datetime.fromisoformat(review.at)
+    except ValueError:
+        return False
+    if at.tzinfo is None:
+        return False
+    return at < request.requested_at.replace(microsecond=0)
 
 
 def _ending(request: ApprovalRequest, store: Store) -> str:

@@ -9,6 +9,12 @@ review stays), publishes it (`Provider.advance`: the local record takes the new 
 pushed to), records a `mutation` in the policy store's audit log, and replies on the PR with
 what changed. Run by `kubecrew approvals sync-prs`, beside the reviews (`pr_approvals`).
 
+When the PR carries a pending approval request, that request described the PR before the
+amendment, so the amendment supersedes it (`pr_supersession`): a new proposal for the amended
+action through the policy store's negotiation, the old request ended as superseded, the PR
+body's marker moved to the new request (or removed when policy decided without a person), and
+the reply says which request now answers for the PR.
+
 Who may steer a PR is policy's word, not the comment's: the commenter's forge login must be a
 person in the people file (`github: LOGIN`), and that person one of the humans of the
 Ownership that owns the workload, or one of the approvers of the approval request the PR
@@ -34,9 +40,10 @@ from typing import Any, Literal
 import git
 import yaml
 
-from kubecrew import pr_amendments
+from kubecrew import pr_amendments, pr_supersession
 from kubecrew.pr_amendments import Amendment
 from kubecrew.pr_approvals import Ledger, forge_key
+from kubecrew.pr_supersession import Superseded
 from mcp_servers.common.errors import Conflict, NotFound
 from mcp_servers.gitops.approval_links import marked
 from mcp_servers.gitops.providers.base import Comment, Provider, PullRequest
@@ -187,14 +194,32 @@ class _Desk:
             commit = self._commit(pr, {workload.path: after}, message)
         except Conflict as exc:
             return reply("conflict", f"I did not amend this PR: {exc.message}.")
-        self.provider.advance(pr.number)
-        self.store.record([self._audit(pr, workload, asked, person, agent, commit)])
+        advanced = self.provider.advance(pr.number)
+        superseded = self._supersede(advanced, asked, person)
+        self.store.record([self._audit(pr, workload, asked, person, agent, commit, superseded)])
         fields = ", ".join(f"`{e.path}`" for e in edits)
+        then = f" {superseded.describe()}" if superseded is not None else ""
         return reply(
             "amended",
             f"done: {commit[:12]} sets {asked.describe()} on {ref} ({workload.path}: {fields}). "
-            "Review the new commit; merging is still decided by reviews and policy.",
+            f"Review the new commit; merging is still decided by reviews and policy.{then}",
         )
+
+    def _supersede(self, pr: PullRequest, asked: Amendment, person: Identity) -> Superseded | None:
+        """A pending request the PR carries no longer describes it: replace it."""
+        request_id = marked(pr, crew_author=self.crew_author)
+        if request_id is None:
+            return None
+        try:
+            request = self.store.approval(request_id)
+        except NotFound:
+            return None  # another store's request: not this one's to replace
+        if request.ended:
+            return None
+        return pr_supersession.supersede(
+            self.store, self.policies, self.provider, pr, request, asked, asked_by=person,
+            now=self.now,
+        )  # fmt: skip
 
     def _workload(self, pr: PullRequest) -> Workload | None:
         for path in pr.files:
@@ -266,11 +291,15 @@ class _Desk:
         person: Identity,
         agent: str,
         commit: str,
+        superseded: Superseded | None,
     ) -> AuditEntry:
         request = marked(pr, crew_author=self.crew_author)
         details: dict[str, str | int] = {"pr": pr.number, "commit": commit, "asked_by": str(person)}
         if request is not None:
             details["approval"] = request
+        if superseded is not None:  # the request the PR answers to now
+            details["new_proposal"] = superseded.proposal
+            details["new_approval"] = superseded.request.id if superseded.request else ""
         return AuditEntry(
             at=self.now,
             actor=f"agent {agent}",

@@ -5,12 +5,17 @@ bindings and roles) and the org's ImagePolicy documents through the policy serve
 with `workloads` and `rbac`. Controller-owned pods are judged through their controller (one
 finding per Deployment, not one per replica); bare pods are judged themselves.
 
-The one fix it makes is a missing PodDisruptionBudget of a git-managed workload (labelled
-`kubecrew.io/gitops-repo` by the sync): a new manifest next to the workload's, delivered as
-egress is (`delivery.pull_request`: the owners' notice, a PR merged on an approved decision, a
-sync). Then the audit looks again from live state, so `remaining` says what the cluster has,
-not what the PR promised. Everything else is reported: its fix needs values (limits, probes,
-digests, who should hold which role) that are the owners' to choose.
+Two fixes are made, to git-managed workloads (labelled `kubecrew.io/gitops-repo` by the sync),
+delivered as egress is (`delivery.pull_request`: the owners' notice, a PR merged on an approved
+decision, a sync):
+- a missing PodDisruptionBudget: a new manifest next to the workload's;
+- containers without requests or limits, in a namespace whose NamespaceBlueprint has a
+  LimitRange: the workload's own manifest gets the LimitRange's defaults (`workloads.filled`
+  says which and why), field by field, its comments kept. Where no blueprint sets defaults,
+  the values are the owners' to choose, and the finding is reported.
+Then the audit looks again from live state, so `remaining` says what the cluster has, not what
+the PR promised. Everything else is reported: its fix needs values (probes, digests, who should
+hold which role) that are the owners' to choose.
 """
 
 from __future__ import annotations
@@ -23,10 +28,21 @@ import yaml
 from agents.platform import coverage, delivery, rbac
 from agents.platform.coverage import REPO_LABEL, SYSTEM
 from agents.platform.rendering import MANAGED_LABEL, MANAGER
-from agents.platform.workloads import Finding, Json, needs_pdb, pod_spec, ranked
+from agents.platform.workloads import (
+    RESOURCE_CHECKS,
+    Finding,
+    Json,
+    filled,
+    needs_pdb,
+    pod_spec,
+    ranked,
+)
 from agents.runtime.errors import AgentError, ToolFailed
 from agents.runtime.loop.mutation import Refused
 from agents.runtime.toolbox import Toolbox
+from mcp_servers.common.errors import ToolError
+from mcp_servers.gitops.yamledit import Edit, edit
+from mcp_servers.policy.documents.blueprint import NamespaceBlueprint
 from mcp_servers.policy.documents.images import ImagePolicy
 
 KINDS = ("Deployment", "StatefulSet", "DaemonSet", "Pod")
@@ -35,13 +51,14 @@ FIELDS = ["metadata.labels", "metadata.ownerReferences", "spec"]
 
 class Fixed(TypedDict):
     object: str
-    check: str
-    delivered: str  # merged, pr-open, refused, no-repo, not git-managed
+    check: str  # no-pdb, or the resource checks fixed together: "no-requests,no-limits"
+    delivered: str  # merged, pr-open, refused, no-repo, not git-managed, reported
     proposal: str
     pr: int
     path: str
     why: str
     steps: list[str]
+    values: list[str]  # what the fix sets and why: "web requests.memory 128Mi (the ...)"
 
 
 class Audit(TypedDict):
@@ -61,6 +78,7 @@ async def audit(
     fix: bool = True,
 ) -> Audit:
     images = await coverage.documents(toolbox, ImagePolicy)
+    blueprints = await coverage.documents(toolbox, NamespaceBlueprint)
     known = {n.name: n for n in await coverage.namespaces(toolbox)}
     if namespace is not None and namespace not in known:
         raise AgentError(
@@ -69,21 +87,36 @@ async def audit(
         )
     scope = [namespace] if namespace else sorted(known)
     labels = {name: known[name].labels for name in scope}
-    found, workloads = await look(toolbox, labels, images)
+    found, workloads = await look(toolbox, labels, images, blueprints)
     fixes: list[Fixed] = []
     if fix:
         for item in found:
             if item["fix"] == "pr" and item["check"] == "no-pdb":
                 fixes.append(await add_pdb(toolbox, repos, workloads[item["object"]]))
+        unsized: dict[str, list[str]] = {}
+        for item in found:
+            if item["fix"] == "pr" and item["check"] in RESOURCE_CHECKS:
+                unsized.setdefault(item["object"], []).append(item["check"])
+        for ref, checks in sorted(unsized.items()):
+            namespace = workloads[ref][1]["namespace"]
+            chosen = limit_range_of(blueprints, namespace, labels[namespace])
+            assert chosen is not None  # look marks a resource finding `pr` only then
+            fixed = await fill_resources(
+                toolbox, repos, workloads[ref], chosen, sorted(set(checks))
+            )
+            fixes.append(fixed)
     changed = any(f["delivered"] == "merged" for f in fixes)
-    remaining = (await look(toolbox, labels, images))[0] if changed else found
+    remaining = (await look(toolbox, labels, images, blueprints))[0] if changed else found
     notes = [] if images else ["no ImagePolicy: image registries were not checked"]
     return Audit(scope=namespace or "fleet", namespaces=scope, findings=found, fixes=fixes,
                  remaining=remaining, notes=notes)  # fmt: skip
 
 
 async def look(
-    toolbox: Toolbox, labels: Mapping[str, dict[str, str]], images: list[ImagePolicy]
+    toolbox: Toolbox,
+    labels: Mapping[str, dict[str, str]],
+    images: list[ImagePolicy],
+    blueprints: list[NamespaceBlueprint],
 ) -> tuple[list[Finding], dict[str, tuple[str, Json]]]:
     """Every finding in the namespaces of `labels` (name -> the namespace's labels), and the
     workloads by their finding name ("Deployment ns/name") for the fixes."""
@@ -107,11 +140,30 @@ async def look(
             chosen = [p.spec for p in images if p.spec.selects(row["namespace"], ns_labels)]
             base = "spec" if kind == "Pod" else "spec.template.spec"
             pod = spec if kind == "Pod" else (spec.get("template") or {}).get("spec") or {}
-            found += pod_spec(ref, pod, base, images=chosen)
+            judged = pod_spec(ref, pod, base, images=chosen)
+            if kind != "Pod" and limit_range_of(blueprints, row["namespace"], ns_labels):
+                for item in judged:  # a bare Pod's resources cannot change: only reported
+                    if item["check"] in RESOURCE_CHECKS:
+                        item["fix"] = "pr"
+            found += judged
             pdbs = [p for p in rows["PodDisruptionBudget"] if p["namespace"] == row["namespace"]]
             if (missing := needs_pdb(ref, kind, spec, pdbs)) is not None:
                 found.append(missing)
     return ranked(found), workloads
+
+
+def limit_range_of(
+    blueprints: list[NamespaceBlueprint], namespace: str, labels: dict[str, str]
+) -> NamespaceBlueprint | None:
+    """The first blueprint (by name) covering the namespace with a LimitRange."""
+    return next(
+        (
+            b
+            for b in blueprints
+            if b.spec.limitRange is not None and b.spec.selects(namespace, labels)
+        ),
+        None,
+    )
 
 
 def pdb_for(kind: str, row: Json) -> dict[str, Any]:
@@ -138,7 +190,7 @@ async def add_pdb(
     ref = f"{kind} {row['namespace']}/{row['name']}"
     path = f"platform/audits/{row['namespace']}/pdb-{row['name']}.yaml"
     done = Fixed(object=ref, check="no-pdb", delivered="not git-managed", proposal="", pr=0,
-                 path=path, why="", steps=[])  # fmt: skip
+                 path=path, why="", steps=[], values=[])  # fmt: skip
     repo_id = (row.get("metadata.labels") or {}).get(REPO_LABEL, "")
     repo = repos.get(repo_id)
     if not repo_id or repo is None:
@@ -175,6 +227,92 @@ async def add_pdb(
         return {**done, "delivered": "refused", "why": str(exc)}
     return {**done, "delivered": sent.status, "proposal": sent.proposal, "pr": sent.pr,
             "why": sent.why, "steps": sent.steps}  # fmt: skip
+
+
+async def fill_resources(
+    toolbox: Toolbox,
+    repos: Mapping[str, Toolbox],
+    workload: tuple[str, Json],
+    blueprint: NamespaceBlueprint,
+    checks: list[str],
+) -> Fixed:
+    """The workload's manifest with its containers' missing requests and limits set to the
+    blueprint's LimitRange defaults, by one PR. Read from git, not live: git is what the PR
+    changes, and a value git already holds is the owners' and stays."""
+    kind, row = workload
+    ref, namespace = f"{kind} {row['namespace']}/{row['name']}", row["namespace"]
+    done = Fixed(object=ref, check=",".join(checks), delivered="not git-managed", proposal="",
+                 pr=0, path="", why="", steps=[], values=[])  # fmt: skip
+    repo_id = (row.get("metadata.labels") or {}).get(REPO_LABEL, "")
+    repo = repos.get(repo_id)
+    if not repo_id or repo is None:
+        done["why"] = (
+            f"{ref} is not managed by a GitOps repository the Platform is given"
+            + (f" ({repo_id})" if repo_id else "")
+            + ": set its containers' requests and limits with its manifests"
+        )
+        done["delivered"] = "no-repo" if repo_id else "not git-managed"
+        return done
+    hits = await repo.call("find_manifest", kind=kind, name=row["name"], namespace=namespace)
+    plain = [h for h in hits.get("found", []) if not h.get("rendered_by")]
+    if not plain:
+        return {**done, "delivered": "reported", "why": (
+            f"no plain manifest of {repo_id} defines {ref} (a kustomization renders it, or it "
+            "is not in git): set its requests and limits where it is defined"
+        )}  # fmt: skip
+    path = str(plain[0]["file"])
+    text = await delivery.read(repo, path)
+    limits = blueprint.spec.limitRange
+    assert limits is not None
+    edits: list[Edit] = []
+    for container in _containers(text, kind, row["name"]):
+        at = f"spec.template.spec.containers[name={container['name']}].resources"
+        for key, (value, why) in filled(container, limits).items():
+            edits.append(Edit(f"{at}.{key}", value))
+            done["values"].append(f"{container['name']} {key} {value} ({why})")
+    try:
+        new_text = edit(text, edits, kind=kind, name=row["name"]) if edits else text
+    except ToolError as exc:
+        return {**done, "delivered": "reported", "path": path, "why": f"{path}: {exc.message}"}
+    said = "; ".join(done["values"]) or "nothing: git sets them already"
+    source = f"NamespaceBlueprint {blueprint.metadata.name}'s LimitRange"
+    change = delivery.Change(
+        path=path,
+        text=new_text,
+        title=f"Requests and limits for {ref}",
+        target=f"{kind.lower()}/{row['name']}",
+        namespace=namespace,
+        rationale=(
+            f"Audit: containers of {ref} set no requests or limits ({', '.join(checks)}). The "
+            f"Platform writes {source} defaults into its manifest: {said}. They are what the "
+            f"API server gives any container in {namespace} that sets none, so the pods keep "
+            "what they get; now they are in git, where the owners see and tune them."
+        ),
+        branch="platform/audit-resources",
+        live_object=_document(new_text, kind, row["name"]),
+    )
+    try:
+        sent = await delivery.pull_request(toolbox, repo, change)
+    except (Refused, ToolFailed) as exc:
+        return {**done, "delivered": "refused", "path": path, "why": str(exc)}
+    chose = f"set from {source} defaults: {said}"
+    return {**done, "delivered": sent.status, "proposal": sent.proposal, "pr": sent.pr,
+            "path": path, "why": sent.why, "steps": [chose, *sent.steps]}  # fmt: skip
+
+
+def _document(text: str, kind: str, name: str) -> dict[str, Any] | None:
+    for doc in yaml.safe_load_all(text):
+        if not isinstance(doc, dict) or doc.get("kind") != kind:
+            continue
+        if (doc.get("metadata") or {}).get("name") == name:
+            return doc
+    return None
+
+
+def _containers(text: str, kind: str, name: str) -> list[Json]:
+    doc = _document(text, kind, name) or {}
+    template = ((doc.get("spec") or {}).get("template") or {}).get("spec") or {}
+    return [c for c in template.get("containers") or [] if isinstance(c, dict) and c.get("name")]
 
 
 async def _list(

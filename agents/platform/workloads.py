@@ -6,9 +6,16 @@ would address it, and the value found there ("absent" when the field is missing)
 registries are allowed comes from the org's ImagePolicy documents, never from here.
 
 A finding's `fix` says whether a manifest change fixes it by pull request (`pr`: a missing
-PodDisruptionBudget, added as a new object next to the workload) or it is only reported
-(`report`: probes, security contexts, requests and limits, digests and registries need the
+PodDisruptionBudget, added as a new object next to the workload; missing requests or limits of a
+controller's containers where the namespace's NamespaceBlueprint has a LimitRange, filled from
+its defaults by `filled`) or it is only reported (`report`: probes, security contexts, digests
+and registries, and requests and limits where no blueprint says what a container gets, need the
 owners' judgement of values this agent cannot know).
+
+Why a blueprint's LimitRange defaults are the right values: they are what the API server gives
+every container in that namespace that sets none, at admission. Writing them into the pod
+template changes nothing the pods get; it puts the values where the owners see and tune them,
+and where the scheduler and the quota read them from the workload rather than from a default.
 """
 
 from __future__ import annotations
@@ -18,10 +25,13 @@ from typing import Any, Literal, TypedDict
 
 from pydantic import ValidationError
 
+from mcp_servers.policy.documents.blueprint import LimitRangeSpec, quantity
 from mcp_servers.policy.documents.images import ImageSpec, pinned, repository
 from mcp_servers.policy.documents.selectors import LabelSelector
 
 Severity = Literal["critical", "high", "medium", "low"]
+RESOURCE_CHECKS = ("no-requests", "no-limits")
+RESOURCES = ("cpu", "memory")
 SEVERITIES: tuple[Severity, ...] = ("critical", "high", "medium", "low")
 Json = dict[str, Any]
 
@@ -124,6 +134,40 @@ def _image(ref: str, image: str, at: str, images: Sequence[ImageSpec]) -> list[F
             "the image is not pinned by digest (@sha256:...): a re-tag changes what runs",
         ))  # fmt: skip
     return found
+
+
+def filled(container: Json, limits: LimitRangeSpec) -> dict[str, tuple[str, str]]:
+    """The requests and limits `container` lacks, as a LimitRange with `limits` would set them:
+    "requests.cpu" -> (value, why). A request defaults to `defaultRequest`, else to the default
+    limit (as Kubernetes does); a limit to `default`. A request is never set above the
+    container's limit, nor a limit below its request: the API server refuses either."""
+    resources = container.get("resources") or {}
+    asked, capped = dict(resources.get("requests") or {}), dict(resources.get("limits") or {})
+    made: dict[str, tuple[str, str]] = {}
+    for resource in RESOURCES:
+        if resource not in asked:
+            value = limits.defaultRequest.get(resource) or limits.default.get(resource)
+            why = "the blueprint's default request"
+            if value is not None and resource in capped and _above(value, capped[resource]):
+                why = f"its limit: the default request {value} is above it"
+                value = str(capped[resource])
+            if value is not None:
+                asked[resource] = value
+                made[f"requests.{resource}"] = (value, why)
+        if resource not in capped and (value := limits.default.get(resource)) is not None:
+            why = "the blueprint's default limit"
+            if resource in asked and _above(asked[resource], value):
+                why = f"its request: the default limit {value} is below it"
+                value = str(asked[resource])
+            made[f"limits.{resource}"] = (value, why)
+    return made
+
+
+def _above(one: object, other: object) -> bool:
+    try:
+        return quantity(one) > quantity(other)
+    except ValueError:
+        return False  # a value the API server would refuse anyway: leave the choice alone
 
 
 def needs_pdb(ref: str, kind: str, spec: Json, pdbs: Sequence[Json]) -> Finding | None:

@@ -3,6 +3,11 @@
 Built-in rules are named as evaluation cites them (`rule min-replicas`), so a person reading a
 verdict's citation can find the sentence that explains it here. Custom rules show their CEL as
 written: paraphrasing code would drift from it.
+
+The three kinds that judge no action are explained by what their reader does with them, named
+as that reader cites it: a NamespaceBlueprint by the objects the Platform agent renders in each
+namespace, an ImagePolicy by the audit's checks (`check image-registry`), a NodeReadinessPolicy
+by the Cluster Operator's rules (`rule device-plugin`, and `rule kubelet-ready`, always there).
 """
 
 from __future__ import annotations
@@ -14,11 +19,16 @@ from mcp_servers.policy.documents import (
     ChangePolicy,
     CostPolicy,
     EgressPolicy,
+    ImagePolicy,
+    NamespaceBlueprint,
+    NodeReadinessPolicy,
     Ownership,
     PriorityPolicy,
 )
+from mcp_servers.policy.documents.blueprint import Amounts
 from mcp_servers.policy.documents.common import Condition, format_duration
 from mcp_servers.policy.documents.priority import TEAM_LABEL
+from mcp_servers.policy.documents.selectors import LabelSelector
 
 
 def explain(policy: LoadedPolicy) -> list[str]:
@@ -46,6 +56,12 @@ def _body(document: object) -> list[str]:
         return _priority(document)
     if isinstance(document, Ownership):
         return _ownership(document)
+    if isinstance(document, NamespaceBlueprint):
+        return _blueprint(document)
+    if isinstance(document, ImagePolicy):
+        return _images(document)
+    if isinstance(document, NodeReadinessPolicy):
+        return _readiness(document)
     return []
 
 
@@ -133,6 +149,100 @@ def _egress(policy: EgressPolicy) -> list[str]:
     return lines + [_custom(rule, rule.effect) for rule in spec.rules]
 
 
+def _namespaces(names: list[str] | None, selector: LabelSelector | None) -> str:
+    """`namespace shop, or namespaces labelled kubecrew.io/class=team` ("" when neither)."""
+    chosen = []
+    if names is not None:
+        chosen.append(f"namespace {' or '.join(names)}")
+    if selector is not None:
+        chosen.append(f"namespaces labelled {selector.describe()}")
+    return ", or ".join(chosen)
+
+
+def _amounts(amounts: Amounts) -> str:
+    return ", ".join(f"{name} {value}" for name, value in amounts.items())
+
+
+def _blueprint(policy: NamespaceBlueprint) -> list[str]:
+    spec, name = policy.spec, policy.metadata.name
+    lines = [f"Selects {_namespaces(spec.namespaces, spec.namespaceSelector)}"]
+    if spec.requiredLabels:
+        lines.append(
+            f"required labels: each namespace carries {', '.join(spec.requiredLabels)} "
+            "(reported when missing, not fixed: it belongs in the Namespace's own manifest)"
+        )
+    if spec.resourceQuota is not None:
+        lines.append(
+            f"ResourceQuota {name}: the namespace may use at most "
+            f"{_amounts(spec.resourceQuota.hard)}"
+        )
+    limits = spec.limitRange
+    if limits is not None:
+        parts = [
+            f"{said} {_amounts(amounts)}"
+            for said, amounts in (
+                ("default requests (if it sets none)", limits.defaultRequest),
+                ("default limits (if it sets none)", limits.default),
+                ("at least", limits.min),
+                ("at most", limits.max),
+            )
+            if amounts
+        ]
+        lines.append(f"LimitRange {name}, per container: {'; '.join(parts)}")
+    if spec.networkPolicy is not None:
+        who = (
+            "only from pods of the same namespace"
+            if spec.networkPolicy.ingress == "same-namespace"
+            else "from nowhere (all ingress denied)"
+        )
+        lines.append(f"NetworkPolicy {name}: the namespace's pods accept traffic {who}")
+    if spec.teamAccess is not None:
+        lines.append(
+            f"RoleBinding {name}: ClusterRole {spec.teamAccess.clusterRole} for the owning team's "
+            "groups and users (from its Ownership; not rendered while no Ownership names them)"
+        )
+    lines.append(
+        "The Platform agent renders these objects in each selected namespace, fixes drift by "
+        "pull request and confirms from live state"
+    )
+    return lines
+
+
+def _images(policy: ImagePolicy) -> list[str]:
+    spec = policy.spec
+    where = _namespaces(spec.namespaces, spec.namespaceSelector) or "every namespace"
+    severity = "medium" if spec.requireDigest else "low"
+    return [
+        f"Selects the containers of pods in {where}",
+        f"check image-registry: an image pulled from outside {', '.join(spec.allowedRegistries)} "
+        "is a high-severity audit finding (a host, or a host/path prefix; `nginx` is pulled "
+        "from docker.io/library)",
+        f"check image-digest: an image not pinned by digest (@sha256:...) is a {severity}-"
+        "severity finding" + (" (requireDigest)" if spec.requireDigest else ""),
+        "The Platform agent's audit reports these with evidence; it judges no action",
+    ]
+
+
+def _nodes(selector: LabelSelector) -> str:
+    selected = selector.describe()
+    return "every node" if selected == "everything" else f"nodes labelled {selected}"
+
+
+def _readiness(policy: NodeReadinessPolicy) -> list[str]:
+    spec = policy.spec
+    lines = [
+        f"Selects {_nodes(spec.nodeSelector)}",
+        f"taint {spec.taint.describe()}: held on a selected node until every rule below holds "
+        "there, put back when one breaks",
+        "rule kubelet-ready: the kubelet reports the node Ready (always required, never enough)",
+    ]
+    for rule in spec.rules:
+        why = f": {rule.description}" if rule.description else ""
+        lines.append(f"rule {rule.name}: {rule.describe()}{why}")
+    lines.append("The Cluster Operator checks these on live state and removes the taint")
+    return lines
+
+
 def _change(policy: ChangePolicy) -> list[str]:
     spec = policy.spec
     lines = [f"Selects {spec.selector.describe()}"]
@@ -182,7 +292,33 @@ def summary(document: object) -> str:
     if isinstance(document, Ownership):
         agent = f" ({document.spec.agent})" if document.spec.agent else ""
         return f"team {document.spec.team}{agent}"
+    if isinstance(document, NamespaceBlueprint):
+        return _blueprint_summary(document)
+    if isinstance(document, ImagePolicy):
+        digests = ", digests required" if document.spec.requireDigest else ""
+        return f"images from {', '.join(document.spec.allowedRegistries)}{digests}"
+    if isinstance(document, NodeReadinessPolicy):
+        ready = document.spec
+        rules = ", ".join(rule.name for rule in ready.rules)
+        return f"{_nodes(ready.nodeSelector)} tainted {ready.taint.describe()} until {rules}"
     return ""
+
+
+def _blueprint_summary(policy: NamespaceBlueprint) -> str:
+    spec = policy.spec
+    parts = [
+        part
+        for part, given in (
+            ("quota", spec.resourceQuota),
+            ("limit range", spec.limitRange),
+            ("network policy", spec.networkPolicy),
+            ("team access", spec.teamAccess),
+        )
+        if given is not None
+    ]
+    if spec.requiredLabels:
+        parts.append(f"{len(spec.requiredLabels)} required label(s)")
+    return ", ".join(parts)
 
 
 def _capacity_summary(policy: CapacityPolicy) -> str:

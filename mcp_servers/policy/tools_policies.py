@@ -33,9 +33,11 @@ def register(mcp: FastMCP, deps: Deps) -> None:
     def list_policies(
         kind: str = "", limit: int = DEFAULT_LIMIT, offset: int = 0
     ) -> dict[str, Any]:
-        """The policy documents this server judges by: kind, name, owning team, what each mostly
+        """The policy documents this server holds: kind, name, owning team, what each mostly
         says, and the file it came from. kind: only CapacityPolicy, CostPolicy, EgressPolicy,
-        ChangePolicy, PriorityPolicy or Ownership."""
+        ChangePolicy, PriorityPolicy, Ownership, or the three that judge no action and are read
+        by the agents: NamespaceBlueprint, ImagePolicy (Platform), NodeReadinessPolicy
+        (Cluster Operator)."""
         chosen = [p for p in policies if kind in ("", p.kind)]
         shown = page(chosen, limit=limit, offset=offset, what="policies")
         return {

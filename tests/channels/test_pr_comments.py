@@ -43,13 +43,20 @@ def test_an_owners_comment_amends_the_pr_once_and_it_still_merges_by_review(
     assert reply.startswith(f"@alice-gh: done: {pr.head_commit[:12]} sets replicas 4")
     (audited,) = policy.store.audit(kind="mutation")
     assert audited.actor == "agent dev_team" and audited.subject == "Deployment shop/web"
+    new_proposal = str(audited.details["new_proposal"])
     assert audited.details == {
         "pr": number,
         "commit": pr.head_commit,
         "asked_by": "person alice",
         "approval": policy.request.id,
+        "new_proposal": new_proposal,
+        "new_approval": "",
     }
-    assert policy.now().state == "pending"  # a comment answers nothing
+    # 5 -> 4 needs no person: the old request is superseded, and the PR carries none now.
+    assert policy.now().state == "denied"
+    approved = "policy approved scale Deployment shop/web 5 -> 4 replicas directly (proposal "
+    assert f"{approved}{new_proposal}) without a person" in reply
+    assert "kubecrew-approval:" not in pr.body and pr.body.startswith("web has used under 10%")
 
     assert comments_synced(provider, manifests, policy) == []  # handled once, across restarts
     assert len(replies(provider, number)) == 1
@@ -70,7 +77,7 @@ def test_an_owners_comment_amends_the_pr_once_and_it_still_merges_by_review(
             "Merging is decided by reviews and policy",
         ),
         ("alice-gh", "@kubecrew cpu requests 250Mi", "not-understood", "not a quantity for cpu"),
-        ("alice-gh", "@kubecrew use 3 replicas", "unchanged", "already has replicas 3"),
+        ("alice-gh", "@kubecrew use 1 replica", "unchanged", "already has replicas 1"),
     ],
     ids=["stranger", "not-an-owner", "injection", "wrong-unit", "already-so"],
 )

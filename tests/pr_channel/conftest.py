@@ -1,6 +1,7 @@
 """The PR channel's world: a real manifests repository, a SQLite policy store holding the issue's
-escalated downscale (the Cluster Operator refuses the Dev Team's counter, so shop-admins decide),
-a people file, and the sync that reads reviews, run as a front door would run it."""
+escalated downscale (web 5 -> 1; the Cluster Operator refuses the Dev Team's counter, so
+shop-admins decide), a people file, the crew's PR making that change, and the sync that reads
+reviews, run as a front door would run it."""
 
 from __future__ import annotations
 
@@ -17,12 +18,14 @@ from mcp_servers.gitops.providers import provider_for
 from mcp_servers.gitops.providers.base import Provider
 from mcp_servers.gitops.repo import Repository
 from mcp_servers.gitops.server import build
+from mcp_servers.gitops.yamledit import Edit, edit
 from mcp_servers.policy.approvals import ApprovalRequest
 from mcp_servers.policy.negotiation import negotiate
 from mcp_servers.policy.people import People, load_people
 from mcp_servers.policy.store.sqlite import SqliteStore
 from tests.mcp.gitops.conftest import (
     Call,
+    git,
     manifests,  # noqa: F401  (a fixture: the repository)
     session,
     settings_for,
@@ -83,8 +86,25 @@ def synced(provider: Provider, policy: Policy, *, crew_author: str = "kubecrew")
         ledger.close()
 
 
-def crew_pr(repo_path: Path, request_id: str, **github: Any) -> tuple[Provider, int]:
-    """The crew's PR scaling web down, carrying `request_id`, opened through the gitops tools."""
+def live_count_in_git(repo_path: Path, *, pushed: bool = False) -> None:
+    """main says what the cluster runs before the downscale (web at 5 replicas, as the request's
+    `from`), committed as a person would; `pushed` to the clone's origin (GitHub)."""
+    manifest = repo_path / WEB
+    before = manifest.read_text()
+    manifest.write_text(edit(before, [Edit("spec.replicas", 5)], kind="Deployment"))
+    if manifest.read_text() == before:
+        return
+    git(repo_path, "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qam", "web at 5")
+    if pushed:
+        git(repo_path, "push", "-q", "origin", "main")
+
+
+def crew_pr(
+    repo_path: Path, request_id: str, *, replicas: int = 1, **github: Any
+) -> tuple[Provider, int]:
+    """The crew's PR scaling web down from 5 (the request's scale 5 -> 1 by default) carrying
+    `request_id`, opened through the gitops tools."""
+    live_count_in_git(repo_path, pushed=bool(github))
     settings = settings_for(repo_path, **github)
     opened: dict[str, Any] = {}
 
@@ -96,7 +116,7 @@ def crew_pr(repo_path: Path, request_id: str, **github: Any) -> tuple[Provider, 
                 path=WEB,
                 kind="Deployment",
                 name="web",
-                edits=[{"path": "spec.replicas", "value": 3}],
+                edits=[{"path": "spec.replicas", "value": replicas}],
                 body="web has used under 10% CPU for an hour.",
                 approval=request_id,
             )

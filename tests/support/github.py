@@ -314,6 +314,8 @@ def _get_pull(gh: FakeGitHub, number: str, *, headers: Any, **_: Any) -> Json | 
 
 def _update_pull(gh: FakeGitHub, number: str, *, body: Json, **_: Any) -> Json:
     pull = gh.pull(number)
+    if "body" in body:  # GitHub edits the description in place; title and state likewise
+        pull.body = str(body["body"] or "")
     if body.get("state") == "closed" and pull.state == "open":
         pull.frozen_head, pull.state = gh.head_sha(pull), "closed"
     return gh.pull_json(pull, single=True)

@@ -64,6 +64,15 @@ class PullRequest(BaseModel):
         return bool(latest) and all(v == "approve" for v in latest.values())
 
 
+class FileChange(BaseModel):
+    """One file a pull request changes, as text before (where the PR forked from its base, or
+    the merge's first parent) and after (its head, or the merge); None where it is absent."""
+
+    path: str
+    before: str | None
+    after: str | None
+
+
 class PullRequestDetail(BaseModel):
     pr: PullRequest
     diff: str
@@ -97,6 +106,16 @@ class Provider(Protocol):
     def close(self, number: int) -> PullRequest: ...
 
     def revert(self, number: int, *, author: str) -> PullRequest: ...
+
+    def file_changes(self, number: int) -> list[FileChange]:
+        """The text of each file the PR changes, before and after: what a reviewer approves,
+        read whole (unlike `get`'s diff, which is cut to fit)."""
+        ...
+
+    def set_body(self, number: int, *, body: str) -> PullRequest:
+        """Replace an open PR's description (its title, commits and reviews stay). Conflict
+        when the PR is not open."""
+        ...
 
     def advance(self, number: int) -> PullRequest:
         """Publish the commits added to an open PR's head branch since it was opened (or last

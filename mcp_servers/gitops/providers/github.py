@@ -24,6 +24,7 @@ from mcp_servers.gitops.providers.base import (
     Check,
     CheckState,
     Comment,
+    FileChange,
     PrState,
     PullRequest,
     PullRequestDetail,
@@ -32,7 +33,7 @@ from mcp_servers.gitops.providers.base import (
 )
 from mcp_servers.gitops.providers.github_api import DEFAULT_API_URL, GitHubApi, Json
 from mcp_servers.gitops.providers.github_git import GitRemote
-from mcp_servers.gitops.providers.local import bounded_diff
+from mcp_servers.gitops.providers.local import bounded_diff, file_changes, fork_point
 from mcp_servers.gitops.repo import Repository
 
 _SLUG = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]*)/[A-Za-z0-9._-]+$")
@@ -159,6 +160,24 @@ class GitHubProvider:
 
     def close(self, number: int) -> PullRequest:
         return _pull_request(self._api.json("PATCH", f"pulls/{number}", json={"state": "closed"}))
+
+    def file_changes(self, number: int) -> list[FileChange]:
+        """Read from the clone, after fetching what GitHub has: the head branch (someone
+        else may have opened or pushed it) and the base, which holds a merge."""
+        pr = _pull_request(self._pull(number))
+        base = self._git.fetch(pr.base)
+        if pr.state == "merged" and pr.merge_commit:
+            merge = self.repo.git_repo.commit(pr.merge_commit)
+            return file_changes(self.repo, merge.parents[0].hexsha, merge.hexsha)
+        self._git.fetch(pr.head)
+        return file_changes(self.repo, fork_point(self.repo, base, pr.head_commit), pr.head_commit)
+
+    def set_body(self, number: int, *, body: str) -> PullRequest:
+        pr = _pull_request(self._pull(number))
+        if pr.state != "open":
+            raise Conflict(f"pull request #{number} is {pr.state}; only open ones can change")
+        self._api.json("PATCH", f"pulls/{number}", json={"body": body})
+        return self._with_activity(self._pull(number))
 
     def advance(self, number: int) -> PullRequest:
         pr = _pull_request(self._pull(number))

@@ -21,6 +21,7 @@ from mcp_servers.common.errors import Conflict, InvalidArgument, NotFound
 from mcp_servers.gitops.providers.base import (
     Check,
     Comment,
+    FileChange,
     PrState,
     PullRequest,
     PullRequestDetail,
@@ -38,6 +39,31 @@ def bounded_diff(diff: str) -> tuple[str, str]:
     if len(diff) <= DIFF_BUDGET:
         return diff, ""
     return diff[:DIFF_BUDGET], "diff cut to fit; read_manifest at the head ref"
+
+
+def file_changes(repo: Repository, before: str, after: str) -> list[FileChange]:
+    """Each file that differs between commits `before` and `after` (shas), whole, both sides."""
+    listing = str(repo.git_repo.git.diff("--name-only", "--no-renames", before, after))
+
+    def text(ref: str, path: str) -> str | None:
+        try:
+            return repo.read(ref, path)
+        except NotFound:
+            return None
+
+    return [
+        FileChange(path=path, before=text(before, path), after=text(after, path))
+        for path in listing.splitlines()
+        if path
+    ]
+
+
+def fork_point(repo: Repository, base: str, head: str) -> str:
+    """Where `head` forked from `base` (their merge base), as a sha; a PR's diff starts there."""
+    found = repo.git_repo.merge_base(repo.resolve(base), repo.resolve(head))
+    if not found:
+        raise Conflict(f"{head} shares no history with {base}; it cannot be compared")
+    return str(found[0].hexsha)
 
 
 def _now() -> str:
@@ -159,6 +185,20 @@ class LocalProvider:
     def close(self, number: int) -> PullRequest:
         pr = self._open_one(number)
         pr.state = "closed"
+        return self._save(pr)
+
+    def file_changes(self, number: int) -> list[FileChange]:
+        pr = self._load(number)
+        if pr.state == "merged" and pr.merge_commit:
+            merge = self.repo.git_repo.commit(pr.merge_commit)
+            return file_changes(self.repo, merge.parents[0].hexsha, merge.hexsha)
+        return file_changes(
+            self.repo, fork_point(self.repo, pr.base, pr.head_commit), pr.head_commit
+        )
+
+    def set_body(self, number: int, *, body: str) -> PullRequest:
+        pr = self._open_one(number)
+        pr.body = body
         return self._save(pr)
 
     def advance(self, number: int) -> PullRequest:
