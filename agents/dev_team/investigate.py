@@ -44,9 +44,12 @@ async def investigate_workload(toolbox: Toolbox, target: TargetRef) -> list[Obse
     seen.append(await observe(toolbox, "events", namespace=namespace, type="Warning", limit=20))
     pod, crashed = _showing_pod(target, diagnosis["result"].get("findings", []))
     if pod:
-        seen.append(
-            await observe(toolbox, "logs", pod=pod, namespace=namespace, tail=20, previous=crashed)
+        logs = await observe(
+            toolbox, "logs", pod=pod, namespace=namespace, tail=20, previous=crashed
         )
+        if crashed and logs["error"]:  # not restarted yet (a failing readiness probe): its own
+            logs = await observe(toolbox, "logs", pod=pod, namespace=namespace, tail=20)
+        seen.append(logs)
     if target["kind"] == "Deployment":
         seen.append(await observe(toolbox, "rollout_history", name=name, namespace=namespace))
     if toolbox.has("golden_signals"):

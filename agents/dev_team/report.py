@@ -36,6 +36,14 @@ PLAIN_WORDS = {
     "to (a ConfigMap or Secret) is missing.",
     "Unschedulable": "no node can run the pod as asked (resources, taints or affinity).",
     "LogErrors": "the application is running but logs errors for a share of its requests.",
+    "ServiceBackendScaledToZero": "the Service has nothing to send traffic to: the workload "
+    "behind it runs no replicas, so every request to it fails.",
+    "ServiceNoReadyEndpoints": "the Service's pods exist but none is Ready, so the Service has "
+    "no address to send traffic to; the pods' own problem is the cause.",
+    "StorageClassNotFound": "a volume claim asks for a kind of storage (StorageClass) the "
+    "cluster does not have, so no volume is made and the pods using it wait.",
+    "HPAMissingRequests": "the autoscaler scales on CPU use as a share of the CPU requested, and "
+    "the pods request none, so it cannot tell when to scale.",
 }
 NOTHING_CHANGED = (
     "I changed nothing: this was a read-only investigation. To apply the fix, run its steps "
