@@ -14,15 +14,17 @@ terminal; with `--skip-permissions` it proceeds without asking, as far as policy
 write still goes through the policy gate and the audit log, and one that policy gives to a
 person is not taken (exit 3) - skipping permissions never skips an approval.
 
-The brain is the deterministic planner unless `KUBECREW_MODEL=provider:model` is set; the
-conversation's checkpoints and memory live under `$KUBECREW_HOME/agents/dev_team/`.
+The agent's servers come from `kubecrew.crew` (the crew options and `$KUBECREW_HOME/crew.yaml`):
+every write is policy-gated and audited, and with `--repo` drift, right-sizing, deploys and
+resilience changes go by pull request to that GitOps repository. The brain is the
+deterministic planner unless `KUBECREW_MODEL=provider:model` is set; the conversation's
+checkpoints and memory live under `$KUBECREW_HOME/agents/dev_team/`.
 """
 
 from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import anyio
@@ -30,6 +32,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from kubecrew.crew import CrewOptions, crew_options, resolve
 from kubecrew.terminal import print_failure
 
 AGENT = "dev_team"
@@ -38,6 +41,7 @@ NEEDS_APPROVAL = 3
 READ_ONLY_INTENTS = frozenset({"diagnose", "unsupported"})  # the rest may change the cluster
 
 
+@crew_options
 def ask(
     question: Annotated[
         str | None,
@@ -46,20 +50,9 @@ def ask(
             show_default=False,
         ),
     ] = None,
-    kubeconfig: Annotated[
-        Path | None,
-        typer.Option(help="kubeconfig file [default: $KUBECONFIG, else ~/.kube/config]"),
-    ] = None,
-    context: Annotated[
-        str | None, typer.Option(help="kubeconfig context [default: the current one]")
-    ] = None,
     namespace: Annotated[
         str | None,
         typer.Option("--namespace", "-n", help="look for the workload in this namespace only"),
-    ] = None,
-    prometheus: Annotated[
-        str | None,
-        typer.Option(help="Prometheus URL: adds golden signals (rate, errors, latency)"),
     ] = None,
     thread: Annotated[
         str | None, typer.Option(help="continue this conversation (its id) [default: a new one]")
@@ -76,6 +69,8 @@ def ask(
             "each write, and one that needs a person's approval is refused (exit 3)",
         ),
     ] = False,
+    *,
+    crew: CrewOptions,
 ) -> None:
     """Ask the Dev Team agent about a workload: why it fails (it reads and answers with
     evidence), or to fix, deploy or right-size it (after you say yes, or with
@@ -88,6 +83,7 @@ def ask(
     kubecrew ask "what's wrong with checkout" -n shop --json
     echo "why is web failing" | kubecrew ask --kubeconfig ./kubeconfig --quiet
     kubecrew ask "fix web" -n shop --skip-permissions
+    kubecrew ask "has web drifted?" -n shop --repo ./shop-gitops --skip-permissions
     ```
     """
     from_stdin = question is None
@@ -97,28 +93,16 @@ def ask(
     from agents.runtime.brain import planner_from_env
     from agents.runtime.errors import AgentError, ToolFailed
     from agents.runtime.intents import parse
-    from agents.runtime.toolbox import Servers
-    from mcp_servers.kube.settings import KubeSettings
-    from mcp_servers.metrics.settings import MetricsSettings
-    from mcp_servers.policy.tools_base import PolicySettings
+    from mcp_servers.common.errors import ToolError
 
+    try:
+        servers = resolve(crew).servers(AGENT)
+    except ToolError as exc:
+        _fail(exc.message)
     progress = Console(stderr=True, highlight=False, quiet=quiet)
     changes = parse(asked, namespace=namespace).kind not in READ_ONLY_INTENTS
     if changes and not skip_permissions:
         _permit(asked, interactive=not from_stdin and sys.stdin.isatty())
-    policy = PolicySettings(agent=AGENT) if changes else None
-    servers = Servers(
-        kube=KubeSettings(
-            kubeconfig=kubeconfig,
-            context=context,
-            policies=tuple(policy.policy_paths()) if policy else (),
-            agent=AGENT,
-        ),
-        metrics=MetricsSettings(prometheus_url=prometheus, kubeconfig=kubeconfig, context=context)
-        if prometheus
-        else None,
-        policy=policy,
-    )
 
     def on_call(tool: str, _arguments: dict[str, Any]) -> None:
         progress.print(f"[dim]  tool {escape(tool)}[/]")

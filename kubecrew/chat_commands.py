@@ -5,7 +5,11 @@ back asking which), approval commands ("approve a-1a2b3c4d", "deny a-... because
 "approvals") answered in the policy store as you. Who you are follows `kubecrew approvals`
 (`--as`/`--group`, or the API server's word with `--store kubernetes`), decided once at start.
 The session is one conversation (one LangGraph thread), so follow-ups keep their context;
-`--session NAME` picks one up again later, even after a restart.
+`--session NAME` picks one up again later, even after a restart. Each agent gets the crew's
+servers (`kubecrew.crew`: policy-gated kube, the policy server, the GitOps repository with
+`--repo`), and the approvals are answered in the same policy store (`--policy-store`, or its
+older name `--store`). A "fix web" that policy gives to a person says which request waits and
+who may answer; "approve <id>" in the same chat grants it and resumes the fix, once.
 
 Input: on a terminal, prompt_toolkit gives line editing and history (kept in
 `$KUBECREW_HOME/chat_history`); a line ending in a backslash continues on the next, and a
@@ -29,7 +33,8 @@ from rich.rule import Rule
 from rich.status import Status
 
 from kubecrew.approval_commands import AsOption, GroupOption
-from kubecrew.proposal_commands import StoreOption
+from kubecrew.crew import CrewOptions, crew_home, crew_options, resolve
+from kubecrew.terminal import print_failure
 
 if TYPE_CHECKING:
     from kubecrew.frontdoor import FrontDoor, Reply
@@ -41,25 +46,16 @@ _STYLES = {"approval": "green", "refused": "red", "unavailable": "yellow", "clar
 Reader = Callable[[str], str]  # a prompt in, one line of input out; EOFError at the end
 
 
+@crew_options
 def chat(
-    kubeconfig: Annotated[
-        Path | None,
-        typer.Option(help="kubeconfig file [default: $KUBECONFIG, else ~/.kube/config]"),
-    ] = None,
-    context: Annotated[
-        str | None, typer.Option(help="kubeconfig context [default: the current one]")
-    ] = None,
-    prometheus: Annotated[
-        str | None,
-        typer.Option(help="Prometheus URL: adds golden signals (rate, errors, latency)"),
-    ] = None,
-    store: StoreOption = None,
     as_: AsOption = None,
     group: GroupOption = None,
     session: Annotated[
         str | None,
         typer.Option(help="continue this conversation (any name) [default: a new one]"),
     ] = None,
+    *,
+    crew: CrewOptions,
 ) -> None:
     """Talk to the crew: ask about workloads or nodes, list and answer approval requests.
 
@@ -70,33 +66,33 @@ def chat(
     ```
     kubecrew chat
     kubecrew chat --as alice --group shop-admins --session incident-42
+    kubecrew chat --repo ./shop-gitops      # fixes and deploys go by pull request
     ```
     """
     from agents.runtime.brain import planner_from_env
-    from agents.runtime.toolbox import Servers
     from kubecrew.approval_commands import _identity
-    from kubecrew.frontdoor import FrontDoor, crew_home
-    from mcp_servers.kube.settings import KubeSettings
-    from mcp_servers.metrics.settings import MetricsSettings
+    from kubecrew.frontdoor import FrontDoor
+    from mcp_servers.common.errors import ToolError
     from mcp_servers.policy.store import open_store
 
-    home = crew_home()
-    opened = open_store(store)
+    try:
+        resolved = resolve(crew)
+        opened = open_store(resolved.policy_store)
+    except ToolError as exc:
+        print_failure(exc.message)
+        raise typer.Exit(1) from exc
     try:
         person = _identity(opened, as_, group)
     finally:
         opened.close()
-    metrics = (
-        MetricsSettings(prometheus_url=prometheus, kubeconfig=kubeconfig, context=context)
-        if prometheus
-        else None
-    )
+    home = crew_home()
     door = FrontDoor(
-        servers=Servers(kube=KubeSettings(kubeconfig=kubeconfig, context=context), metrics=metrics),
+        servers=resolved.servers("dev_team"),
         planner=planner_from_env(),
         home=home,
-        open_store=lambda: open_store(store),
+        open_store=lambda: open_store(resolved.policy_store),
         via="cli",
+        agent_servers=resolved.servers,
     )
     out = Console(highlight=False, soft_wrap=True)
     key = f"terminal:{session or uuid.uuid4().hex[:12]}"

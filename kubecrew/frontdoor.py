@@ -19,6 +19,15 @@ it. What happens, in order:
    follow-up that names nothing ("is it still failing?") is about the same workload, and a
    reply to "which one?" ("shop") narrows the waiting question to that namespace.
 
+4. A change the agent's remediation loop gives to a person ("fix web" under a ChangePolicy
+   approval) is answered with the request, who may answer it, and how; the conversation
+   remembers the request, and "approve <id>" in the same conversation grants it and resumes the
+   waiting thread then and there, once: the agent's loop claims the answer from the store as
+   that thread, and a second "approve" finds the request ended and resumes nothing.
+
+Each agent gets its own servers when the door has `agent_servers` (`kubecrew.crew`: the kube
+server's gate and the policy server act as that agent); else every agent shares `servers`.
+
 An agent is imported when first asked for (`agents.<agent>.conversation`, all of the same
 shape), so an agent that is not installed is an answer saying so, not an import error.
 """
@@ -27,13 +36,12 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
 import re
 import sqlite3
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from contextlib import closing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
@@ -64,6 +72,7 @@ _STEMS: dict[AgentName, tuple[str, ...]] = {
     "dev_team": (
         "workload", "deploy", "fail", "log", "crash", "broke", "error", "pod", "restart",
         "oom", "rollout", "image", "service", "app", "dev", "wrong", "down", "probe", "slow",
+        "fix", "heal", "drift", "rightsiz", "right-siz", "surviv", "resilien",
     ),
 }  # fmt: skip
 _ANSWER = re.compile(
@@ -98,12 +107,7 @@ class _Thread:
     namespace: str | None = None
     target: dict[str, str] | None = None  # the last target the agent answered about
     options: list[dict[str, str]] = field(default_factory=list)  # when it asked "which one?"
-
-
-def crew_home(environ: Mapping[str, str] = os.environ) -> Path:
-    """`$KUBECREW_HOME`, else ~/.kubecrew: the agents' and the front door's files live under it."""
-    base = environ.get("KUBECREW_HOME")
-    return Path(base) if base else Path.home() / ".kubecrew"
+    waiting: str = ""  # the approval request the agent's thread waits for, if any
 
 
 def _utc_now() -> datetime:
@@ -118,6 +122,7 @@ class FrontDoor:
     open_store: Callable[[], Store]
     via: Channel  # the channel answers are recorded as given through
     now: Callable[[], datetime] = _utc_now
+    agent_servers: Callable[[str], Servers] | None = None  # each agent's own; None: `servers`
 
     async def handle(
         self, key: str, text: str, person: Identity | None, *, progress: Progress | None = None
@@ -130,7 +135,9 @@ class FrontDoor:
         if answered:
             verb = answered["verb"].lower()
             verdict: AnswerVerdict = "grant" if verb in ("approve", "grant") else "deny"
-            return self._answer(answered["id"].lower(), verdict, answered["reason"], person)
+            request = answered["id"].lower()
+            reply = self._answer(request, verdict, answered["reason"], person)
+            return await self._resume_waiting(key, request, reply, progress)
         remembered = self._load(key)
         agent = route(said, current=remembered.agent)
         if agent is None and remembered.question and not remembered.agent:
@@ -174,15 +181,10 @@ class FrontDoor:
                 progress(f"{node} done")
 
         try:
-            async with module.conversation(
-                self.servers,
-                self.planner,
-                home=self.home / "agents" / agent,
-                thread=remembered.thread,
-                on_call=on_call,
-            ) as talk:
+            async with self._talk(module, agent, remembered, on_call) as talk:
                 narrowed = {} if namespace is None else {"namespace": namespace}
                 outcome = await talk.ask(question, on_node=on_node, **narrowed)
+                waits = await _waiting(talk, outcome)
         except ToolFailed as exc:
             reason = f"no cluster reachable: {exc.reason}" if exc.unreachable else exc.message
             return Reply(reason, "unavailable", agent=agent, thread=remembered.thread)
@@ -195,8 +197,105 @@ class FrontDoor:
         if target:
             remembered.target = dict(target)
         remembered.options = list(report.get("options", [])) if clarifying else []
+        remembered.waiting = waits.request if waits is not None else ""
+        if waits is not None:
+            text = _waiting_text(waits.request, waits.asked, self.via)
+            report = {**report, "waiting_for": waits.request, "asked": waits.asked}
+            return Reply(text, "approval", agent=agent, thread=outcome.thread, report=report)
         kind: ReplyKind = "clarify" if clarifying else "answer"
         return Reply(outcome.answer, kind, agent=agent, thread=outcome.thread, report=report)
+
+    def _talk(self, module: ModuleType, agent: AgentName, remembered: _Thread, on_call: Any) -> Any:
+        """The agent's conversation on the remembered thread, with the agent's own servers."""
+        servers = self.agent_servers(agent) if self.agent_servers else self.servers
+        return module.conversation(
+            servers,
+            self.planner,
+            home=self.home / "agents" / agent,
+            thread=remembered.thread,
+            on_call=on_call,
+        )
+
+    async def _resume_waiting(
+        self, key: str, request: str, reply: Reply, progress: Progress | None
+    ) -> Reply:
+        """After an answer in conversation `key`: its thread, if it waits on `request`, resumed
+        once, the answer and what the agent then did in one reply."""
+        if reply.report.get("state") not in ("granted", "denied", "expired"):
+            return reply
+        resumed = await self._resume(key, request, progress)
+        if resumed is None:
+            return reply
+        text = f"{reply.text}\n{resumed.text}"
+        return replace(resumed, text=text, report={**reply.report, **resumed.report})
+
+    async def resume_answered(self, *, progress: Progress | None = None) -> list[tuple[str, Reply]]:
+        """Every conversation whose waiting request has ended, however it was answered (a Slack
+        click, `kubecrew approvals`, a PR review), resumed once: (conversation key, reply)."""
+        with closing(self._db()) as db:
+            rows = db.execute("SELECT data FROM conversations").fetchall()
+        waiting = [t for t in (_Thread(**json.loads(row[0])) for row in rows) if t.waiting]
+        if not waiting:
+            return []
+        with closing(self.open_store()) as store:
+            store.expire(now=self.now())
+            ended = [t for t in waiting if _ended(store, t.waiting)]
+        done = []
+        for remembered in ended:
+            resumed = await self._resume(remembered.key, remembered.waiting, progress)
+            if resumed is not None:
+                done.append((remembered.key, resumed))
+        return done
+
+    async def _resume(self, key: str, request: str, progress: Progress | None) -> Reply | None:
+        remembered = self._take_waiting(key, request)
+        if remembered is None or remembered.agent is None:
+            return None  # not waiting on it, or another caller took it up first
+        module = _agent_module(remembered.agent)
+        if module is None:
+            return None
+
+        def on_node(node: str) -> None:
+            if progress is not None:
+                progress(f"{node} done")
+
+        try:
+            async with self._talk(module, remembered.agent, remembered, None) as talk:
+                outcome = await talk.resume(on_node=on_node)
+                waits = await _waiting(talk, outcome)
+        except (ToolFailed, AgentError) as exc:
+            text = f"Resuming the work that waited for {request} failed: {exc}"
+            return Reply(text, "unavailable", agent=remembered.agent, thread=remembered.thread)
+        if waits is not None:  # asked again (a next fix that also needs a person)
+            remembered.waiting = waits.request
+            self._save(remembered)
+            more = _waiting_text(waits.request, waits.asked, self.via)
+        else:
+            more = outcome.answer
+        data = {"resumed": outcome.thread, "outcome": outcome.report}
+        text = f"Resumed the work that waited for {request} (thread {outcome.thread}):\n{more}"
+        return Reply(text, "answer", agent=remembered.agent, thread=outcome.thread, report=data)
+
+    def _take_waiting(self, key: str, request: str) -> _Thread | None:
+        """The conversation, no longer waiting, if it waited on `request`: one transaction, so
+        of two callers (a chat answer and a poll) one resumes it."""
+        with closing(self._db()) as db:
+            db.isolation_level = None
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                row = db.execute("SELECT data FROM conversations WHERE key = ?", (key,)).fetchone()
+                remembered = None if row is None else _Thread(**json.loads(row[0]))
+                if remembered is None or remembered.waiting != request:
+                    db.execute("ROLLBACK")
+                    return None
+                remembered.waiting = ""
+                data = json.dumps(remembered.__dict__)
+                db.execute("UPDATE conversations SET data = ? WHERE key = ?", (data, key))
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        return remembered
 
     def _answer(
         self, request_id: str, verdict: AnswerVerdict, reason: str, person: Identity | None
@@ -255,6 +354,33 @@ class FrontDoor:
         data = json.dumps(remembered.__dict__)
         with closing(self._db()) as db, db:
             db.execute("INSERT OR REPLACE INTO conversations VALUES (?, ?)", (remembered.key, data))
+
+
+def _ended(store: Store, request: str) -> bool:
+    try:
+        return store.approval(request).ended
+    except ToolError:  # gone: resuming lets the agent's loop say so and escalate
+        return True
+
+
+async def _waiting(talk: Any, outcome: Any) -> Any:
+    """What an unfinished outcome's thread waits for, where the agent can say."""
+    waiting = getattr(talk, "waiting", None)
+    if getattr(outcome, "finished", True) or waiting is None:
+        return None
+    return await waiting()
+
+
+def _waiting_text(request: str, asked: str, via: Channel) -> str:
+    how = "click Approve on its message, or say" if via == "slack" else "say"
+    return "\n".join(
+        [
+            f"Not done yet: this change waits for approval request {request}.",
+            f"Who may answer: {asked}" if asked else f"It waits for {request} to be answered.",
+            f"An approver can {how} 'approve {request}' (or 'deny {request} because ...') here;",
+            "granted here, the work carries on at once, exactly once.",
+        ]
+    )
 
 
 def route(text: str, *, current: AgentName | None = None) -> AgentName | None:

@@ -3,15 +3,15 @@
 The loop learns, recommends, mutates (a GitOps pull request when `--repo` names the team's
 manifests repository and it defines the object; else a gated kube write where policy allows)
 and validates; the outcome, with its attempts and evidence, goes to stdout and progress to
-stderr. Exit status: 0 healed (or nothing to heal), 3 escalated to a person or waiting for a
-person's approval (the request, who may answer it, and the thread to resume are printed), 1 a
-failure. Checkpoints and memory live under `$KUBECREW_HOME/agents/dev_team/`, so `--thread`
-resumes a run that stopped: after a crash, or once the approval request has been answered.
+stderr; its servers, their options and the crew file are `kubecrew.crew`'s. Exit status: 0
+healed (or nothing to heal), 3 escalated to a person or waiting for a person's approval (the
+request, who may answer it, and the thread to resume are printed), 1 a failure. Checkpoints
+and memory live under `$KUBECREW_HOME/agents/dev_team/`, so `--thread` resumes a run that
+stopped: after a crash, or once the approval request has been answered.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import anyio
@@ -19,26 +19,21 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from kubecrew.crew import CrewOptions, crew_options, resolve
 from kubecrew.terminal import print_failure
 
 ESCALATED = 3
 
 
+@crew_options
 def heal(
     name: Annotated[str, typer.Argument(help="The workload to heal: web, or shop/web.")],
     namespace: Annotated[
         str | None, typer.Option("--namespace", "-n", help="its namespace")
     ] = None,
-    kubeconfig: Annotated[Path | None, typer.Option(help="kubeconfig file")] = None,
-    context: Annotated[str | None, typer.Option(help="kubeconfig context")] = None,
-    repo: Annotated[
-        Path | None, typer.Option(help="the team's GitOps repository (changes go by PR there)")
-    ] = None,
-    policies: Annotated[
-        list[Path] | None, typer.Option("--policies", help="policy files or directories")
-    ] = None,
-    policy_store: Annotated[str | None, typer.Option(help="policy store (path)")] = None,
     thread: Annotated[str | None, typer.Option(help="resume this run (its id)")] = None,
+    *,
+    crew: CrewOptions,
 ) -> None:
     """Heal a workload: fix, validate, roll back and retry, or escalate with the evidence.
 
@@ -48,30 +43,13 @@ def heal(
     from agents.runtime.brain import planner_from_env
     from agents.runtime.errors import AgentError
     from agents.runtime.loop.run import LoopResult
-    from agents.runtime.toolbox import Servers
-    from mcp_servers.gitops.settings import GitopsSettings
-    from mcp_servers.kube.settings import KubeSettings
-    from mcp_servers.policy.tools_base import PolicySettings
+    from mcp_servers.common.errors import ToolError
 
-    chosen = tuple(policies or ())
-    servers = Servers(
-        kube=KubeSettings(
-            kubeconfig=kubeconfig,
-            context=context,
-            policies=KubeSettings.policy_list(chosen),
-            policy_store=policy_store,
-            agent="dev_team",
-        ),
-        gitops=GitopsSettings(
-            repo=repo,
-            state_dir=GitopsSettings.default_state_dir(repo),
-            kubeconfig=kubeconfig,
-            context=context,
-        )
-        if repo
-        else None,
-        policy=PolicySettings(policies=chosen, store=policy_store, agent="dev_team"),
-    )
+    try:
+        servers = resolve(crew).servers("dev_team")
+    except ToolError as exc:
+        print_failure(exc.message)
+        raise typer.Exit(1) from exc
     progress = Console(stderr=True, highlight=False)
 
     async def go() -> LoopResult:

@@ -69,6 +69,19 @@ def _report_ready(home: Home, url: str, *, detail: str) -> None:
     _line(f"[bold green]Sandbox ready[/] at {escape(url)} with {nodes} nodes ({escape(detail)}).")
     _line(escape(f"export KUBECONFIG={home.kubeconfig}"))
     _install_agents(home)
+    _crew_file(home)
+
+
+def _crew_file(home: Home) -> None:
+    """Point the crew (ask, chat, heal, watch, slack) at this sandbox, unless a crew file
+    already says where to point it: a person's choice is never overwritten."""
+    from kubecrew.crew import crew_file, write_crew_file
+
+    written = write_crew_file(kubeconfig=home.kubeconfig)
+    if written is not None:
+        _line(escape(f"Crew file written: {written} (the crew's commands use this sandbox)"))
+    else:
+        _line(escape(f"Crew file {crew_file()} already exists: left as it is"))
 
 
 def _install_agents(home: Home) -> None:

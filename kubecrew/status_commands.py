@@ -5,7 +5,9 @@ planner, or the model `KUBECREW_MODEL` names), the approval requests waiting for
 incidents the notify step recorded (`$KUBECREW_HOME/agents/incidents.sqlite`: absent means none
 recorded, not an error), the open pull requests of a GitOps repository (`--repo`, the local
 provider's records beside it), and the policy store's most recent decisions. A policy store
-that does not exist yet is an empty one here: `status` must not create files.
+that does not exist yet is an empty one here: `status` must not create files. The store and
+the repository default to the crew file's (`kubecrew.crew`), as for every front door; an
+incident whose heal waits for a person names the approval request it waits for.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from kubecrew.proposal_commands import StoreOption
+from kubecrew.terminal import print_failure
 
 if TYPE_CHECKING:
     from mcp_servers.policy.store.base import Store
@@ -45,6 +48,15 @@ def status(
     kubecrew status --repo ./deploy --json
     ```
     """
+    from kubecrew.crew import crew_file, read_crew_file
+    from mcp_servers.common.errors import ToolError
+
+    try:
+        crew = read_crew_file(crew_file())
+    except ToolError as exc:
+        print_failure(exc.message)
+        raise typer.Exit(1) from exc
+    store, repo = store or crew.policy_store, repo or crew.repo
     data = {
         "agents": _agents(),
         **_policy(store, decisions),
@@ -130,12 +142,19 @@ def _incidents() -> list[Json]:
     recorded = Incidents(path)
     try:
         found = recorded.unresolved()
+        waits = {i.fingerprint: w.request for i, w in recorded.waiting()}
     finally:
         recorded.close()
     return [
         {"subject": i.subject, "state": i.state, "summary": i.summary, "count": i.count}
+        | ({"waiting_for": waits[i.fingerprint]} if i.fingerprint in waits else {})
         for i in found
     ]
+
+
+def _state(incident: Json) -> str:
+    waiting = incident.get("waiting_for")
+    return f"waiting for approval {waiting}" if waiting else str(incident["state"])
 
 
 def _pull_requests(repo: Path) -> list[Json]:
@@ -167,7 +186,7 @@ def _lines(data: Json) -> list[str]:
     ] or ["  none"]
     lines.append(f"[bold]Open incidents[/] ({len(data['incidents'])})")
     lines += [
-        f"  {escape(i['subject'])} ({i['state']}, {i['count']} signal(s)): {escape(i['summary'])}"
+        f"  {escape(i['subject'])} ({_state(i)}, {i['count']} signal(s)): {escape(i['summary'])}"
         for i in data["incidents"]
     ] or ["  none recorded"]
     prs = data["pull_requests"]

@@ -5,7 +5,11 @@ the whole cluster), a `diagnose` patrol every `--every` (default 5m; `0` turns i
 `--alertmanager-port` an Alertmanager webhook receiver on loopback that demands a bearer token
 (`--token-file`, else $KUBECREW_WATCH_TOKEN, else one is generated into a 0600 file whose path,
 never the token, is printed). Each new or returning incident is diagnosed by the Dev Team agent
-and the answer printed; `--heal` (hidden until the remediation loop lands) hands it to the loop.
+and the answer printed. `--heal` hands it to the remediation loop instead, with the crew's
+servers (`kubecrew.crew`: the kube server gated by policy, the policy server and, with `--repo`,
+the GitOps repository): at most `--max-heals` at once, the rest waiting their turn (said in
+the log); a heal that a policy gives to a person waits, and resumes on a patrol pass once the
+request is answered (by `kubecrew approvals`, Slack, chat or a PR review), saying by whom.
 
 Incidents live in `$KUBECREW_HOME/agents/incidents.sqlite`, so a restart merges into the same
 ones. Progress and answers go to stderr, one line per event of note; stdout stays empty.
@@ -24,26 +28,21 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from kubecrew.crew import CrewOptions, crew_options, resolve
 from kubecrew.slack.settings import SLACK_API_URL
 from kubecrew.terminal import print_failure
 
 if TYPE_CHECKING:
     from agents.runtime.notify.desk import Handler
-    from agents.runtime.toolbox import Servers
+    from agents.runtime.notify.handlers import Healer
 
 TOKEN_ENV = "KUBECREW_WATCH_TOKEN"
 _DURATION = re.compile(r"^(\d+)(s|m|h)?$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, None: 1}
 
 
+@crew_options
 def watch(
-    kubeconfig: Annotated[
-        Path | None,
-        typer.Option(help="kubeconfig file [default: $KUBECONFIG, else ~/.kube/config]"),
-    ] = None,
-    context: Annotated[
-        str | None, typer.Option(help="kubeconfig context [default: the current one]")
-    ] = None,
     namespace: Annotated[
         list[str] | None,
         typer.Option("--namespace", "-n", help="watch this namespace (repeat for more)"),
@@ -57,7 +56,17 @@ def watch(
     every: Annotated[
         str, typer.Option(help="patrol (diagnose) period, e.g. 30s, 5m; 0 turns it off")
     ] = "5m",
-    heal: Annotated[bool, typer.Option(hidden=True, help="let the Dev Team agent heal")] = False,
+    heal: Annotated[
+        bool,
+        typer.Option(
+            help="let the Dev Team agent heal each incident through policy (and by pull "
+            "request with --repo) instead of only diagnosing it"
+        ),
+    ] = False,
+    max_heals: Annotated[
+        int,
+        typer.Option(min=1, help="with --heal: at most this many heals at once; others wait"),
+    ] = 2,
     slack_channel: Annotated[
         str | None,
         typer.Option(
@@ -66,58 +75,74 @@ def watch(
         ),
     ] = None,
     slack_api_url: Annotated[str, typer.Option(help="The Slack Web API base URL.")] = SLACK_API_URL,
+    *,
+    crew: CrewOptions,
 ) -> None:
-    """Watch the cluster and diagnose each new incident once, until Ctrl-C.
+    """Watch the cluster and diagnose (or, with --heal, heal) each new incident once, until
+    Ctrl-C.
 
     **Examples**
 
     ```
     kubecrew watch -n shop
     kubecrew watch --alertmanager-port 9095 --every 1m
+    kubecrew watch -n shop --heal --repo ./shop-gitops --max-heals 1
     SLACK_BOT_TOKEN=xoxb-... kubecrew watch -n shop --slack-channel C0123ABCD
     ```
     """
     from agents.runtime.brain import planner_from_env
     from agents.runtime.notify import handlers
+    from agents.runtime.notify.incidents import default_path
     from agents.runtime.notify.watcher import WatchPlan
     from agents.runtime.notify.watcher import watch as run_watch
     from agents.runtime.toolbox import Servers
-    from mcp_servers.kube.settings import KubeSettings
+    from mcp_servers.common.errors import ToolError
 
     log = Console(stderr=True, highlight=False, soft_wrap=True)
     period = _period(every)
     if alertmanager_port is not None and not 0 < alertmanager_port < 65536:
         _fail(f"--alertmanager-port {alertmanager_port} is not a TCP port (1-65535)")
+    try:
+        servers = resolve(crew).servers(handlers.AGENT)
+    except ToolError as exc:
+        _fail(exc.message)
     token = _token(token_file, log) if alertmanager_port is not None else ""
-    servers = Servers(kube=KubeSettings(kubeconfig=kubeconfig, context=context))
+
+    def say(line: str) -> None:
+        log.print(escape(line))
+
+    healer = None
     if heal:
-        handler = handlers.heal_with_dev_team(servers)
+        healer = handlers.Healer(
+            servers,
+            incidents=default_path(),
+            planner=planner_from_env(),
+            max_heals=max_heals,
+            say=say,
+        )
+        handler: Handler = healer
     else:
         handler = handlers.diagnose_with_dev_team(servers, planner_from_env(), home=None)
     if slack_channel is not None:
-        handler = _in_slack(handler, servers, slack_channel, slack_api_url, heal=heal)
+        handler = _in_slack(handler, healer, slack_channel, slack_api_url)
     plan = WatchPlan(
-        servers=servers,
+        servers=Servers(kube=servers.kube),  # the watcher's own sessions only read the cluster
         namespaces=tuple(namespace or ()),
         every_s=period,
         alertmanager_port=alertmanager_port,
         token=token,
     )
-
-    def say(line: str) -> None:
-        log.print(escape(line))
+    resume = healer.resume_answered if healer is not None else None
 
     try:
-        anyio.run(lambda: run_watch(plan, handler, say=say))
+        anyio.run(lambda: run_watch(plan, handler, say=say, resume=resume))
     except KeyboardInterrupt:
         log.print("stopped")
     except OSError as exc:  # the port is taken, the home is not writable
         _fail(f"cannot watch: {exc}")
 
 
-def _in_slack(
-    handler: Handler, servers: Servers, channel: str, api_url: str, *, heal: bool
-) -> Handler:
+def _in_slack(handler: Handler, healer: Healer | None, channel: str, api_url: str) -> Handler:
     from agents.runtime.notify.incidents import default_path
     from kubecrew.slack import incidents
     from mcp_servers.common.errors import ToolError
@@ -127,7 +152,7 @@ def _in_slack(
     except ToolError as exc:
         _fail(exc.message)
     # The loop reports its nodes (learn, recommend, mutate, validate) for the message to follow.
-    steps = incidents.healing(servers) if heal else incidents.stepped(handler)
+    steps = healer.stepped if healer is not None else incidents.stepped(handler)
     return messages.handler(steps)
 
 

@@ -2,7 +2,13 @@
 
 This module only turns options into `SlackSettings`, builds the dependencies once (people file,
 policies, store, the bot token checked with Slack, the front door that conversations reach the
-agents through), and runs `SlackService` in the chosen mode.
+agents through), and runs `SlackService` in the chosen mode. The cluster, the policies, the
+policy store and the GitOps repository are the crew's options (`kubecrew.crew`, shared with
+ask, chat, heal and watch; `--store` is the policy store's older name), so an agent answering
+in Slack has the same servers, gates and approvals as from the terminal. A conversation whose
+work waits for an approval request is resumed once the request ends however it was answered
+(an Approve click included: a thread looks every `--poll` seconds), and what the agent then
+did is posted in its thread.
 Every startup problem is one line naming what to fix; a token is never printed. Bolt, uvicorn
 and the engine are imported when the command runs, so `kubecrew --help` stays quick.
 """
@@ -18,7 +24,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kubecrew.proposal_commands import StoreOption
+from kubecrew.crew import Crew, CrewOptions, crew_home, crew_options, resolve
 from kubecrew.slack.settings import (
     APP_TOKEN_ENV,
     BOT_TOKEN_ENV,
@@ -29,8 +35,8 @@ from kubecrew.slack.settings import (
 from kubecrew.terminal import print_failure
 
 if TYPE_CHECKING:
+    from kubecrew.frontdoor import FrontDoor
     from kubecrew.slack.app import SlackService
-    from kubecrew.slack.conversation import Router
     from kubecrew.slack.deps import SlackDeps
     from kubecrew.slack.settings import SlackSettings
 
@@ -51,6 +57,7 @@ class ModeChoice(StrEnum):
 _MODES: dict[ModeChoice, Mode] = {ModeChoice.socket: "socket", ModeChoice.http: "http"}
 
 
+@crew_options
 def slack(
     mode: Annotated[
         ModeChoice,
@@ -58,22 +65,11 @@ def slack(
     ] = ModeChoice.socket,
     host: Annotated[str, typer.Option(help="http: address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="http: TCP port (0: any free one).")] = 3000,
-    store: StoreOption = None,
     people: Annotated[
         Path | None,
         typer.Option(
             help="Who each Slack user is (a People file). [default: $KUBECREW_PEOPLE, else "
             "$KUBECREW_HOME/people.yaml]",
-            show_default=False,
-        ),
-    ] = None,
-    policies: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--policies",
-            "-p",
-            help="Policy files or directories, for the owners' channels (Ownership spec.slack). "
-            "[default: as for `kubecrew policy`]",
             show_default=False,
         ),
     ] = None,
@@ -91,16 +87,8 @@ def slack(
     ] = None,
     api_url: Annotated[str, typer.Option(help="The Slack Web API base URL.")] = SLACK_API_URL,
     poll: Annotated[float, typer.Option(help="Seconds between looks at the store.")] = 3.0,
-    kubeconfig: Annotated[
-        Path | None,
-        typer.Option(
-            help="The cluster the agents answer about. [default: $KUBECONFIG, else ~/.kube/config]",
-            show_default=False,
-        ),
-    ] = None,
-    context: Annotated[
-        str | None, typer.Option(help="kubeconfig context [default: the current one]")
-    ] = None,
+    *,
+    crew: CrewOptions,
 ) -> None:
     """Run the Slack app until Ctrl-C.
 
@@ -113,17 +101,21 @@ def slack(
     from mcp_servers.common.errors import ToolError
 
     try:
-        service, settings = _service(
-            _MODES[mode], host, port, store, people, policies, channel, allow, api_url, poll,
-            cluster=(kubeconfig, context),
-        )  # fmt: skip
+        service, settings, door = _service(
+            _MODES[mode], host, port, resolve(crew), people, channel, allow, api_url, poll
+        )
+        stop = threading.Event()
+        resumer = threading.Thread(
+            target=_resume_answered, args=(service, door, settings.poll, stop), daemon=True
+        )
+        resumer.start()
         if settings.mode == "http":
             server = service.http_server()
             _ready(f"serving Slack events at {server.url}", settings.store)
             service.serve_http(server)
         else:
             service.serve_socket(
-                stop=threading.Event(),
+                stop=stop,
                 on_ready=lambda: _ready("connected to Slack in Socket Mode", settings.store),
             )
     except ToolError as exc:
@@ -137,25 +129,24 @@ def _service(
     mode: Mode,
     host: str,
     port: int,
-    store: str | None,
+    crew: Crew,
     people: Path | None,
-    policies: list[Path] | None,
     channel: str | None,
     allow: list[str] | None,
     api_url: str,
     poll: float,
-    *,
-    cluster: tuple[Path | None, str | None],
-) -> tuple[SlackService, SlackSettings]:
+) -> tuple[SlackService, SlackSettings, FrontDoor]:
     """Everything checked and built before serving; ToolErrors say what is wrong."""
     from kubecrew.slack import settings as slack_settings
     from kubecrew.slack.app import SlackService, connect
+    from kubecrew.slack.conversation import front_door_router
     from kubecrew.slack.deps import SlackDeps
     from kubecrew.slack.ledger import ledger_path
     from kubecrew.slack.owners import load_policies
     from mcp_servers.policy.people import load_people
     from mcp_servers.policy.store import open_store
 
+    store = crew.policy_store
     settings = slack_settings.SlackSettings(
         mode=mode,
         credentials=slack_settings.credentials(mode),
@@ -164,7 +155,7 @@ def _service(
         port=port,
         store=store,
         people=people,
-        policies=tuple(policies or ()),
+        policies=crew.policies,
         channel=channel,
         allow=slack_settings.parse_allow(allow or []),
         poll=poll,
@@ -184,27 +175,54 @@ def _service(
     logging.getLogger(__name__).info(
         "bot %s in team %s", who.get("user", "?"), who.get("team", "?")
     )
-    return SlackService(deps, client, router=_router(deps, *cluster)), settings
+    door = _door(deps, crew)
+    return SlackService(deps, client, router=front_door_router(door)), settings, door
 
 
-def _router(deps: SlackDeps, kubeconfig: Path | None, context: str | None) -> Router:
-    """The front door the conversations go through: the agents on the kubeconfig's cluster,
-    answering approvals in the app's store as the people file's person."""
+def _door(deps: SlackDeps, crew: Crew) -> FrontDoor:
+    """The front door the conversations go through: each agent with the crew's servers (policy
+    gated, GitOps with a repository), answering approvals in the app's store as the people
+    file's person."""
     from agents.runtime.brain import planner_from_env
-    from agents.runtime.toolbox import Servers
-    from kubecrew.frontdoor import FrontDoor, crew_home
-    from kubecrew.slack.conversation import front_door_router
-    from mcp_servers.kube.settings import KubeSettings
+    from kubecrew.frontdoor import FrontDoor
 
-    door = FrontDoor(
-        servers=Servers(kube=KubeSettings(kubeconfig=kubeconfig, context=context)),
+    return FrontDoor(
+        servers=crew.servers("dev_team"),
         planner=planner_from_env(),
         home=crew_home(),
         open_store=deps.open_store,
         via="slack",
         now=deps.now,
+        agent_servers=crew.servers,
     )
-    return front_door_router(door)
+
+
+def _resume_answered(
+    service: SlackService, door: FrontDoor, every: float, stop: threading.Event
+) -> None:
+    """Every `every` seconds: the conversations whose waiting request has ended (an Approve
+    click, `kubecrew approvals`, a PR review) resumed once, and what the agent then did posted
+    in their thread."""
+    import anyio
+    from slack_sdk.errors import SlackApiError
+
+    from kubecrew.slack.conversation import blocks
+
+    log = logging.getLogger(__name__)
+    while not stop.wait(every):
+        try:
+            resumed = anyio.run(door.resume_answered)
+        except Exception as exc:  # a failed pass must not end the app; the next one retries
+            log.warning("resuming answered conversations failed: %s", exc)
+            continue
+        for key, reply in resumed:
+            channel, _, thread = key.partition(":")
+            try:
+                service.client.chat_postMessage(
+                    channel=channel, thread_ts=thread, text=reply.text[:2900], blocks=blocks(reply)
+                )
+            except SlackApiError as exc:
+                log.warning("posting the resumed work to %s failed: %s", key, exc)
 
 
 def _ready(what: str, store: str | None) -> None:

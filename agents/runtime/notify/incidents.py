@@ -4,6 +4,11 @@ A small SQLite file (`$KUBECREW_HOME/agents/incidents.sqlite`) keeps each incide
 last sighting, how many signals it merged, how often it was opened, and its state:
 
     open -> handling -> open (handled, still failing) | resolved -> open (it came back)
+                     -> waiting (its heal stopped for a person's approval) -> handling (resumed)
+
+A waiting incident remembers what it waits for (`Wait`: the approval request, the loop's thread,
+who may answer) in a table beside it; `take_up` moves it back to handling in one statement, so
+however many patrol passes (or watchers) see the request answered, one resumes the heal.
 
 `record` is the one place that decides whether a signal is news: a fingerprint never seen, or
 one that was resolved, opens an incident (and the caller runs its handler); anything else only
@@ -23,7 +28,7 @@ from typing import Literal, cast
 
 from agents.runtime.notify.signals import Signal, Source
 
-State = Literal["open", "handling", "resolved"]
+State = Literal["open", "handling", "waiting", "resolved"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS incidents (
@@ -32,6 +37,12 @@ CREATE TABLE IF NOT EXISTS incidents (
     summary TEXT NOT NULL, source TEXT NOT NULL, state TEXT NOT NULL,
     first_seen REAL NOT NULL, last_seen REAL NOT NULL, count INTEGER NOT NULL,
     opened INTEGER NOT NULL
+)
+"""
+_WAITS = """
+CREATE TABLE IF NOT EXISTS waits (
+    fingerprint TEXT PRIMARY KEY, request TEXT NOT NULL, thread TEXT NOT NULL,
+    asked TEXT NOT NULL, since REAL NOT NULL
 )
 """
 _COLUMNS = (
@@ -61,6 +72,17 @@ class Incident:
         return f"{self.finding} on {self.kind} {self.name}{where}"
 
 
+@dataclass(frozen=True)
+class Wait:
+    """What a waiting incident's heal waits for."""
+
+    fingerprint: str
+    request: str  # the approval request id (a-...)
+    thread: str  # the remediation loop's thread, resumed once the request has ended
+    asked: str  # who may answer it, by when, and how
+    since: float  # epoch seconds
+
+
 def default_path(environ: Mapping[str, str] = os.environ) -> Path:
     base = environ.get("KUBECREW_HOME")
     root = Path(base) if base else Path.home() / ".kubecrew"
@@ -73,6 +95,7 @@ class Incidents:
         self.path = path
         self._db = sqlite3.connect(path, isolation_level=None, timeout=10)
         self._db.execute(_SCHEMA)
+        self._db.execute(_WAITS)
 
     def close(self) -> None:
         self._db.close()
@@ -115,6 +138,48 @@ class Incidents:
         self._db.execute(
             "UPDATE incidents SET state = ? WHERE fingerprint = ?", (state, fingerprint)
         )
+
+    def wait(self, fingerprint: str, *, request: str, thread: str, asked: str) -> None:
+        """The incident's heal waits for `request`: remembered, and the incident `waiting`."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._db.execute(
+                "INSERT OR REPLACE INTO waits VALUES (?, ?, ?, ?, ?)",
+                (fingerprint, request, thread, asked, time.time()),
+            )
+            self._db.execute(
+                "UPDATE incidents SET state = 'waiting' WHERE fingerprint = ?", (fingerprint,)
+            )
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+
+    def waiting(self) -> list[tuple[Incident, Wait]]:
+        """The waiting incidents and what each waits for, oldest first."""
+        rows = self._db.execute(
+            "SELECT fingerprint, request, thread, asked, since FROM waits ORDER BY since"
+        ).fetchall()
+        found = []
+        for fingerprint, request, thread, asked, since in rows:
+            incident = self.get(str(fingerprint))
+            if incident is not None and incident.state == "waiting":
+                found.append(
+                    (incident, Wait(str(fingerprint), str(request), str(thread), str(asked), since))
+                )
+        return found
+
+    def take_up(self, fingerprint: str) -> bool:
+        """Move a waiting incident to handling; False when it was not waiting (another pass,
+        or another watcher, took it up first, or it was resolved meanwhile)."""
+        cursor = self._db.execute(
+            "UPDATE incidents SET state = 'handling' WHERE fingerprint = ? AND state = 'waiting'",
+            (fingerprint,),
+        )
+        if cursor.rowcount > 0:
+            self._db.execute("DELETE FROM waits WHERE fingerprint = ?", (fingerprint,))
+            return True
+        return False
 
     def resolve(self, fingerprint: str) -> bool:
         """Mark it resolved; False when it was not open (or handling) to begin with."""

@@ -5,7 +5,9 @@
   incidents it already knows, and merges them). One loop per namespace, or one for the cluster.
 - `patrol`: `diagnose` every `every` seconds: finds what raises no event (a Service selecting no
   pod, a node under pressure, a condition that stays false), and resolves the incidents of its
-  scope whose workload it no longer finds anything wrong with.
+  scope whose workload it no longer finds anything wrong with (not one being handled or waiting
+  for a person: its heal says how it ends). After each pass it calls `after_pass` (the healer
+  resuming heals whose approval was answered).
 
 A cluster that stops answering is reported once per outage and retried with a backoff, never a
 crash: a watcher must outlive a restarting API server.
@@ -13,7 +15,7 @@ crash: a watcher must outlive a restarting API server.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 import anyio
 
@@ -53,7 +55,17 @@ async def watch(toolbox: Toolbox, desk: Desk, namespace: str | None, *, wait_s: 
                 await desk.take(from_event(item))
 
 
-async def patrol(toolbox: Toolbox, desk: Desk, namespace: str | None, *, every_s: float) -> None:
+AfterPass = Callable[[], Awaitable[None]]
+
+
+async def patrol(
+    toolbox: Toolbox,
+    desk: Desk,
+    namespace: str | None,
+    *,
+    every_s: float,
+    after_pass: AfterPass | None = None,
+) -> None:
     failures = 0
     while True:
         try:
@@ -74,14 +86,24 @@ async def patrol(toolbox: Toolbox, desk: Desk, namespace: str | None, *, every_s
             await desk.take(signal)
         if not answer.get("partial"):  # a blind spot proves nothing healthy
             _resolve_quiet(desk, namespace, set(worst))
+        if after_pass is not None:
+            await after(desk.say, after_pass)
         await anyio.sleep(every_s)
+
+
+async def after(say: Say, hook: AfterPass) -> None:
+    """Run the after-pass hook; its failure is logged, and the patrol goes on."""
+    try:
+        await hook()
+    except Exception as exc:
+        say(f"after the patrol pass: {exc}")
 
 
 def _resolve_quiet(desk: Desk, namespace: str | None, failing: set[tuple[str, str, str]]) -> None:
     """Resolve the cluster-sourced incidents in scope whose subject has no finding now.
     Alerts are resolved by Alertmanager only: it knows its rules, the patrol does not."""
     for incident in desk.incidents.unresolved():
-        if incident.source == "alertmanager" or incident.state == "handling":
+        if incident.source == "alertmanager" or incident.state in ("handling", "waiting"):
             continue
         if namespace is not None and incident.namespace != namespace:
             continue

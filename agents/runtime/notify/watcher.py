@@ -5,10 +5,15 @@
 per namespace, a patrol every `every_s` seconds and, with a port, the Alertmanager receiver, all
 feeding one desk. It returns when `stop` is set (tests, embedding) or is cancelled (Ctrl-C); the
 receiver is shut down gracefully either way, so its port is free again when `watch` returns.
+
+`resume` (the healer's `resume_answered`) runs after each patrol pass, so a heal that waits for
+a person carries on once the request is answered; with the patrol off it runs every
+`RESUME_S` seconds on its own.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +26,8 @@ from agents.runtime.roles import load_role
 from agents.runtime.toolbox import Servers, Toolbox, open_toolbox
 
 ROLE = "notify"
+RESUME_S = 30.0
+Resume = Callable[[Desk], Awaitable[None]]
 ROLES_DIR = Path(__file__).resolve().parent.parent  # agents/runtime: notify/AGENTS.md
 
 
@@ -36,7 +43,12 @@ class WatchPlan:
 
 
 async def watch(
-    plan: WatchPlan, handler: Handler, *, say: Say, stop: anyio.Event | None = None
+    plan: WatchPlan,
+    handler: Handler,
+    *,
+    say: Say,
+    stop: anyio.Event | None = None,
+    resume: Resume | None = None,
 ) -> None:
     if plan.alertmanager_port is not None and not plan.token:
         raise ValueError("the Alertmanager receiver needs a bearer token")
@@ -47,13 +59,15 @@ async def watch(
             anyio.create_task_group() as handlers,
         ):
             desk = Desk(store, handler, handlers, say)
-            await _run(plan, toolbox, desk, stop or anyio.Event())
+            await _run(plan, toolbox, desk, stop or anyio.Event(), resume)
             handlers.cancel_scope.cancel()  # stopping: a diagnosis under way is abandoned
     finally:
         store.close()
 
 
-async def _run(plan: WatchPlan, toolbox: Toolbox, desk: Desk, stop: anyio.Event) -> None:
+async def _run(
+    plan: WatchPlan, toolbox: Toolbox, desk: Desk, stop: anyio.Event, resume: Resume | None
+) -> None:
     """The receiver serves until the sources stop, then shuts down gracefully (its socket is
     closed before `watch` returns); the sources are simply cancelled."""
     receiver = None
@@ -64,10 +78,13 @@ async def _run(plan: WatchPlan, toolbox: Toolbox, desk: Desk, stop: anyio.Event)
             serving.start_soon(receiver.serve)
         try:
             async with anyio.create_task_group() as sourcing:
+                after = None if resume is None else _after_pass(resume, desk)
                 for scope in sources.scopes(plan.namespaces):
                     sourcing.start_soon(_watch, toolbox, desk, scope, plan.wait_s)
                     if plan.every_s:
-                        sourcing.start_soon(_patrol, toolbox, desk, scope, plan.every_s)
+                        sourcing.start_soon(_patrol, toolbox, desk, scope, plan.every_s, after)
+                if after is not None and not plan.every_s:
+                    sourcing.start_soon(_resuming, desk, after)
                 desk.say(_started(plan))
                 await stop.wait()
                 sourcing.cancel_scope.cancel()
@@ -80,8 +97,27 @@ async def _watch(toolbox: Toolbox, desk: Desk, scope: str | None, wait_s: int) -
     await sources.watch(toolbox, desk, scope, wait_s=wait_s)
 
 
-async def _patrol(toolbox: Toolbox, desk: Desk, scope: str | None, every_s: float) -> None:
-    await sources.patrol(toolbox, desk, scope, every_s=every_s)
+async def _patrol(
+    toolbox: Toolbox,
+    desk: Desk,
+    scope: str | None,
+    every_s: float,
+    after: sources.AfterPass | None,
+) -> None:
+    await sources.patrol(toolbox, desk, scope, every_s=every_s, after_pass=after)
+
+
+def _after_pass(resume: Resume, desk: Desk) -> sources.AfterPass:
+    async def after() -> None:
+        await resume(desk)
+
+    return after
+
+
+async def _resuming(desk: Desk, after: sources.AfterPass) -> None:
+    while True:
+        await sources.after(desk.say, after)
+        await anyio.sleep(RESUME_S)
 
 
 def _started(plan: WatchPlan) -> str:

@@ -1,0 +1,57 @@
+"""The front doors' world: the loop's team (tests/agents/loop/conftest.py: the shop's GitOps
+repository synced to a sandbox, one policy store) with, for `guarded`, the team's ChangePolicy
+that gives every pull-request change of web to shop-admins; and the crew options that point a
+front door at it, as a person would type them."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_servers.gitops.providers.local import LocalProvider
+from mcp_servers.gitops.repo import Repository
+from mcp_servers.gitops.settings import GitopsSettings
+from mcp_servers.policy.tools_base import SHIPPED
+from sandbox.server import Sandbox
+from tests.agents.loop.conftest import Team, make_team
+from tests.agents.loop.test_approval_waits_durably import WEB_REVIEWS
+from tests.support.kubectl import Kubectl
+
+
+@pytest.fixture
+def team(sandbox: Sandbox, kubectl: Kubectl, tmp_path: Path) -> Team:
+    return make_team(sandbox, kubectl, tmp_path)
+
+
+@pytest.fixture
+def guarded(sandbox: Sandbox, kubectl: Kubectl, tmp_path: Path) -> Team:
+    mine = tmp_path / "team-policies"
+    mine.mkdir()
+    (mine / "web-reviews.yaml").write_text(WEB_REVIEWS)
+    return make_team(sandbox, kubectl, tmp_path, (SHIPPED, mine))
+
+
+def crew_args(team: Team) -> list[str]:
+    """The crew options naming the team's cluster, repository, policies and store."""
+    assert team.servers.policy is not None and team.servers.kube is not None
+    args = ["--kubeconfig", str(team.servers.kube.kubeconfig), "--repo", str(team.repo)]
+    for policies in team.servers.policy.policies:
+        args += ["--policies", str(policies)]
+    return [*args, "--policy-store", str(team.store)]
+
+
+def prs(team: Team) -> list[Any]:
+    """The pull requests the crew's gitops server opened: its records live beside the
+    repository (`GitopsSettings.default_state_dir`), as for `kubecrew heal --repo`."""
+    repo = Repository(team.repo, author_name="test", author_email="test@shop")
+    return LocalProvider(repo, GitopsSettings.default_state_dir(team.repo)).list_prs(state="all")
+
+
+def crew_env(home: Path) -> dict[str, str]:
+    """A process environment of its own: this home, no model, no inherited crew settings."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KUBECREW_")}
+    env.pop("KUBECONFIG", None)
+    return {**env, "KUBECREW_HOME": str(home), "KUBECREW_MODEL_GUARD": "1", "TERM": "xterm"}
