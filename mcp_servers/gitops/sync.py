@@ -23,7 +23,7 @@ from typing import Any
 
 from mcp_servers.common.errors import NotFound, ToolError
 from mcp_servers.gitops import deferral, kustomize
-from mcp_servers.gitops.drift import compare
+from mcp_servers.gitops.drift import FieldDiff, compare
 from mcp_servers.gitops.repo import Document, Repository
 from mcp_servers.gitops.resources import Resource, Resources
 from mcp_servers.gitops.settings import FIELD_MANAGER, MANAGED_BY_LABEL
@@ -170,7 +170,7 @@ def _apply_one(
         live = None
     query = {"fieldManager": FIELD_MANAGER, "force": "true"}
     api = resources.api
-    api.request(
+    preview = api.request(
         "PATCH",
         path,
         query={**query, "dryRun": "All"},
@@ -179,6 +179,9 @@ def _apply_one(
         what=what,
     )
     diffs = compare(body, live) if live is not None else []
+    if live is not None and not diffs:  # only removals: git dropped a field the sync had set
+        diffs = [d for d in compare(_content(live), preview) if d.live is None]
+        diffs = [FieldDiff(d.path, None, d.git) for d in diffs]
     action = "create" if live is None else ("update" if diffs else "unchanged")
     if not dry_run and action != "unchanged":
         api.request(
@@ -193,6 +196,12 @@ def _apply_one(
     if diffs:
         out["changes"] = [d.as_dict() for d in diffs[:30]]
     return out
+
+
+def _content(obj: dict[str, Any]) -> dict[str, Any]:
+    """The object without what the server keeps for itself (metadata, status): what an apply
+    may change."""
+    return {k: v for k, v in obj.items() if k not in ("metadata", "status")}
 
 
 def _prune(

@@ -76,6 +76,8 @@ def rank(
 
 def _blocker(fix: dict[str, Any], *, target: Target, managed: bool, tools: Collection[str]) -> str:
     """Why the fix cannot be applied here, or empty."""
+    if fix.get("placeholders"):
+        return "not applicable: its values are placeholders a person must fill in first"
     if managed:
         if fix.get("patch_type") not in ("strategic", "merge") or fix.get("target") != target:
             return (

@@ -88,6 +88,7 @@ class Fix:
     confidence: float
     evidence: tuple[str, ...] = ()  # why this value: "ReplicaSet web-7d9 ran nginx:1.27"
     steps: tuple[Step, ...] = ()  # the write-tool calls that apply it; derived for patches
+    placeholders: bool = False  # values a person must fill in first: never applied unattended
 
     def __post_init__(self) -> None:
         if not self.steps and self.patch_type != "steps":  # a patch says how it is applied

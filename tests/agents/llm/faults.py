@@ -91,3 +91,21 @@ def failing_probe(team: Team, sandbox: Sandbox) -> Fault:
         broken="httpGet: {path: /, port: 8081}",
         mended="httpGet: {path: /, port: 80}",
     )
+
+
+def missing_config(team: Team, sandbox: Sandbox) -> Fault:
+    """web reads its settings from a ConfigMap nobody created: the container cannot start. A
+    ConfigMap with empty placeholder values is no fix to apply unattended; the revision before
+    the reference ran, so its containers are written back to the manifest."""
+    settings = "          envFrom:\n            - configMapRef: {name: web-settings}\n"
+    commit_manifest(
+        team, "web: read settings", lambda text: text.replace(IMAGE_LINE, IMAGE_LINE + settings)
+    )
+    Doctor(sandbox).finding("MissingConfigMap", namespace="shop", kind="deployment", name="web")
+    return Fault(
+        "MissingConfigMap",
+        "web-settings",
+        fix="restore the containers of revision 1 in Deployment web",
+        broken="web-settings",
+        mended="image: nginx:1.27",
+    )

@@ -1,7 +1,8 @@
-"""An OOM kill, a failing readiness probe and a crash loop from a bad command, merged to git and
-synced, are healed by the deterministic loop with a merged PR: the memory limit, the probe's
+"""An OOM kill, a failing readiness probe, a crash loop from a bad command and a missing
+ConfigMap, merged to git and synced, are healed by the deterministic loop with a merged PR: the memory limit, the probe's
 port, or the containers of the last good revision written back to the manifest (a rollout undo
-behind git's back would be reverted by the next sync). Each is validated once the controller has
+behind git's back would be reverted by the next sync; a ConfigMap of empty placeholders is never
+created unattended). Each is validated once the controller has
 observed the new spec, not judged by the old revision's crashing pods. The same faults with a
 scripted model planning are in tests/agents/llm/."""
 
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 
 from sandbox.server import Sandbox
-from tests.agents.llm.faults import Fault, bad_command, failing_probe, oom
+from tests.agents.llm.faults import Fault, bad_command, failing_probe, missing_config, oom
 from tests.agents.loop.conftest import WEB, Team
 from tests.mcp.gitops.conftest import git
 
@@ -23,6 +24,7 @@ from tests.mcp.gitops.conftest import git
         pytest.param(oom, id="oom-killed"),
         pytest.param(failing_probe, id="failing-probe"),
         pytest.param(bad_command, id="bad-command"),
+        pytest.param(missing_config, id="missing-configmap"),
     ],
 )
 def test_the_fault_is_healed_by_a_merged_pr(team: Team, sandbox: Sandbox, breaks: Any) -> None:

@@ -43,6 +43,37 @@ def test_propose_review_merge_sync_makes_the_object_live(
     assert live["metadata"]["labels"]["kubecrew.io/gitops-repo"] == "manifests"
 
 
+def test_a_field_git_removes_is_removed_from_the_live_object(
+    manifests: Path, sandbox: Sandbox, kubectl: Kubectl
+) -> None:
+    """A removal changes nothing the manifest says, so only the apply's own preview shows it:
+    the sync must report and apply it rather than call the object unchanged."""
+    server = build(settings_for(manifests, sandbox.kubeconfig))
+    args = {"path": "spec.template.spec.containers[name=web].args", "value": ["-g", "daemon off;"]}
+
+    async def script(call: Call) -> None:
+        await call("sync", dry_run=False)
+        for edits in ([args], [{"path": args["path"], "delete": True}]):
+            opened = await call(
+                "propose_change", title="web args", path="apps/shop/web.yaml",
+                kind="Deployment", name="web", edits=edits,
+            )  # fmt: skip
+            await call("review_pr", number=opened["number"], verdict="approve")
+            await call("merge_pr", number=opened["number"])
+            planned = await call("sync")
+            web = next(o for o in planned["objects"] if o["kind"] == "Deployment")
+            assert web["action"] == "update", planned
+            assert (await call("sync", dry_run=False))["ok"]
+        assert web["changes"] == [
+            {"path": "spec.template.spec.containers[name=web].args", "git": None,
+             "live": ["-g", "daemon off;"]}
+        ]  # fmt: skip
+
+    session(server, script)
+    pod = kubectl.json("get", "deployment", "web", "-n", "shop")["spec"]["template"]["spec"]
+    assert "args" not in pod["containers"][0]
+
+
 def test_manual_edit_is_reported_as_drift_and_sync_reapplies_git(
     manifests: Path, sandbox: Sandbox, kubectl: Kubectl
 ) -> None:

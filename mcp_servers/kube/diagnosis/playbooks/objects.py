@@ -2,7 +2,9 @@
 it) a pod references, a claim asking for a StorageClass that does not exist.
 
 The manifests carry names and keys only: values are empty placeholders a person fills in, since
-no playbook can know (or may read) what a Secret should hold.
+no playbook can know (or may read) what a Secret should hold; such a fix is marked so and never
+applied unattended. When the reference came with the latest rollout, going back to the revision
+before is offered too (`rollback`): it ran without the missing object.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from mcp_servers.kube.diagnosis.findings import Finding, Fix, ObjectRef, Step, patch_step
+from mcp_servers.kube.diagnosis.playbooks.rollbacks import rollback
 from mcp_servers.kube.diagnosis.snapshot import Json, Snapshot
 
 
@@ -33,6 +36,7 @@ def missing_object_fix(finding: Finding, snapshot: Snapshot) -> Iterator[Fix]:
             "the empty value is a placeholder: fill it before applying",
             0.85,
             (f"the pod references key {key} of {kind} {name}",),
+            placeholders=True,
         )
         return
     manifest: Json = {
@@ -52,6 +56,13 @@ def missing_object_fix(finding: Finding, snapshot: Snapshot) -> Iterator[Fix]:
         f"values are empty placeholders for a person to fill: {keys or 'no key named'}",
         0.85,
         (f"the pod's env/volumes reference {kind} {name} keys {keys}",),
+        placeholders=True,
+    )
+    yield from rollback(  # the reference came with a rollout: the revision before ran without
+        finding,
+        snapshot,
+        confidence=0.6,
+        why=(f"{kind} {name} does not exist, and the revision before did not need it",),
     )
 
 

@@ -25,8 +25,8 @@ RESTORE_PENALTY = 0.05  # the undo first, where it may be used: it is exactly th
 # Container fields a restore writes back. Lists of named items other than env (ports, mounts)
 # would merge by name in a manifest edit and could not drop an item: such a change is left to
 # the undo.
-RESTORED = ("image", "command", "args", "workingDir", "env", "resources", "livenessProbe",
-            "readinessProbe", "startupProbe")  # fmt: skip
+RESTORED = ("image", "command", "args", "workingDir", "env", "envFrom", "resources",
+            "livenessProbe", "readinessProbe", "startupProbe")  # fmt: skip
 
 
 def rollback(
