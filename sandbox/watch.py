@@ -139,7 +139,8 @@ def _initial_events(store: Store, request: WatchRequest, render: Renderer) -> li
         changes = store.changes_since(since, rt.key)
     except ApiError as exc:
         return [("ERROR", exc.status())]
-    return [e for c in changes if (e := _filtered(c, request, render)) is not None]
+    mine = [c for c in changes if query.namespace is None or c.namespace == query.namespace]
+    return [e for c in mine if (e := _filtered(c, request, render)) is not None]
 
 
 async def _pump(

@@ -150,6 +150,8 @@ def test_pagination_walks_every_item_once(api: client.ApiClient, ns: str) -> Non
 def test_watch_streams_changes_and_resumes(api: client.ApiClient, ns: str) -> None:
     core = client.CoreV1Api(api)
     start = core.list_namespaced_config_map(ns).metadata.resource_version
+    core.create_namespace({"metadata": {"name": f"{ns}-next-door"}})
+    core.create_namespaced_config_map(f"{ns}-next-door", {"metadata": {"name": "elsewhere"}})
     core.create_namespaced_config_map(ns, {"metadata": {"name": "w"}, "data": {"n": "1"}})
     core.patch_namespaced_config_map("w", ns, {"data": {"n": "2"}})
     core.delete_namespaced_config_map("w", ns)
@@ -159,7 +161,7 @@ def test_watch_streams_changes_and_resumes(api: client.ApiClient, ns: str) -> No
             core.list_namespaced_config_map, ns, resource_version=start, timeout_seconds=1
         )
     ]
-    assert events == [("ADDED", "w", "1"), ("MODIFIED", "w", "2"), ("DELETED", "w", "2")]
+    assert events == [("ADDED", "w", "1"), ("MODIFIED", "w", "2"), ("DELETED", "w", "2")]  # only ns
 
 
 def test_watch_sees_live_changes(api: client.ApiClient, ns: str) -> None:
