@@ -26,7 +26,7 @@ SATURATED, ROOM = 0.8, 0.5
 SPACE = ("cluster_operator", "moves")
 POD_FIELDS = [
     "metadata.namespace", "metadata.name", "metadata.ownerReferences", "spec.containers",
-    "status.phase",
+    "spec.nodeName", "status.phase",
 ]  # fmt: skip
 DEPLOY_FIELDS = [
     "metadata.name",
@@ -82,7 +82,7 @@ async def _health(toolbox: Toolbox, cluster: str) -> ClusterHealth:
     for pod in pods.get("items", []):
         if pod.get("status.phase") not in ("Pending", "Running"):
             continue
-        pending += pod.get("status.phase") == "Pending"
+        pending += not pod.get("spec.nodeName")  # Pending and bound is merely starting
         requested += requests(pod.get("spec.containers") or [])[0]
     return ClusterHealth(
         cluster=cluster, nodes=count, unhealthy=unhealthy, cpu_offered_m=offered,

@@ -75,8 +75,19 @@ def test_the_fleet_reports_imbalance_and_proposes_a_move(
 ) -> None:
     west_kubectl = Kubectl(west.kubeconfig, tmp_path / "west-cache")
     west_kubectl("apply", "-f", "-", input=BUSY)
+
+    def placed() -> bool:  # the scheduler has decided every pod: 3 on the node, 1 unschedulable
+        pods = west_kubectl.json("get", "pods", "-n", "shop")["items"]
+        bound = [p for p in pods if p["spec"].get("nodeName")]
+        refused = [
+            p
+            for p in pods
+            if any(c.get("reason") == "Unschedulable" for c in p["status"].get("conditions") or [])
+        ]
+        return len(pods) == 4 and len(bound) == 3 and len(refused) == 1
+
     eventually(
-        lambda: len(west_kubectl.json("get", "pods", "-n", "shop")["items"]) == 4,
+        placed,
         what="west's 4 api pods (3 fit, 1 pending)",
     )
     operator.kubeconfig = fleet_kubeconfig(
