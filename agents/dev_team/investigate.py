@@ -52,6 +52,9 @@ async def investigate_workload(toolbox: Toolbox, target: TargetRef) -> list[Obse
         seen.append(logs)
     if target["kind"] == "Deployment":
         seen.append(await observe(toolbox, "rollout_history", name=name, namespace=namespace))
+    if toolbox.has("manifest_history") and target["kind"] in ("Deployment", "StatefulSet"):
+        scope_in_git = {"kind": target["kind"], "name": name, "namespace": namespace, "limit": 3}
+        seen.append(await observe(toolbox, "manifest_history", **scope_in_git))
     if toolbox.has("golden_signals"):
         seen.append(await observe(toolbox, "golden_signals", service=name, namespace=namespace))
     return seen

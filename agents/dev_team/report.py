@@ -76,6 +76,7 @@ def compose(
         lines += ["", "Evidence:", *_evidence(cause)]
     lines += _logs(observations, cause)
     lines += _changes(observations)
+    lines += _git_changes(observations)
     lines += _signals(observations)
     others = [f for f in findings[1:] if f is not cause]
     if others:
@@ -165,6 +166,19 @@ def _changes(observations: list[Observation]) -> list[str]:
         lines.append(f"- revision {r['revision']}{now}: {images}{cause}, created {r['created']}")
     if len(revisions) == 1:
         lines.append("  (one revision: nothing changed since it was created)")
+    return lines
+
+
+def _git_changes(observations: list[Observation]) -> list[str]:
+    """The manifest's recent commits: the change in git that came before the trouble."""
+    history = [o["result"] for o in observations if o["tool"] == "manifest_history"]
+    commits = history[-1].get("commits", []) if history else []
+    if not commits:
+        return []
+    lines = ["", "Recent changes in git (the manifest's commits, newest first):"]
+    for c in commits[:3]:
+        lines.append(f"- {c['commit']} {c['date']} by {c['author']}: {c['subject']} ({c['file']})")
+        lines += [f"    {line}" for line in c.get("changed", [])[:4]]
     return lines
 
 

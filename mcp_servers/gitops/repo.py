@@ -32,6 +32,9 @@ from mcp_servers.gitops import paths
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 _LINK_MODE = "120000"
 _SUBMODULE_MODE = "160000"
+EMPTY_TREE = (
+    "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's id of the empty tree: a root commit's parent
+)
 
 
 @dataclass(frozen=True)
@@ -195,6 +198,29 @@ class Repository:
             except git.GitCommandError:
                 continue  # a remote without a URL names nothing
         return [f for f in found if f]
+
+    def history(self, ref: str, path: str, *, limit: int) -> list[dict[str, Any]]:
+        """The newest `limit` commits at `ref` that changed `path`, each with its diff of it."""
+        wanted = paths.repo_path(path)
+        sha = self.resolve(ref)
+        found = []
+        for commit in self.git_repo.iter_commits(sha, paths=wanted, max_count=limit):
+            parent = commit.parents[0].hexsha if commit.parents else EMPTY_TREE
+            diff = str(self.git_repo.git.diff(parent, commit.hexsha, "--no-color", "--", wanted))
+            found.append(
+                {
+                    "commit": commit.hexsha[:12],
+                    "date": commit.committed_datetime.isoformat(),
+                    "author": str(commit.author.name),
+                    "subject": str(commit.summary)[:200],
+                    "changed": [
+                        line
+                        for line in diff.splitlines()
+                        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+                    ][:20],
+                }
+            )
+        return found
 
     def diff(self, base: str, head: str) -> tuple[str, list[str]]:
         """The unified diff of `head` against where it forked from `base`, and the files."""

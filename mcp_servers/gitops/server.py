@@ -40,6 +40,7 @@ def build(settings: GitopsSettings) -> FastMCP:
     )
     mcp = new_server("kubecrew-gitops")
     _repo_tools(mcp, deps)
+    _history_tool(mcp, deps)
     _pr_tools(mcp, deps)
     tools_cluster.register_drift(mcp, deps)
     if not settings.read_only:
@@ -120,6 +121,39 @@ def _repo_tools(mcp: FastMCP, deps: Deps) -> None:
             "note": note,
             "notes": want.notes[:20],
         }
+
+
+def _history_tool(mcp: FastMCP, deps: Deps) -> None:
+    repo, settings = deps.repo, deps.settings
+
+    @mcp.tool(annotations=READ_ONLY)
+    def manifest_history(
+        kind: str, name: str, namespace: str = "", limit: int = 5
+    ) -> dict[str, Any]:
+        """The recent commits on the base branch that changed the manifest of a live object,
+        newest first, each with its changed lines: "what changed in git before it broke"."""
+        arguments.kind(kind)
+        arguments.name(name)
+        if namespace:
+            arguments.namespace(namespace)
+        hits = matching(
+            sync.desired(repo, deps.base).docs,
+            kind=kind,
+            name=name,
+            namespace=namespace,
+            default_ns=settings.default_namespace,
+        )
+        files = sorted({d.path for d in hits if not d.rendered})
+        if not files:
+            return {"commits": [], "files": [], "note": f"no manifest file defines {kind} {name}"}
+        limit = max(1, min(limit, 20))
+        commits = [
+            {**commit, "file": file}
+            for file in files
+            for commit in repo.history(deps.base, file, limit=limit)
+        ]
+        commits.sort(key=lambda c: str(c["date"]), reverse=True)
+        return {"commits": commits[:limit], "files": files, "note": ""}
 
 
 def _pr_tools(mcp: FastMCP, deps: Deps) -> None:

@@ -192,6 +192,7 @@ GITOPS = [
     Step("list_manifests", {}, ("objects", "total"), has("total", 2)),
     Step("read_manifest", {"path": WEB}, ("text",), lambda a, w: "replicas: 1" in a["text"]),
     Step("find_manifest", ns(kind="Deployment", name="web"), ("found",), holds("found")),
+    Step("manifest_history", ns(kind="Deployment", name="web"), ("commits",), holds("commits")),
     Step("sync", {"dry_run": False}, ("objects", "summary"), holds("ok")),
     Step("drift", ns(), ("checked", "out_of_sync"), has("out_of_sync", [])),
     Step(
