@@ -157,7 +157,7 @@ def requests(containers: list[dict[str, Any]]) -> tuple[float, float]:
     for container in containers:
         asked = (container.get("resources") or {}).get("requests") or {}
         cpu += millicores(str(asked.get("cpu", "0")))
-        memory += _gib(str(asked.get("memory", "0")))
+        memory += gib(str(asked.get("memory", "0")))
     return cpu, memory
 
 
@@ -165,7 +165,7 @@ def millicores(text: str) -> float:
     return float(text[:-1]) if text.endswith("m") else float(text) * 1000
 
 
-def _gib(text: str) -> float:
+def gib(text: str) -> float:
     units = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "K": 1e3, "M": 1e6, "G": 1e9}
     for suffix, factor in units.items():
         if text.endswith(suffix):

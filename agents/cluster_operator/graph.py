@@ -7,11 +7,13 @@ savings | maintenance | readiness | clarify) -> END.
   nodes ready to serve?", "how are the clusters?"); anything else becomes a clarifying answer.
 - patrol: node readiness enforced (`readiness`: the taint follows the declared rules), the
   unhealthy nodes (`nodes`) each taken as far as they may go now (`migration.migrate`, with the
-  node's queued maintenance folded in), then the maintenance queue (`maintenance.run`: in the
-  window, one node out at once); capacity: the underused workloads proposed and, as decided,
-  applied (`capacity`); fleet: every cluster's health and load, an imbalance answered with a
-  proposal (`fleet`). All write only through gated tools; other teams' workloads only under
-  approved proposals.
+  node's queued maintenance folded in), the nodes whose pods' restarts rise alone moved off
+  the same way (`restarts`; the first patrol only records), then the maintenance queue
+  (`maintenance.run`: in the window, one node out at once); capacity: the underused
+  workloads proposed and, as decided, applied (`capacity`), and the emptiest underused node
+  whose pods fit elsewhere proposed for draining (`consolidation`); fleet: every cluster's
+  health and load, an imbalance answered with a proposal (`fleet`). All write only through
+  gated tools; other teams' workloads only under approved proposals.
 - maintenance: the reason queued against the node (one entry per node), the window told; the
   patrol does the work. nodes / drain_preview / savings / readiness: readings, nothing changed.
 
@@ -42,12 +44,14 @@ from langgraph.store.base import BaseStore
 
 from agents.cluster_operator import (
     capacity,
+    consolidation,
     fleet,
     maintenance,
     migration,
     nodes,
     readiness,
     report,
+    restarts,
 )
 from agents.cluster_operator.clock import cluster_now
 from agents.cluster_operator.state import OperatorState, Task
@@ -156,10 +160,19 @@ async def patrol(state: OperatorState, runtime: Runtime[Context]) -> dict[str, A
         )
         for issue in issues
     ]
-    queue = await maintenance.run(toolbox, store, migrated={m["node"]: m for m in moved})
-    result = {"readiness": ready, "nodes": issues, "migrations": moved, "maintenance": queue}
+    sick = frozenset(i["node"] for i in issues)
+    degrading, handed = await restarts.patrol(toolbox, store, skip=sick)
+    queue = await maintenance.run(toolbox, store, migrated={m["node"]: m for m in moved + handed})
+    result = {
+        "readiness": ready, "nodes": issues, "migrations": moved, "maintenance": queue,
+        "degrading": degrading, "restart_migrations": handed,
+    }  # fmt: skip
     answer = report.patrol(issues, moved)
-    extra = [report.readiness(ready, applied=True), report.maintenance(queue)]
+    extra = [
+        restarts.said(degrading, handed),
+        report.readiness(ready, applied=True),
+        report.maintenance(queue),
+    ]
     return {"result": result, "answer": "\n\n".join([answer, *(e for e in extra if e)])}
 
 
@@ -205,7 +218,9 @@ async def capacity_review(state: OperatorState, runtime: Runtime[Context]) -> di
         await capacity.propose_and_apply(toolbox, store, s, counters=runtime.context.counters)
         for s in found
     ]
-    return {"result": {"savings": done}, "answer": report.savings(done, proposed=True)}
+    nodes_out = await consolidation.review(toolbox, store)
+    answer = report.savings(done, proposed=True) + "\n\n" + consolidation.said(nodes_out)
+    return {"result": {"savings": done, "consolidation": nodes_out}, "answer": answer}
 
 
 async def list_nodes(state: OperatorState, runtime: Runtime[Context]) -> dict[str, Any]:
