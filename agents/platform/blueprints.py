@@ -10,19 +10,28 @@ which the Platform owns). Then the live objects are read again: only that decide
 
 Not fixed here, reported: missing required labels (they live in the Namespace's own manifest,
 which its owners write), a namespace with no owner to bind, and namespaces no repository
-manages (the blueprint's fix is a PR). Reads one cluster: the kube server's context.
+manages (the blueprint's fix is a PR).
+
+Several clusters (`clusters`, kubeconfig contexts of the one kube server, as the Cluster
+Operator's fleet): every read names its cluster, so each (cluster, namespace) pair is its own
+row, with its own drift and its own confirmation from that cluster's live state. A repository
+fixes only the cluster its gitops server syncs to (`homes`: repository id -> context), since a
+merge there is applied there and nowhere else; a cluster that no configured repository syncs to
+is reported, "report only, no repository" (one repository per cluster is the conversation's to
+configure). With no `clusters`, the kube server's default context is read and every repository
+serves it, as before.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, TypedDict
 
 import yaml
 
 from agents.platform import coverage, delivery
 from agents.platform.blueprint_rendering import COMPARED, Team, missing_labels, render
-from agents.platform.coverage import Namespace
+from agents.platform.coverage import FIELDS, SYSTEM, Namespace
 from agents.platform.rendering import differences
 from agents.runtime.errors import AgentError, ToolFailed
 from agents.runtime.loop.mutation import Refused
@@ -35,13 +44,15 @@ Channel = Literal["git", "direct"]
 
 
 class NamespaceSync(TypedDict):
+    cluster: str  # the kubeconfig context read; "" for the kube server's default
     namespace: str
     blueprint: str
     team: str  # the owning team, "" when none is known
     channel: Channel
     repo: str
     drift: list[str]  # field by field, as found when the run began
-    delivered: str  # merged, pr-open, refused, no-repo, not git-managed, reported, nothing to do
+    delivered: str  # merged, pr-open, refused, no-repo, not git-managed, report-only, reported,
+    # nothing to do
     proposal: str
     pr: int
     in_sync: bool  # from live state, looked at after delivery
@@ -51,8 +62,9 @@ class NamespaceSync(TypedDict):
 
 class BlueprintSync(TypedDict):
     blueprints: list[str]
+    clusters: list[str]  # the contexts read; [""] for the kube server's default alone
     namespaces: list[NamespaceSync]
-    uncovered: list[str]
+    uncovered: list[str]  # "cluster/namespace" in a fleet, the bare name otherwise
 
 
 async def sync(
@@ -61,28 +73,64 @@ async def sync(
     *,
     namespace: str | None = None,
     fix: bool = True,
+    clusters: Sequence[str] = (),
+    homes: Mapping[str, str] | None = None,
 ) -> BlueprintSync:
+    """Every covered namespace of every cluster; `homes` maps a repository id to the cluster
+    its gitops server syncs to (unlisted: the default context, "")."""
     blueprints = await coverage.documents(toolbox, NamespaceBlueprint)
     owners = await coverage.documents(toolbox, Ownership)
-    found = await coverage.namespaces(toolbox)
+    read = list(clusters) or [""]
+    found = {cluster: await namespaces(toolbox, cluster) for cluster in read}
     if namespace is not None:
-        found = [n for n in found if n.name == namespace]
-        if not found:
+        found = {c: [n for n in names if n.name == namespace] for c, names in found.items()}
+        if not any(found.values()):
             raise AgentError(
                 f"there is no namespace {namespace!r}: give one `kubectl get ns` lists"
             )
     results: list[NamespaceSync] = []
-    for blueprint in blueprints:
-        for ns in found:
-            if blueprint.spec.selects(ns.name, ns.labels):
-                team = owning_team(ns, owners)
-                results.append(await one(toolbox, repos, blueprint, ns, team, fix=fix))
-    reached = {r["namespace"] for r in results}
+    uncovered: list[str] = []
+    for cluster in read:
+        serving = repos if not clusters else _serving(repos, homes or {}, cluster)
+        rows: list[NamespaceSync] = []
+        for blueprint in blueprints:
+            for ns in found[cluster]:
+                if blueprint.spec.selects(ns.name, ns.labels):
+                    team = owning_team(ns, owners)
+                    rows.append(
+                        await one(toolbox, serving, blueprint, ns, team, fix=fix, cluster=cluster)
+                    )
+        reached = {r["namespace"] for r in rows}
+        prefix = f"{cluster}/" if cluster else ""
+        uncovered += [prefix + n.name for n in found[cluster] if n.name not in reached]
+        results += rows
     return BlueprintSync(
         blueprints=[b.metadata.name for b in blueprints],
+        clusters=read,
         namespaces=results,
-        uncovered=[n.name for n in found if n.name not in reached],
+        uncovered=uncovered,
     )
+
+
+def _serving(
+    repos: Mapping[str, Toolbox], homes: Mapping[str, str], cluster: str
+) -> dict[str, Toolbox]:
+    """The repositories whose merges reach `cluster`: those its gitops server syncs to."""
+    return {repo: tools for repo, tools in repos.items() if homes.get(repo, "") == cluster}
+
+
+async def namespaces(toolbox: Toolbox, cluster: str) -> list[Namespace]:
+    """The cluster's namespaces and labels (`coverage.namespaces`, for one named context)."""
+    listed = await toolbox.call(
+        "list_resources", kind="Namespace", output="fields", fields=FIELDS, limit=500,
+        context=cluster or None,
+    )  # fmt: skip
+    found = [
+        Namespace(str(i["metadata.name"]), dict(i.get("metadata.labels") or {}))
+        for i in listed.get("items", [])
+        if str(i["metadata.name"]) not in SYSTEM
+    ]
+    return sorted(found, key=lambda n: n.name)
 
 
 def owning_team(namespace: Namespace, owners: list[Ownership]) -> Team | None:
@@ -114,16 +162,19 @@ async def one(
     team: Team | None,
     *,
     fix: bool,
+    cluster: str = "",
 ) -> NamespaceSync:
+    """One namespace of one cluster; `repos` are only those whose merges reach `cluster`."""
     want = render(blueprint, ns.name, team)
     path = f"platform/blueprints/{ns.name}.yaml"
     text = manifest_text(want, blueprint.metadata.name)
     repo = repos.get(ns.repo) if ns.repo else None
     unfixable = _unfixable(blueprint, ns, team)
-    drift = await live_drift(toolbox, want)
+    drift = await live_drift(toolbox, want, context=cluster)
     git_agrees = repo is None or await delivery.read(repo, path) == text
     result = NamespaceSync(
-        namespace=ns.name, blueprint=blueprint.metadata.name, team=team.name if team else "",
+        cluster=cluster, namespace=ns.name, blueprint=blueprint.metadata.name,
+        team=team.name if team else "",
         channel="git" if ns.repo else "direct", repo=ns.repo, drift=drift + unfixable,
         delivered="nothing to do", proposal="", pr=0, in_sync=False, why=[], steps=[],
     )  # fmt: skip
@@ -133,6 +184,12 @@ async def one(
     if not fix:
         shown = drift or [f"{path} in git differs from the blueprint"]
         return {**result, "delivered": "reported", "why": shown + unfixable}
+    if cluster and repo is None and (ns.repo or not repos):
+        return {
+            **result,
+            "delivered": "report-only",
+            "why": [*drift, _unserved(ns, cluster), *unfixable],
+        }
     if not ns.repo or repo is None:
         why = (f"managed by repository {ns.repo}, which the Platform is not given" if ns.repo
                else "no GitOps repository manages it: a blueprint is fixed by PR only")  # fmt: skip
@@ -152,7 +209,7 @@ async def one(
         sent = await delivery.pull_request(toolbox, repo, change)
     except (Refused, ToolFailed) as exc:
         sent = delivery.Delivery("refused", why=str(exc))
-    after = await live_drift(toolbox, want)
+    after = await live_drift(toolbox, want, context=cluster)
     still = after + ([sent.why] if sent.why and after else []) + unfixable
     return {
         **result, "delivered": sent.status, "proposal": sent.proposal, "pr": sent.pr,
@@ -169,8 +226,11 @@ def manifest_text(want: list[dict[str, Any]], blueprint: str) -> str:
     return head + yaml.safe_dump_all(want, sort_keys=False)
 
 
-async def live_drift(toolbox: Toolbox, want: list[dict[str, Any]]) -> list[str]:
-    """Field-by-field departures of the live objects from `want`, "Kind ns/name: ..." each."""
+async def live_drift(
+    toolbox: Toolbox, want: list[dict[str, Any]], *, context: str = ""
+) -> list[str]:
+    """Field-by-field departures of the live objects in cluster `context` (""; the default)
+    from `want`, "Kind ns/name: ..." each."""
     drift: list[str] = []
     for obj in want:
         kind, meta = obj["kind"], obj["metadata"]
@@ -179,7 +239,7 @@ async def live_drift(toolbox: Toolbox, want: list[dict[str, Any]]) -> list[str]:
         try:
             live = await toolbox.call(
                 "get_resource", kind=kind, name=meta["name"], namespace=meta["namespace"],
-                output="fields", fields=fields,
+                output="fields", fields=fields, context=context or None,
             )  # fmt: skip
         except ToolFailed as exc:
             if "not found" not in exc.reason.lower():
@@ -189,6 +249,14 @@ async def live_drift(toolbox: Toolbox, want: list[dict[str, Any]]) -> list[str]:
         for field in fields:
             drift += [f"{ref}: {d}" for d in differences(obj.get(field), live.get(field), field)]
     return drift
+
+
+def _unserved(ns: Namespace, cluster: str) -> str:
+    whose = f"its repository {ns.repo} does not" if ns.repo else "no configured repository"
+    return (
+        f"cluster {cluster}: {whose} sync to this cluster, so its drift is reported only (report "
+        "only, no repository): configure a GitOps repository whose context is this cluster"
+    )
 
 
 def _unfixable(blueprint: NamespaceBlueprint, ns: Namespace, team: Team | None) -> list[str]:

@@ -3,7 +3,10 @@
 The same shape as the other agents' (`agents.cluster_operator.conversation`), plus the teams'
 GitOps repositories: `repos` maps a repository id (the `kubecrew.io/gitops-repo` label the sync
 stamps on what it applies) to that repository's gitops server settings, and each gets a toolbox
-of its own, since one gitops server serves one repository. The procedures: `propagate()` (on a
+of its own, since one gitops server serves one repository. `clusters` names the kubeconfig contexts
+the blueprints are kept in (as the Cluster Operator's fleet); a repository fixes the cluster its
+settings' `context` names (none: the kube server's default), and a cluster no repository syncs
+to has its drift reported only. The procedures: `propagate()` (on a
 schedule or when an EgressPolicy changes), `audit()` and `sync_blueprints()` (scheduled);
 `ask(question)` answers compliance, audit and blueprint questions. The planner is the brain:
 `Deterministic`, or a `ModelPlanner` whose model plans each procedure's reads (through the
@@ -74,6 +77,7 @@ async def conversation(
     home: Path | None = None,
     thread: str | None = None,
     on_call: OnCall | None = None,
+    clusters: tuple[str, ...] = (),
 ) -> AsyncIterator[Conversation]:
     async with (
         agent_parts(AGENT, servers, home=home, on_call=on_call) as parts,
@@ -85,5 +89,9 @@ async def conversation(
                 open_toolbox(parts.role, Servers(gitops=settings), on_call=on_call)
             )
         thread_id = thread or uuid.uuid4().hex
-        context = Context(parts.toolbox, planner, parts.role, parts.skills, thread_id, opened)
+        homes = {repo_id: s.context or "" for repo_id, s in (repos or {}).items()}
+        context = Context(
+            parts.toolbox, planner, parts.role, parts.skills, thread_id, opened,
+            clusters=clusters, homes=homes,
+        )  # fmt: skip
         yield Conversation(context, parts.durable)

@@ -8,7 +8,9 @@
 - audit ("audit the fleet", "audit shop", scheduled): findings with evidence, and a fix PR where
   a manifest fixes one (`audits`).
 - blueprints ("sync blueprints" fixes by PR; "is shop on the blueprint?" only looks):
-  namespace blueprints compared with live field by field (`blueprints`).
+  namespace blueprints compared with live field by field (`blueprints`), in every cluster of
+  the context's `clusters` (kubeconfig contexts), each fixed only through a repository that
+  syncs to it (`homes`).
 
 Two brains, one graph: with a model brain every node but clarify is `modelsteps.planned`:
 the model first reads what it chooses (the org policies, the namespaces they cover, the live
@@ -88,6 +90,8 @@ class Context:
     skills: tuple[Skill, ...]
     thread: str
     repos: Mapping[str, Toolbox] = field(default_factory=dict)  # repo id -> its gitops tools
+    clusters: tuple[str, ...] = ()  # the contexts blueprints are kept in; () the default one
+    homes: Mapping[str, str] = field(default_factory=dict)  # repo id -> context it syncs to
 
 
 def read_question(question: str) -> Task:
@@ -154,6 +158,7 @@ async def sync_blueprints(state: PlatformState, runtime: Runtime[Context]) -> di
     done = await blueprints.sync(
         runtime.context.toolbox, runtime.context.repos,
         namespace=state.get("namespace") or None, fix=state.get("fix", True),
+        clusters=runtime.context.clusters, homes=runtime.context.homes,
     )  # fmt: skip
     return {"result": dict(done), "answer": report.blueprints(done)}
 

@@ -18,6 +18,7 @@ DELIVERED = {
     "nothing to do": "already in force",
     "not git-managed": "not managed by a GitOps repository",
     "reported": "reported, not changed",
+    "report-only": "report only, no repository",
 }
 
 
@@ -84,15 +85,18 @@ def blueprints(done: BlueprintSync) -> str:
         return "There is no NamespaceBlueprint in the policy store: nothing to keep in sync."
     rows = done["namespaces"]
     off = [r for r in rows if not r["in_sync"]]
+    fleet = [c for c in done["clusters"] if c]
+    where = f" in clusters {', '.join(fleet)}" if fleet else ""
     lines = [
-        f"Blueprints {', '.join(done['blueprints'])} cover {len(rows)} namespace(s): "
+        f"Blueprints {', '.join(done['blueprints'])} cover {len(rows)} namespace(s){where}: "
         f"{len(rows) - len(off)} on the blueprint, {len(off)} not (confirmed from live state)."
     ]
     for r in rows:
         verdict = "on the blueprint" if r["in_sync"] else "NOT on the blueprint"
         pr = f" PR #{r['pr']}" if r["pr"] else ""
+        name = f"{r['cluster']}/{r['namespace']}" if r["cluster"] else r["namespace"]
         lines.append(
-            f"- {r['namespace']} (team {r['team'] or 'unknown'}, {r['channel']}): {verdict}; "
+            f"- {name} (team {r['team'] or 'unknown'}, {r['channel']}): {verdict}; "
             f"{len(r['drift'])} field(s) drifted; "
             f"{DELIVERED.get(r['delivered'], r['delivered'])}{pr}"
         )
