@@ -183,6 +183,20 @@ def pdb_for(kind: str, row: Json) -> dict[str, Any]:
     }
 
 
+def _repo(row: Json, repos: Mapping[str, Toolbox], done: Fixed, advice: str) -> Toolbox | None:
+    """The tools of the repository the workload is synced from, or None with `done` saying why
+    nothing can be changed (no repository, or one the Platform is not given) and what to do."""
+    repo_id = (row.get("metadata.labels") or {}).get(REPO_LABEL, "")
+    repo = repos.get(repo_id)
+    if repo_id and repo is not None:
+        return repo
+    given = f" ({repo_id})" if repo_id else ""
+    done["why"] = f"{done['object']} is not managed by a GitOps repository the Platform is given"
+    done["why"] += f"{given}: {advice}"
+    done["delivered"] = "no-repo" if repo_id else "not git-managed"
+    return None
+
+
 async def add_pdb(
     toolbox: Toolbox, repos: Mapping[str, Toolbox], workload: tuple[str, Json]
 ) -> Fixed:
@@ -191,15 +205,8 @@ async def add_pdb(
     path = f"platform/audits/{row['namespace']}/pdb-{row['name']}.yaml"
     done = Fixed(object=ref, check="no-pdb", delivered="not git-managed", proposal="", pr=0,
                  path=path, why="", steps=[], values=[])  # fmt: skip
-    repo_id = (row.get("metadata.labels") or {}).get(REPO_LABEL, "")
-    repo = repos.get(repo_id)
-    if not repo_id or repo is None:
-        done["why"] = (
-            f"{ref} is not managed by a GitOps repository the Platform is given"
-            + (f" ({repo_id})" if repo_id else "")
-            + ": add a PodDisruptionBudget with its manifests"
-        )
-        done["delivered"] = "no-repo" if repo_id else "not git-managed"
+    repo = _repo(row, repos, done, "add a PodDisruptionBudget with its manifests")
+    if repo is None:
         return done
     want = pdb_for(kind, row)
     replicas = (row.get("spec") or {}).get("replicas")
@@ -243,16 +250,10 @@ async def fill_resources(
     ref, namespace = f"{kind} {row['namespace']}/{row['name']}", row["namespace"]
     done = Fixed(object=ref, check=",".join(checks), delivered="not git-managed", proposal="",
                  pr=0, path="", why="", steps=[], values=[])  # fmt: skip
-    repo_id = (row.get("metadata.labels") or {}).get(REPO_LABEL, "")
-    repo = repos.get(repo_id)
-    if not repo_id or repo is None:
-        done["why"] = (
-            f"{ref} is not managed by a GitOps repository the Platform is given"
-            + (f" ({repo_id})" if repo_id else "")
-            + ": set its containers' requests and limits with its manifests"
-        )
-        done["delivered"] = "no-repo" if repo_id else "not git-managed"
+    repo = _repo(row, repos, done, "set its containers' requests and limits with its manifests")
+    if repo is None:
         return done
+    repo_id = (row.get("metadata.labels") or {}).get(REPO_LABEL, "")
     hits = await repo.call("find_manifest", kind=kind, name=row["name"], namespace=namespace)
     plain = [h for h in hits.get("found", []) if not h.get("rendered_by")]
     if not plain:
