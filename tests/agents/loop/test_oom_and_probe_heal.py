@@ -1,8 +1,8 @@
 """An OOM kill, a failing readiness probe, a crash loop from a bad command and a missing
-ConfigMap, merged to git and synced, are healed by the deterministic loop with a merged PR: the memory limit, the probe's
-port, or the containers of the last good revision written back to the manifest (a rollout undo
-behind git's back would be reverted by the next sync; a ConfigMap of empty placeholders is never
-created unattended). Each is validated once the controller has
+ConfigMap, merged to git and synced, are healed by the deterministic loop with a merged PR: the
+memory limit, the probe's port, or the containers of the last good revision written back to the
+manifest (a rollout undo behind git's back would be reverted by the next sync; a ConfigMap of
+empty placeholders is never created unattended). Each is validated once the controller has
 observed the new spec, not judged by the old revision's crashing pods. The same faults with a
 scripted model planning are in tests/agents/llm/."""
 
