@@ -1,12 +1,14 @@
 """A fix that fails validation is rolled back and the next one tried; memory then ranks the
 failed fix lower for that fingerprint; when every fix fails, the loop escalates and stops.
 
-The shop ran nginx:1.26, then nginx:1.27, then a typo. nginx:1.27 crashes in this cluster (an
-app-profile fault on that image), so the best-ranked fix (the image the last good revision
-ran) starts, restarts, and fails validation: its PR is reverted by a revert PR, merged and
-synced, and the next fix (nginx:1.26) heals the shop."""
+The shop ran nginx:1.26, then nginx:1.27, then a typo. nginx:1.27 starts crashing in this
+cluster once the fix is planned (an app-profile fault on that image), so the best-ranked fix
+(the image the last good revision ran) starts, restarts, and fails validation: its PR is
+reverted by a revert PR, merged and synced, and the next fix (nginx:1.26) heals the shop."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from sandbox.server import Sandbox
 from tests.agents.loop.conftest import Team
@@ -16,7 +18,7 @@ CRASH = {"runs_forever": False, "run_seconds": 1, "exit_code": 1}
 
 
 def history(team: Team, sandbox: Sandbox) -> None:
-    """nginx:1.26 -> nginx:1.27 (both rolled out) -> a typo; then nginx:1.27 starts crashing."""
+    """nginx:1.26 -> nginx:1.27 (both rolled out) -> a typo."""
     team.commit("web: 1.26", "nginx:1.26")
     team.sync()
     team.rolled_out()
@@ -24,9 +26,21 @@ def history(team: Team, sandbox: Sandbox) -> None:
     team.sync()
     team.rolled_out()
     breaks(team, sandbox)
-    sandbox.call(
-        lambda c: c.faults.add({"kind": "app-profile", "image": "nginx:1.27", "changes": CRASH})
-    )
+
+
+def crash_once_planned(sandbox: Sandbox) -> Callable[[str], None]:
+    """nginx:1.27 starts crashing once the loop has planned its fix: the revision that ran it
+    was good while the loop learned (its pods Ready), and goes bad before the fix is validated.
+    Injected earlier, the old pods could crash before `learn` and rank 1.27 down at once."""
+    injected: list[str] = []
+
+    def on_node(node: str) -> None:
+        if node == "plan" and not injected:
+            injected.append(node)
+            fault = {"kind": "app-profile", "image": "nginx:1.27", "changes": CRASH}
+            sandbox.call(lambda c: c.faults.add(fault))
+
+    return on_node
 
 
 def breaks(team: Team, sandbox: Sandbox) -> None:
@@ -40,7 +54,7 @@ def test_a_fix_that_fails_validation_is_reverted_and_the_next_one_heals(
 ) -> None:
     history(team, sandbox)
 
-    result = team.heal("web")
+    result = team.heal("web", on_node=crash_once_planned(sandbox))
 
     assert result.outcome == "fixed", result.summary
     first, second = result.attempts
