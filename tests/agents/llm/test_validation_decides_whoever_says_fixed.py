@@ -9,20 +9,20 @@ from __future__ import annotations
 from sandbox.server import Sandbox
 from tests.agents.llm.conftest import ModelTeam
 from tests.agents.llm.scripts import claims_fixed
-from tests.agents.loop.test_failed_fix_rolls_back import CRASH, history
+from tests.agents.loop.test_failed_fix_rolls_back import CRASH, crash_once_planned, history
 from tests.agents.loop.test_image_typo_heals_itself import TYPO
 
 
 def test_a_model_that_says_fixed_without_a_tool_call_does_not_make_the_loop_report_fixed(
     team: ModelTeam, sandbox: Sandbox
 ) -> None:
-    history(team, sandbox)  # nginx:1.26 -> nginx:1.27 -> a typo; nginx:1.27 crashes here
+    history(team, sandbox)  # nginx:1.26 -> nginx:1.27 -> a typo
     sandbox.call(
         lambda c: c.faults.add({"kind": "app-profile", "image": "nginx:1.26", "changes": CRASH})
-    )  # and so does nginx:1.26: no fix on offer holds
+    )  # nginx:1.26 crashes here, and nginx:1.27 once the fix is planned: no fix on offer holds
     team.script = claims_fixed
 
-    healed = team.heal("web")
+    healed = team.heal("web", on_node=crash_once_planned(team, sandbox))
 
     [model] = team.models
     assert len(model.seen) == 1 and [m.type for m in model.seen[0]] == ["system", "human"]

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from sandbox.server import Sandbox
 from tests.agents.loop.conftest import Team
 from tests.mcp.kube.test_diagnosis import Doctor
+from tests.support.waiting import eventually
 
 CRASH = {"runs_forever": False, "run_seconds": 1, "exit_code": 1}
 
@@ -28,17 +29,27 @@ def history(team: Team, sandbox: Sandbox) -> None:
     breaks(team, sandbox)
 
 
-def crash_once_planned(sandbox: Sandbox) -> Callable[[str], None]:
+def crash_once_planned(team: Team, sandbox: Sandbox) -> Callable[[str], None]:
     """nginx:1.27 starts crashing once the loop has planned its fix: the revision that ran it
-    was good while the loop learned (its pods Ready), and goes bad before the fix is validated.
-    Injected earlier, the old pods could crash before `learn` and rank 1.27 down at once."""
+    was good while the loop learned (its pods Ready), and is bad before the fix is validated.
+    Injected earlier, the old pods could crash before `learn` and rank 1.27 down at once; so
+    the loop waits (this callback blocks it) until a 1.27 pod has restarted."""
     injected: list[str] = []
+
+    def restarted() -> bool:
+        pods = team.kubectl.json("get", "pods", "-n", "shop", "-l", "app=web")["items"]
+        return any(
+            str(s.get("image", "")).endswith("nginx:1.27") and s.get("restartCount", 0) > 0
+            for pod in pods
+            for s in pod.get("status", {}).get("containerStatuses") or []
+        )
 
     def on_node(node: str) -> None:
         if node == "plan" and not injected:
             injected.append(node)
             fault = {"kind": "app-profile", "image": "nginx:1.27", "changes": CRASH}
             sandbox.call(lambda c: c.faults.add(fault))
+            eventually(restarted, what="a nginx:1.27 pod restarted by the fault")
 
     return on_node
 
@@ -54,7 +65,7 @@ def test_a_fix_that_fails_validation_is_reverted_and_the_next_one_heals(
 ) -> None:
     history(team, sandbox)
 
-    result = team.heal("web", on_node=crash_once_planned(sandbox))
+    result = team.heal("web", on_node=crash_once_planned(team, sandbox))
 
     assert result.outcome == "fixed", result.summary
     first, second = result.attempts
