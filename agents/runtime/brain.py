@@ -57,7 +57,7 @@ class ModelPlanner:
     max_steps: int = MAX_STEPS
 
     def __post_init__(self) -> None:
-        if _guarded(os.environ) and not getattr(self.model, "scripted", False):
+        if guarded(os.environ) and not getattr(self.model, "scripted", False):
             raise ModelUnavailable(
                 f"{GUARD_ENV} is set: only a scripted chat model may plan here, "
                 f"not {type(self.model).__name__}"
@@ -114,7 +114,7 @@ def planner_from_env(environ: Mapping[str, str] = os.environ) -> Planner:
 
 def load_chat_model(spec: str, environ: Mapping[str, str] = os.environ) -> BaseChatModel:
     """The chat model `provider:model` names, or ModelUnavailable saying what to install."""
-    if _guarded(environ):
+    if guarded(environ):
         raise ModelUnavailable(
             f"{GUARD_ENV} is set, so no real model is built ({MODEL_ENV}={spec!r}); "
             "tests use tests/support/chat_models.py"
@@ -146,5 +146,6 @@ def load_chat_model(spec: str, environ: Mapping[str, str] = os.environ) -> BaseC
     return built
 
 
-def _guarded(environ: Mapping[str, str]) -> bool:
+def guarded(environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether the test guard is on: only a scripted chat model may plan."""
     return environ.get(GUARD_ENV, "") not in ("", "0")

@@ -36,6 +36,7 @@ from agents.runtime.brain import (
     Deterministic,
     ModelPlanner,
     Planner,
+    guarded,
     planner_from_env,
 )
 from agents.runtime.errors import ModelUnavailable
@@ -106,14 +107,13 @@ def run_many(
 
 def llm_ready() -> bool:
     """Whether `--mode llm` has a model to run: one named, or scripts under the test guard."""
-    guarded = os.environ.get(GUARD_ENV, "") not in ("", "0")
-    return guarded or bool(os.environ.get(MODEL_ENV, "").strip())
+    return guarded() or bool(os.environ.get(MODEL_ENV, "").strip())
 
 
 def _planner(mode: Mode, scenario: Path) -> Planner:
     if mode == "deterministic":
         return Deterministic()
-    if os.environ.get(GUARD_ENV, "") not in ("", "0"):
+    if guarded():
         return ModelPlanner(_scripted(scenario))
     if not os.environ.get(MODEL_ENV, "").strip():
         raise ModelUnavailable(

@@ -16,6 +16,7 @@ with `{"envelope_id": ...}` within three seconds. The Web API is the shared fake
 
 from __future__ import annotations
 
+import contextlib
 import json
 import queue
 import threading
@@ -67,12 +68,10 @@ class SocketMode:
         self.connected.set()
         try:
             while not self._stop.is_set():
-                try:
+                with contextlib.suppress(TimeoutError):  # nothing said: send what is queued
                     said = connection.recv(timeout=0.05)
                     with self._lock:
                         self.acks.append(json.loads(said))
-                except TimeoutError:
-                    pass
                 while not self._outbox.empty():
                     connection.send(self._outbox.get())
         except ConnectionClosed:
