@@ -26,7 +26,10 @@ from mcp_servers.policy.documents.readiness import NodeReadinessPolicy, Readines
 
 KIND = "NodeReadinessPolicy"
 NODE_FIELDS = ["metadata.name", "metadata.labels", "spec.taints", "status.conditions"]
-POD_FIELDS = ["metadata.name", "metadata.labels", "metadata.ownerReferences", "status.conditions"]
+POD_FIELDS = [
+    "metadata.name", "metadata.labels", "metadata.ownerReferences", "metadata.deletionTimestamp",
+    "status.conditions",
+]  # fmt: skip
 Action = Literal["removed-taint", "added-taint", "kept-taint", "ready", "not-ready"]
 
 
@@ -145,7 +148,11 @@ async def _check(
         "list_resources", kind="pods", namespace=namespace, field_selector=f"spec.nodeName={name}",
         output="fields", fields=POD_FIELDS, limit=500,
     )  # fmt: skip
-    pods = [p for p in listed.get("items", []) if _matches(rule, p)]
+    # A terminating pod can still say Ready for its grace period; it serves nothing new.
+    pods = [
+        p for p in listed.get("items", [])
+        if _matches(rule, p) and not p.get("metadata.deletionTimestamp")
+    ]  # fmt: skip
     if not pods:
         return Check(
             rule=cite, passed=False, evidence=f"no pod on {name}: wanted {rule.describe()}"
