@@ -146,12 +146,14 @@ def sync_prs(
         ledger = Ledger(ledger_path(store))
         while True:
             now = datetime.now(UTC)
-            for outcome in sync(forge, opened, who, now, crew_author=author, ledger=ledger):
-                _out(outcome.describe())
+            # Comments first: a review read in the same pass as an amendment saw the old
+            # content, so it must be judged against the request the amendment leaves.
             for handled in pr_comments.sync(
                 forge, clone, opened, who, owners, now, crew_author=author, ledger=ledger
             ):
                 _out(handled.describe())
+            for outcome in sync(forge, opened, who, now, crew_author=author, ledger=ledger):
+                _out(outcome.describe())
             if watch is None:
                 break
             time.sleep(watch)

@@ -13,7 +13,9 @@ When the PR carries a pending approval request, that request described the PR be
 amendment, so the amendment supersedes it (`pr_supersession`): a new proposal for the amended
 action through the policy store's negotiation, the old request ended as superseded, the PR
 body's marker moved to the new request (or removed when policy decided without a person), and
-the reply says which request now answers for the PR.
+the reply says which request now answers for the PR. A request already granted is never
+superseded: what a person approved is what merges, so the comment is answered with that and the
+PR stays as approved (ask for the change in a new PR once it has merged).
 
 Who may steer a PR is policy's word, not the comment's: the commenter's forge login must be a
 person in the people file (`github: LOGIN`), and that person one of the humans of the
@@ -50,7 +52,7 @@ from mcp_servers.gitops.providers.base import Comment, Provider, PullRequest
 from mcp_servers.gitops.repo import Repository
 from mcp_servers.gitops.yamledit import edit
 from mcp_servers.policy.actions import Action, EvaluationRequest, TargetRef
-from mcp_servers.policy.approvals import authorized
+from mcp_servers.policy.approvals import ApprovalRequest, authorized
 from mcp_servers.policy.audit import AuditEntry
 from mcp_servers.policy.catalog import PolicySet
 from mcp_servers.policy.documents.common import Principals
@@ -66,6 +68,7 @@ CommentKind = Literal[
     "not-understood",  # nothing (or nothing valid) asked: replied with what can be
     "unchanged",  # the manifest already says so: replied
     "conflict",  # the branch moved, or the PR holds no workload to amend: replied
+    "approved-already",  # its approval request was granted for the PR as it is: replied
 ]
 Reply = Callable[[CommentKind, str], "Handled"]  # answer on the PR, and say what was done
 WORKLOADS = ("Deployment", "StatefulSet")
@@ -174,6 +177,14 @@ class _Desk:
         asked = pr_amendments.read(comment.body)
         if isinstance(asked, str):
             return reply("not-understood", asked)
+        granted = self._granted(pr)
+        if granted is not None:
+            return reply(
+                "approved-already",
+                f"I did not change this PR: approval request {granted.id} was granted for "
+                f"{granted.action.describe()}, and what was approved is what merges. Ask for "
+                f"{asked.describe()} in a new change once this one has merged.",
+            )
         return self._amend(pr, workload, asked, person, reply)
 
     def _amend(
@@ -204,6 +215,17 @@ class _Desk:
             f"done: {commit[:12]} sets {asked.describe()} on {ref} ({workload.path}: {fields}). "
             f"Review the new commit; merging is still decided by reviews and policy.{then}",
         )
+
+    def _granted(self, pr: PullRequest) -> ApprovalRequest | None:
+        """The approval request the PR carries, when a person has granted it already."""
+        request_id = marked(pr, crew_author=self.crew_author)
+        if request_id is None:
+            return None
+        try:
+            request = self.store.approval(request_id)
+        except NotFound:
+            return None
+        return request if request.state == "granted" else None
 
     def _supersede(self, pr: PullRequest, asked: Amendment, person: Identity) -> Superseded | None:
         """A pending request the PR carries no longer describes it: replace it."""

@@ -12,6 +12,7 @@ from mcp_servers.gitops.providers.base import Provider
 from tests.pr_channel.conftest import Policy, crew_pr
 
 KUBECREW = str(Path(sys.executable).parent / "kubecrew")
+POLICIES = Path(__file__).parents[2] / "policies"  # the shipped ones: shop-admins own the shop
 
 
 def sync_prs(repo: Path, policy: Policy, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -91,3 +92,44 @@ def test_watch_applies_a_review_made_while_it_runs_and_stops_on_ctrl_c(
     assert [line.split(": ")[1] for line in lines] == ["answered (review by alice-gh)", "ended"]
     assert watcher.returncode == 0, err
     assert policy.now().state == "denied"
+
+
+def test_one_pass_with_an_approval_and_an_amendment_grants_nothing_old(
+    manifests: Path, policy: Policy
+) -> None:
+    """alice approves the PR and asks for 2 replicas before the crew has synced: the approval
+    saw the old content, so the amendment supersedes the request and the review answers
+    nothing; the PR waits for a review of what it now changes."""
+    provider, number = crew_pr(manifests, policy.request.id)
+    provider.review(number, author="alice-gh", verdict="approve", body="")
+    provider.comment(number, author="alice-gh", body="@kubecrew use 2 replicas instead")
+
+    done = sync_prs(manifests, policy, "--policies", str(POLICIES))
+    assert done.returncode == 0, done.stderr
+    assert [line.split(": ")[1] for line in done.stdout.splitlines()[:2]] == [
+        "amended", "stale (review by alice-gh)",
+    ]  # fmt: skip
+    assert policy.now().state == "denied"  # superseded, never granted
+    (pending,) = policy.store.approvals(state="pending")
+    assert pending.action.describe() == "scale Deployment shop/web 5 -> 2 replicas directly"
+
+
+def test_a_comment_after_the_grant_leaves_the_approved_pr_alone(
+    manifests: Path, policy: Policy
+) -> None:
+    provider, number = crew_pr(manifests, policy.request.id)
+    provider.review(number, author="alice-gh", verdict="approve", body="")
+    assert sync_prs(manifests, policy).returncode == 0
+    assert policy.now().state == "granted"
+    head = provider.get(number).pr.head_commit
+
+    provider.comment(number, author="alice-gh", body="@kubecrew use 2 replicas instead")
+    later = sync_prs(manifests, policy, "--policies", str(POLICIES))
+    assert later.returncode == 0, later.stderr
+    assert "approved-already" in later.stdout, later.stdout
+    pr = provider.get(number).pr
+    assert pr.head_commit == head and policy.now().state == "granted"
+    assert policy.store.approvals(state="pending") == []
+    assert f"approval request {policy.request.id} was granted for scale Deployment shop/web " in (
+        pr.comments[-1].body
+    )
