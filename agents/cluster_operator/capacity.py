@@ -3,9 +3,11 @@ through the policy store and applied only as decided (the `find-savings` skill a
 
 Utilization is CPU in use (`top`, metrics.k8s.io) over CPU requested, per Deployment; a
 workload under `UNDERUSED` of its requests is underused, and the proposal is the replica count
-that would run it at `TARGET` of its requests, at least one. The saving prices the removed
-replicas' requests at list prices per vCPU and GiB month (`PRICES`), an estimate for ranking
-and for the owners to weigh, not a bill.
+that would run it at `TARGET` of its requests, at least one. A downscale the owners' policies
+would counter back to the replicas it has (a CapacityPolicy minimum; `evaluate_action`, a dry
+run) is not proposed: that workload's waste is in its requests, which `rightsizing` proposes.
+The saving prices the removed replicas' requests at list prices per vCPU and GiB month
+(`PRICES`), an estimate for ranking and for the owners to weigh, not a bill.
 
 A proposal is made once per workload and remembered, with its decision, in the agent's store:
 a review that finds it escalated takes up the person's answer (`claim_approval`, exactly once)
@@ -61,7 +63,7 @@ async def underused(toolbox: Toolbox) -> list[Saving]:
         if utilization >= UNDERUSED:
             continue
         proposed = max(1, math.ceil(used / (cpu * TARGET)))
-        if proposed >= replicas:
+        if proposed >= replicas or await _kept(toolbox, namespace, name, replicas, proposed):
             continue
         saved = (replicas - proposed) * (cpu / 1000 * PRICES["cpu"] + memory * PRICES["memory_gib"])
         found.append(
@@ -142,13 +144,27 @@ async def propose_and_apply(
     return {**saving, "applied": to}
 
 
+async def _kept(toolbox: Toolbox, namespace: str, name: str, replicas: int, to: int) -> bool:
+    """Whether the owners' policies would counter `replicas -> to` with no fewer replicas."""
+    judged = await toolbox.call(
+        "evaluate_action", action="scale", target=f"deployment/{name}", namespace=namespace,
+        from_replicas=replicas, replicas=to,
+    )  # fmt: skip
+    counter = (judged.get("counter") or {}).get("replicas")
+    return isinstance(counter, int) and counter >= replicas
+
+
 async def _cpu_in_use(toolbox: Toolbox, namespace: str, name: str) -> float | None:
-    """Millicores the Deployment's pods use now (pods named `<name>-...`), None without data."""
+    """Millicores the Deployment's pods use now, None without data."""
+    pods = await pods_cpu(toolbox, namespace, name)
+    return float(sum(pods)) if pods else None
+
+
+async def pods_cpu(toolbox: Toolbox, namespace: str, name: str) -> list[float]:
+    """Millicores each pod of the Deployment uses now (pods named `<name>-...`)."""
     top = await toolbox.call("top", what="pods", namespace=namespace, limit=200)
     rows = [r for r in top.get("items") or [] if str(r.get("name", "")).startswith(f"{name}-")]
-    if not rows:
-        return None
-    return float(sum(float(r.get("cpu_m") or 0) for r in rows))
+    return [float(r.get("cpu_m") or 0) for r in rows]
 
 
 def requests(containers: list[dict[str, Any]]) -> tuple[float, float]:

@@ -10,7 +10,8 @@ savings | maintenance | readiness | clarify) -> END.
   node's queued maintenance folded in), the nodes whose pods' restarts rise alone moved off
   the same way (`restarts`; the first patrol only records), then the maintenance queue
   (`maintenance.run`: in the window, one node out at once); capacity: the underused
-  workloads proposed and, as decided, applied (`capacity`), and the emptiest underused node
+  workloads proposed and, as decided, applied (`capacity`; a workload that cannot lose replicas
+  gets its CPU requests right-sized the same way, `rightsizing`), and the emptiest underused node
   whose pods fit elsewhere proposed for draining (`consolidation`); fleet: every cluster's
   health and load, an imbalance answered with a proposal (`fleet`). All write only through
   gated tools; other teams' workloads only under approved proposals.
@@ -52,6 +53,7 @@ from agents.cluster_operator import (
     readiness,
     report,
     restarts,
+    rightsizing,
 )
 from agents.cluster_operator.clock import cluster_now
 from agents.cluster_operator.state import OperatorState, Task
@@ -90,7 +92,8 @@ ASKS: dict[str, str] = {
     ),
     "capacity": (
         "Review capacity: read which Deployments use far less CPU than they request (their "
-        "replicas, requests and the pods' usage) and the policies that bound their replicas."
+        "replicas, requests and the pods' usage) and the policies that bound their replicas "
+        "and their requests."
     ),
     "fleet": "Survey the clusters: read each one's node health and load.",
 }  # what the model is asked to read for a procedure; a question is asked in its own words
@@ -218,9 +221,19 @@ async def capacity_review(state: OperatorState, runtime: Runtime[Context]) -> di
         await capacity.propose_and_apply(toolbox, store, s, counters=runtime.context.counters)
         for s in found
     ]
+    skip = frozenset(s["workload"] for s in found)
+    resized = [
+        await rightsizing.propose_and_apply(toolbox, store, r, counters=runtime.context.counters)
+        for r in await rightsizing.oversized(toolbox, skip=skip)
+    ]
     nodes_out = await consolidation.review(toolbox, store)
-    answer = report.savings(done, proposed=True) + "\n\n" + consolidation.said(nodes_out)
-    return {"result": {"savings": done, "consolidation": nodes_out}, "answer": answer}
+    told = [
+        report.savings(done, proposed=True) if done or not resized else "",
+        report.rightsizing(resized, proposed=True),
+    ]
+    answer = "\n\n".join([*(t for t in told if t), consolidation.said(nodes_out)])
+    result = {"savings": done, "rightsizing": resized, "consolidation": nodes_out}
+    return {"result": result, "answer": answer}
 
 
 async def list_nodes(state: OperatorState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -234,8 +247,17 @@ async def drain_preview(state: OperatorState, runtime: Runtime[Context]) -> dict
 
 
 async def savings(state: OperatorState, runtime: Runtime[Context]) -> dict[str, Any]:
-    found = await capacity.underused(runtime.context.toolbox)
-    return {"result": {"savings": found}, "answer": report.savings(found, proposed=False)}
+    toolbox = runtime.context.toolbox
+    found = await capacity.underused(toolbox)
+    resized = await rightsizing.oversized(toolbox, skip=frozenset(s["workload"] for s in found))
+    told = [
+        report.savings(found, proposed=False) if found or not resized else "",
+        report.rightsizing(resized, proposed=False),
+    ]
+    return {
+        "result": {"savings": found, "rightsizing": resized},
+        "answer": "\n\n".join(t for t in told if t),
+    }
 
 
 async def clarify(state: OperatorState) -> dict[str, Any]:

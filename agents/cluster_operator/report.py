@@ -1,6 +1,6 @@
-"""What the Cluster Operator says: the patrol, a drain preview, the savings, node readiness, the
-maintenance queue and the fleet, in words, built only from what the tools answered (the steps
-each procedure recorded as it went)."""
+"""What the Cluster Operator says: the patrol, a drain preview, the savings (fewer replicas, and
+right-sized requests), node readiness, the maintenance queue and the fleet, in words, built only
+from what the tools answered (the steps each procedure recorded as it went)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from agents.cluster_operator.maintenance import Entry, Maintenance
 from agents.cluster_operator.migration import Migration
 from agents.cluster_operator.nodes import NodeIssue
 from agents.cluster_operator.readiness import Readiness
+from agents.cluster_operator.rightsizing import Resize
 
 STATUS = {
     "drained": "drained: its workloads run elsewhere",
@@ -65,6 +66,25 @@ def savings(found: list[Saving], *, proposed: bool) -> str:
             f"${s['savings_per_month']:.2f}/month"
         )
         lines += [f"  {step}" for step in s["steps"]]
+    if not proposed:
+        lines.append("Nothing was proposed or changed; a capacity review proposes these.")
+    return "\n".join(lines)
+
+
+def rightsizing(found: list[Resize], *, proposed: bool) -> str:
+    """The oversized requests of workloads that keep their replicas, with the numbers."""
+    if not found:
+        return ""
+    total = sum(r["savings_per_month"] for r in found)
+    lines = [f"{len(found)} oversized CPU request(s), about ${total:.2f} a month to save:"]
+    for r in found:
+        lines.append(
+            f"- {r['workload']} container {r['container']}: uses about {r['used_m']:.0f}m of "
+            f"its {r['cpu_from']} CPU request per replica ({r['utilization']:.0%}); "
+            f"{r['cpu_from']} -> {r['cpu_to']} over {r['replicas']} replica(s) saves about "
+            f"${r['savings_per_month']:.2f}/month"
+        )
+        lines += [f"  {step}" for step in r["steps"]]
     if not proposed:
         lines.append("Nothing was proposed or changed; a capacity review proposes these.")
     return "\n".join(lines)

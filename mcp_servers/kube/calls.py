@@ -2,7 +2,8 @@
 
 `plan_call` turns a tool's bound arguments into one or more `Planned` actions (one GET each for
 the live object the policies' CEL conditions read): scale -> scale with `from` read live;
-set_image -> patch; rollout_restart / rollout_undo -> restart / rollback; delete -> delete;
+set_image -> patch; set_resources -> resize carrying each request's from (live) and to;
+rollout_restart / rollout_undo -> restart / rollback; delete -> delete;
 cordon / uncordon -> themselves; taint -> drain (NoExecute: its pods are evicted), uncordon
 (removal) or cordon; drain -> drain with the pods the plan evicts; patch and apply -> patch /
 apply, plus a scale when they change `spec.replicas`, so a patch cannot step around a
@@ -18,7 +19,7 @@ from typing import Any
 import yaml
 
 from mcp_servers.common.errors import InvalidArgument, ToolError
-from mcp_servers.kube import drain
+from mcp_servers.kube import drain, resizing
 from mcp_servers.kube.connection import Api, Json
 from mcp_servers.kube.settings import KubeSettings
 from mcp_servers.kube.writes import (
@@ -125,6 +126,22 @@ def _patch(writes: Writes, api: Api, _: KubeSettings, a: Mapping[str, Any]) -> l
     return _with_replicas(target, live, "patch", _patched_replicas(a["patch"]), after)
 
 
+def _set_resources(
+    writes: Writes, api: Api, _: KubeSettings, a: Mapping[str, Any]
+) -> list[Planned]:
+    """A resize carrying the values the call writes, so the gate can hold an approved proposal
+    to exactly those values."""
+    requests, limits = resizing.asked(a["cpu"], a["memory"], a["limit_cpu"], a["limit_memory"])
+    target, live = _on(writes, api, a["kind"], a["name"], a.get("namespace"))
+    body, change = resizing.resize(live, target.what, a["container"], requests, limits)
+    after = _dry_run(
+        writes, api, target, body=body, content_type=CONTENT_TYPES["strategic"],
+        query={"fieldManager": MANAGER},
+    )  # fmt: skip
+    ref = TargetRef(kind=target.resource.kind, name=target.name, namespace=target.namespace)
+    return [Planned(Action(type="resize", target=ref, resources=[change]), live, after)]
+
+
 def _patched_replicas(patch: object) -> object:
     if isinstance(patch, str):
         try:
@@ -227,6 +244,7 @@ _PLANNERS: dict[str, Planner] = {
     "patch": _patch,
     "scale": _scale,
     "set_image": _named("patch"),
+    "set_resources": _set_resources,
     # The policies' own words for these, so a rule written for restarts or rollbacks fires.
     "rollout_restart": _named("restart"),
     "rollout_undo": _named("rollback", "deployments.apps"),

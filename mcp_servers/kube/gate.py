@@ -11,8 +11,9 @@ is this very call, it is still the latest approval of its target, and it was not
 that is how a negotiated or person-approved change reaches the cluster, once.
 
 After each real write, failed write and refusal, one "mutation" record per target goes into the
-policy store's audit log. Its text is built from the actions (kinds, names, replica counts) and
-error messages, never from manifests or patches, so no Secret value can reach it.
+policy store's audit log. Its text is built from the actions (kinds, names, replica counts, a
+resize's requests) and error messages, never from manifests or patches, so no Secret value can
+reach it. A resize is carried only with the approved values (`differs`: the same quantities).
 
 Knows nothing of MCP (`tools_write.guard` wraps the tools with it). The store lives on a thread
 of its own (`tools_base.StoreThread`), as in the policy server.
@@ -241,8 +242,30 @@ def differs(asked: Action, approved: Action) -> str:
     ):
         got = "no replica count" if asked.replicas is None else f"{asked.replicas.to} replicas"
         return f"{got}, not {approved.replicas.to}"
+    if approved.type == "resize":
+        mismatch = _other_resources(asked, approved)
+        if mismatch:
+            return mismatch
     if asked.via != approved.via:
         return f"directly, where the approval says {approved.via}"
+    return ""
+
+
+def _other_resources(asked: Action, approved: Action) -> str:
+    """Why the call's container values are not the approved ones; "" when they are."""
+    if not approved.resources:
+        return "the approved resize names no values: propose it with the resources to set"
+    shown = "; ".join(c.describe() for c in asked.resources or []) or "no values"
+    wanted = "; ".join(c.describe() for c in approved.resources)
+    mine = {c.container: c for c in asked.resources or []}
+    theirs = {c.container: c for c in approved.resources}
+    if set(mine) != set(theirs):
+        return f"{shown}, not {wanted}"
+    for name, change in theirs.items():
+        for part in ("requests", "limits"):
+            got, due = getattr(mine[name], part), getattr(change, part)
+            if set(got) != set(due) or any(not got[r].same_as(due[r]) for r in due):
+                return f"{shown}, not {wanted}"
     return ""
 
 

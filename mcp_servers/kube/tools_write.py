@@ -24,7 +24,7 @@ from mcp.types import ToolAnnotations
 
 from mcp_servers.common.errors import PermissionDenied
 from mcp_servers.common.tools import off_loop
-from mcp_servers.kube import node_writes, rollouts
+from mcp_servers.kube import node_writes, resizing, rollouts
 from mcp_servers.kube.connection import Json
 from mcp_servers.kube.node_writes import Effect
 from mcp_servers.kube.writes import PatchType, Propagation, Writes
@@ -52,6 +52,9 @@ PATCH = _hints(destructive=True, idempotent=False)
 SCALE = _hints(destructive=True, idempotent=True)
 # set_image: replaces the old image and so every pod; the same image twice changes nothing more.
 SET_IMAGE = _hints(destructive=True, idempotent=True)
+# set_resources: replaces every pod (a rollout) and may leave too little CPU or memory; the same
+# values twice change nothing more.
+SET_RESOURCES = _hints(destructive=True, idempotent=True)
 # rollout_restart: only adds an annotation (pods are replaced under the rollout strategy, the
 # spec is kept), so not destructive; each call starts another restart, so not idempotent.
 RESTART = _hints(destructive=False, idempotent=False)
@@ -216,6 +219,37 @@ def register(mcp: FastMCP, writes: Writes, *, gate: Gate | None = None) -> None:
             name,
             container,
             image,
+            namespace=namespace,
+            dry_run=dry_run,
+            context=context,
+        )
+
+    @tool(SET_RESOURCES)
+    @_documented("""Set one container's requests (cpu, memory) and optionally limits (limit_cpu,
+    limit_memory) in a Deployment, StatefulSet or DaemonSet (kubectl set resources): quantities
+    such as 100m, 0.5, 128Mi; resources not given stay as they are; the pods roll.""")
+    async def set_resources(
+        name: str,
+        container: str,
+        cpu: str = "",
+        memory: str = "",
+        limit_cpu: str = "",
+        limit_memory: str = "",
+        kind: str = "deployment",
+        namespace: str | None = None,
+        dry_run: bool = False,
+        context: str | None = None,
+    ) -> Json:
+        return await off_loop(
+            resizing.set_resources,
+            writes,
+            kind,
+            name,
+            container,
+            cpu=cpu,
+            memory=memory,
+            limit_cpu=limit_cpu,
+            limit_memory=limit_memory,
             namespace=namespace,
             dry_run=dry_run,
             context=context,

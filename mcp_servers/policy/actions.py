@@ -1,11 +1,14 @@
 """The action under evaluation and everything known about it: the typed input of a dry run.
 
 An `Action` is what an agent or a person proposes (scale Deployment shop/web from 5 to 1, by
-patch). An `EvaluationRequest` adds what the policies judge it by: the live target object, its
-metrics, the time, and the labels of its namespace (for EgressPolicy's namespace classes).
+patch; resize its container web's CPU request from 500m to 100m). An `EvaluationRequest` adds
+what the policies judge it by: the live target object, its metrics, the time, and the labels
+of its namespace (for EgressPolicy's namespace classes).
 `cel_input()` is the one place the documented CEL input (`mcp_servers.policy.cel`) is built:
 optional fields that are unknown are absent keys, so rules guard with has(), and metrics are
-all doubles, so `metrics.x < 1` and `metrics.x * 2.0` both work.
+all doubles, so `metrics.x < 1` and `metrics.x * 2.0` both work. A resize's quantities stay
+Kubernetes quantity strings in the action, and the CEL input adds each one's value in base units
+(cores, bytes) as a double, `from_value` and `to_value`, since CEL cannot compare "100m" < "1".
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from mcp_servers.common.errors import InvalidArgument
-from mcp_servers.policy.documents.common import ActionType
+from mcp_servers.policy.documents.blueprint import Quantity, quantity
+from mcp_servers.policy.documents.common import ActionType, DnsLabel
 
 # The Kubernetes API verb each action mostly uses (`action.verb` in CEL), as RBAC names them.
 VERBS: dict[str, str] = {
@@ -90,11 +94,54 @@ class ReplicaChange(_Model):
     to: Annotated[int, Field(ge=0)]
 
 
+Resource = Literal["cpu", "memory"]
+
+
+class QuantityChange(_Model):
+    """One request or limit: from (the current value, when known) and to (asked)."""
+
+    from_: Quantity | None = Field(
+        default=None, validation_alias="from", serialization_alias="from"
+    )
+    to: Quantity
+
+    def same_as(self, other: QuantityChange) -> bool:
+        """The same target value, however written (`0.1` and `100m` are one quantity)."""
+        return quantity(self.to) == quantity(other.to)
+
+
+class ResourceChange(_Model):
+    """A resize of one container: its requests (and limits) from -> to, per resource."""
+
+    container: DnsLabel
+    requests: dict[Resource, QuantityChange] = {}
+    limits: dict[Resource, QuantityChange] = {}
+
+    @model_validator(mode="after")
+    def _something(self) -> ResourceChange:
+        if not self.requests and not self.limits:
+            raise InvalidArgument(
+                f"the resize of container {self.container} changes nothing: give a cpu or "
+                "memory request (to, and from when known)"
+            )
+        return self
+
+    def describe(self) -> str:
+        parts = [
+            f"{kind}{name} {'?' if q.from_ is None else q.from_} -> {q.to}"
+            for kind, amounts in (("", self.requests), ("limit ", self.limits))
+            for name, q in sorted(amounts.items())
+        ]
+        return f"{self.container} {', '.join(parts)}"
+
+
 class Action(_Model):
     type: ActionType
     target: TargetRef
     labels: dict[str, str] = {}  # the target's labels, when no live object is given
     replicas: ReplicaChange | None = None  # scale: from (current) and to (asked)
+    # resize: per container; none is a dry run of the intent, not a change one can carry out
+    resources: list[ResourceChange] | None = None
     pods: Annotated[int, Field(ge=0)] | None = None  # pods disrupted at once: evict, drain
     via: Literal["direct", "pull-request"] = "direct"  # an API call, or a pull request
     actor: str | None = None  # the identity proposing it
@@ -114,6 +161,8 @@ class Action(_Model):
         if self.replicas is not None:
             start = "?" if self.replicas.from_ is None else str(self.replicas.from_)
             text += f" {start} -> {self.replicas.to} replicas"
+        if self.resources:
+            text += " " + "; ".join(change.describe() for change in self.resources)
         if self.pods is not None:
             text += f" ({self.pods} pods)"
         return text + (" directly" if self.via == "direct" else " via a pull request")
@@ -159,9 +208,27 @@ class EvaluationRequest(_Model):
         action = self.action.model_dump(exclude_none=True)
         action["verb"] = self.action.verb
         action["labels"] = self.labels()
+        if self.action.resources is not None:
+            action["resources"] = [_valued(change) for change in self.action.resources]
         return {
             "action": action,
             "target": self.target or {},
             "metrics": {name: float(value) for name, value in self.metrics.items()},
             "now": self.now,
         }
+
+
+def _valued(change: ResourceChange) -> dict[str, object]:
+    """A resource change for CEL: each quantity with its value in cores or bytes beside it."""
+    out: dict[str, object] = {"container": change.container}
+    for field in ("requests", "limits"):
+        amounts: dict[str, QuantityChange] = getattr(change, field)
+        out[field] = {name: _values(q) for name, q in amounts.items()}
+    return out
+
+
+def _values(change: QuantityChange) -> dict[str, object]:
+    out: dict[str, object] = {"to": change.to, "to_value": float(quantity(change.to))}
+    if change.from_ is not None:
+        out |= {"from": change.from_, "from_value": float(quantity(change.from_))}
+    return out

@@ -4,7 +4,9 @@ Rules carry CEL (the expression language Kubernetes uses) over four variables, t
 input every condition sees:
 
     action    the proposed action: type, verb, target {kind, name, namespace}, labels,
-              replicas {from, to}, pods, via ("direct" or "pull-request"), actor
+              replicas {from, to}, pods, via ("direct" or "pull-request"), actor,
+              resources (resize: [{container, requests|limits: {cpu|memory: {from, to,
+              from_value, to_value}}}], values in cores and bytes as doubles)
               (an unknown field is an absent key: guard with has(action.replicas))
     target    the live object as a dict ({} when none was given)
     metrics   numbers by name, all doubles (cpu_utilization: 0.1, evictions_last_hour: 4.0)

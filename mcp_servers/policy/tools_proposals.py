@@ -6,6 +6,8 @@ runs the negotiation at once (`negotiation.negotiate`, now = UTC now): the answe
 decision, and for "escalated" the approval request a person must answer. `evaluate_proposal`
 is read-only: it re-runs the dry run on the proposal's current action and resolves one team's
 own findings under the org's priorities, as that team's agent would answer, without writing.
+A resize carries the requested values per container (`resized`), so what is approved is exactly
+the values the kube gate later lets `set_resources` write.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pydantic import ValidationError
 from mcp_servers.common.bounds import DEFAULT_LIMIT, page
 from mcp_servers.common.errors import InvalidArgument
 from mcp_servers.common.tools import READ_ONLY, off_loop
-from mcp_servers.policy.actions import EvaluationRequest
+from mcp_servers.policy.actions import Action, EvaluationRequest, ResourceChange
 from mcp_servers.policy.approvals import ApprovalRequest
 from mcp_servers.policy.documents.common import ActionType
 from mcp_servers.policy.evaluation import evaluate
@@ -115,28 +117,33 @@ def register_propose(mcp: FastMCP, deps: Deps) -> None:
         risk: Literal["low", "medium", "high"] = "low",
         deadline: str = "",
         counters: Literal["accept", "refuse"] = "accept",
+        resources: list[dict[str, str]] | None = None,
     ) -> dict[str, Any]:
         """Propose an action to its stakeholders and get the decision: approved, approved as
         countered (act on the decision's action, not yours), rejected (citing the rules), or
         escalated to a person (the approval request's id, approvers and expiry). Arguments as
         for evaluate_action, plus why (rationale), the expected saving and risk, an ISO
-        deadline, and counters: `refuse` sends any counter-offer to a person instead."""
+        deadline, and counters: `refuse` sends any counter-offer to a person instead.
+        resources (action resize): one entry per container, {"container": "web", "cpu":
+        "100m", "from_cpu": "500m", "memory": "64Mi", "from_memory": "128Mi"}, the requests
+        asked and the current ones; the approved values are the ones set_resources may write."""
         now = deps.now()
+        typed = build_action(
+            action,
+            target,
+            namespace=namespace,
+            replicas=replicas,
+            from_replicas=from_replicas,
+            pods=pods,
+            via=via,
+            labels=labels,
+            actor=str(deps.identity),
+        )
         try:
             proposal = Proposal(
                 id=new_proposal_id(),
                 proposer=deps.identity,
-                action=build_action(
-                    action,
-                    target,
-                    namespace=namespace,
-                    replicas=replicas,
-                    from_replicas=from_replicas,
-                    pods=pods,
-                    via=via,
-                    labels=labels,
-                    actor=str(deps.identity),
-                ),
+                action=resized(typed, resources),
                 rationale=text(rationale, argument="rationale"),
                 impact=Impact(savings_per_month=savings_per_month, risk=risk),
                 deadline=moment(deadline, argument="deadline"),
@@ -156,6 +163,46 @@ def register_propose(mcp: FastMCP, deps: Deps) -> None:
 
         record, request = await deps.store.run(run)
         return proposal_json(record, request, transcript=False)
+
+
+RESOURCE_KEYS = ("container", "cpu", "memory", "from_cpu", "from_memory")
+
+
+def resized(action: Action, resources: list[dict[str, str]] | None) -> Action:
+    """`action` carrying the per-container requests `resources` asks for (resize only)."""
+    if resources is None:
+        return action
+    expected = (
+        'resources is a list of {"container": NAME, "cpu": "100m", "from_cpu": "500m", '
+        '"memory": "64Mi", "from_memory": "128Mi"} (cpu or memory, or both)'
+    )
+    if action.type != "resize":
+        raise InvalidArgument(f"resources is for action resize, not {action.type}; drop it")
+    changes: list[ResourceChange] = []
+    for entry in resources:
+        unknown = sorted(set(entry) - set(RESOURCE_KEYS)) if isinstance(entry, dict) else []
+        if not isinstance(entry, dict) or unknown or "container" not in entry:
+            raise InvalidArgument(f"{expected}; got {entry!r}")
+        requests = {
+            name: {"to": entry[name], "from": entry.get(f"from_{name}")}
+            for name in ("cpu", "memory")
+            if entry.get(name)
+        }
+        try:
+            changes.append(
+                ResourceChange.model_validate(
+                    {"container": entry["container"], "requests": requests}
+                )
+            )
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            raise InvalidArgument(
+                f"resources {entry!r}: {where}: {first['msg']}; {expected}"
+            ) from exc
+    if not changes:
+        raise InvalidArgument(f"resources names no container; {expected}")
+    return action.model_copy(update={"resources": changes})
 
 
 def request_of(store: Store, proposal_id: str) -> ApprovalRequest | None:

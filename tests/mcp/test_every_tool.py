@@ -150,6 +150,7 @@ KUBE = [
     Step("rollout_history", ns(name="web"), ("revisions",), lambda a, w: len(a["revisions"]) > 1),
     Step("rollout_undo", ns(name="web"), ("changes",), changed("image")),
     Step("rollout_restart", ns(name="web"), ("changes",), changed("restartedAt")),
+    Step("set_resources", ns(name="web", container="web", cpu="50m"), ("changes",), changed("cpu")),
     Step("scale", ns(name="web", replicas=3), ("changes",), changed("spec.replicas")),
     Step(
         "patch", ns(**CONFIG, patch={"data": {"mode": "busy"}}), ("changes",), changed("data.mode")
