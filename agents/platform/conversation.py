@@ -8,7 +8,9 @@ the blueprints are kept in (as the Cluster Operator's fleet); a repository fixes
 settings' `context` names (none: the kube server's default), and a cluster no repository syncs
 to has its drift reported only. The procedures: `propagate()` (on a
 schedule or when an EgressPolicy changes), `audit()` and `sync_blueprints()` (scheduled);
-`ask(question)` answers compliance, audit and blueprint questions. The planner is the brain:
+`answer_escalations()` (scheduled, and after a fleet audit) answers the approval requests
+that name the Platform as the org's arbiter; `ask(question)` answers compliance, audit,
+blueprint and escalation questions. The planner is the brain:
 `Deterministic`, or a `ModelPlanner` whose model plans each procedure's reads (through the
 kube and policy tools) before the procedure decides and acts (graph.py,
 agents/runtime/modelsteps.py).
@@ -61,6 +63,12 @@ class Conversation:
     ) -> Outcome:
         payload: PlatformState = {"task": "blueprints", "namespace": namespace, "fix": fix}
         return await run(payload, context=self.context, durable=self.durable, on_node=on_node)
+
+    async def answer_escalations(self, *, on_node: OnNode | None = None) -> Outcome:
+        """The escalations org policy settles: granted, denied or left to people, each why."""
+        return await run(
+            {"task": "escalations"}, context=self.context, durable=self.durable, on_node=on_node
+        )
 
     async def ask(self, question: str, *, on_node: OnNode | None = None) -> Outcome:
         return await run(

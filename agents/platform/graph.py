@@ -1,4 +1,5 @@
-"""The Platform graph: understand -> (propagate | compliance | audit | blueprints | clarify) -> END.
+"""The Platform graph: understand -> (propagate | compliance | audit | blueprints | escalations |
+clarify) -> END.
 
 - understand: a procedure run (`propagate`, on a schedule or when an EgressPolicy changes)
   arrives with its task set; a question is read as a compliance question ("which namespaces are
@@ -11,6 +12,10 @@
   namespace blueprints compared with live field by field (`blueprints`), in every cluster of
   the context's `clusters` (kubeconfig contexts), each fixed only through a repository that
   syncs to it (`homes`).
+- escalations ("answer escalations", "any escalations?", "arbitrate", scheduled): the pending
+  approval requests that name the Platform as the org's arbiter, each granted, denied or left
+  to the people from a fresh evaluation of its action (`arbitration`). A scheduled audit of the
+  fleet answers them too, after its findings: both are the org's policy kept in force.
 
 Two brains, one graph: with a model brain every node but clarify is `modelsteps.planned`:
 the model first reads what it chooses (the org policies, the namespaces they cover, the live
@@ -36,7 +41,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from agents.platform import audits, blueprints, propagation, report
+from agents.platform import arbitration, audits, blueprints, propagation, report
 from agents.platform.state import PlatformState, Task
 from agents.runtime.brain import Planner
 from agents.runtime.modelsteps import planned
@@ -48,10 +53,12 @@ from agents.runtime.toolbox import Toolbox
 AGENT = "platform"
 UNSUPPORTED = (
     "I look after org policy. Ask me 'which namespaces are not compliant with the egress "
-    "policy?', 'audit the fleet', 'audit shop', 'sync blueprints' or 'is shop on the "
-    "blueprint?', or run a propagation (`propagate`) to render, deliver and confirm egress."
+    "policy?', 'audit the fleet', 'audit shop', 'sync blueprints', 'is shop on the "
+    "blueprint?' or 'answer escalations', or run a propagation (`propagate`) to render, "
+    "deliver and confirm egress."
 )
 _AUDIT = re.compile(r"\baudit\b", re.IGNORECASE)
+_ESCALATIONS = re.compile(r"\b(escalations?|escalated|arbitrat\w*)\b", re.IGNORECASE)
 _AUDIT_OF = re.compile(
     r"\baudit(?:\s+of)?\s+(?:the\s+)?(?:namespace\s+)?([a-z0-9][-a-z0-9]*)", re.IGNORECASE
 )
@@ -79,6 +86,10 @@ ASKS: dict[str, str] = {
         "Check the namespaces against their NamespaceBlueprint: read the blueprints and the "
         "quotas, limit ranges, network policies and role bindings live in the namespaces."
     ),
+    "escalations": (
+        "Answer the escalations org policy settles: read the pending approval requests that "
+        "name you, their proposals, and the PriorityPolicy."
+    ),
 }  # what the model is asked to read for a procedure; a question is asked in its own words
 
 
@@ -95,6 +106,8 @@ class Context:
 
 
 def read_question(question: str) -> Task:
+    if _ESCALATIONS.search(question):
+        return "escalations"
     if _AUDIT.search(question):
         return "audit"
     if _BLUEPRINT.search(question):
@@ -118,7 +131,7 @@ def read_scope(question: str, task: Task) -> tuple[str, bool]:
 
 async def understand(state: PlatformState) -> dict[str, Any]:
     task = state.get("task", "unsupported")
-    if task in ("propagate", "audit", "blueprints"):
+    if task in ("propagate", "audit", "blueprints", "escalations"):
         return {}
     task = read_question(state.get("question", ""))
     if task in ("audit", "blueprints"):
@@ -129,7 +142,7 @@ async def understand(state: PlatformState) -> dict[str, Any]:
 
 def route(
     state: PlatformState,
-) -> Literal["propagate", "compliance", "audit", "blueprints", "clarify"]:
+) -> Literal["propagate", "compliance", "audit", "blueprints", "escalations", "clarify"]:
     task = state.get("task", "unsupported")
     return "clarify" if task == "unsupported" else cast(Any, task)
 
@@ -147,11 +160,22 @@ async def compliance(state: PlatformState, runtime: Runtime[Context]) -> dict[st
 
 
 async def audit(state: PlatformState, runtime: Runtime[Context]) -> dict[str, Any]:
+    toolbox = runtime.context.toolbox
     done = await audits.audit(
-        runtime.context.toolbox, runtime.context.repos,
+        toolbox, runtime.context.repos,
         namespace=state.get("namespace") or None, fix=state.get("fix", True),
     )  # fmt: skip
-    return {"result": dict(done), "answer": report.audit(done)}
+    answer = report.audit(done)
+    if state.get("namespace") or not toolbox.has("answer_approval"):
+        return {"result": dict(done), "answer": answer}
+    settled = await arbitration.answer_escalations(toolbox)  # the fleet's audit keeps it all
+    answer += "\n" + report.escalations(settled)
+    return {"result": {**done, "escalations": dict(settled)}, "answer": answer}
+
+
+async def escalations(state: PlatformState, runtime: Runtime[Context]) -> dict[str, Any]:
+    settled = await arbitration.answer_escalations(runtime.context.toolbox)
+    return {"result": dict(settled), "answer": report.escalations(settled)}
 
 
 async def sync_blueprints(state: PlatformState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -184,10 +208,11 @@ builder.add_node("propagate", planned(propagate, ask=asked))
 builder.add_node("compliance", planned(compliance, ask=asked))
 builder.add_node("audit", planned(audit, ask=asked))
 builder.add_node("blueprints", planned(sync_blueprints, ask=asked))
+builder.add_node("escalations", planned(escalations, ask=asked))
 builder.add_node("clarify", clarify)
 builder.add_edge(START, "understand")
 builder.add_conditional_edges("understand", route)
-for _name in ("propagate", "compliance", "audit", "blueprints", "clarify"):
+for _name in ("propagate", "compliance", "audit", "blueprints", "escalations", "clarify"):
     builder.add_edge(_name, END)
 
 

@@ -1,9 +1,10 @@
 """What the Platform says: egress per namespace (in force or not and why), audit findings with
-their evidence and fixes, blueprint drift per namespace; built only from what the tools answered
-(the steps each delivery recorded as it went)."""
+their evidence and fixes, blueprint drift per namespace, each escalation answered or left and
+why; built only from what the tools answered (the steps each delivery recorded as it went)."""
 
 from __future__ import annotations
 
+from agents.platform.arbitration import Escalations
 from agents.platform.audits import Audit
 from agents.platform.blueprints import BlueprintSync
 from agents.platform.propagation import Propagation
@@ -105,4 +106,24 @@ def blueprints(done: BlueprintSync) -> str:
         lines += [f"    {n}. {step}" for n, step in enumerate(r["steps"], 1)]
     if done["uncovered"]:
         lines.append(f"No blueprint covers: {', '.join(done['uncovered'])}.")
+    return "\n".join(lines)
+
+
+VERDICTS = {"grant": "granted", "deny": "denied", "left": "left to the people"}
+
+
+def escalations(done: Escalations) -> str:
+    rows = done["requests"]
+    others = f"; {done['others']} other(s) wait for people only" if done["others"] else ""
+    if not rows:
+        return f"No pending escalation names me as the org's arbiter{others}."
+    lines = [f"Escalations I may answer: {len(rows)}{others}."]
+    for r in rows:
+        taken = "" if r["verdict"] == "left" else f" (request now {r['answered']})"
+        lines.append(
+            f"- {r['request']} for proposal {r['proposal']} ({r['action']}): "
+            f"{VERDICTS[r['verdict']]}{taken}"
+        )
+        lines += [f"    why: {why}" for why in r["reasons"]]
+        lines += [f"    cites {c}" for c in r["citations"]]
     return "\n".join(lines)

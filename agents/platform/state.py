@@ -1,12 +1,12 @@
-"""The Platform graph's state: one request (a propagation, an audit, a blueprint sync, or a
-question), what it found and did as plain JSON (`result`, checkpointed as it is), and the
-answer shown to the person."""
+"""The Platform graph's state: one request (a propagation, an audit, a blueprint sync, the
+escalations it may answer, or a question), what it found and did as plain JSON (`result`,
+checkpointed as it is), and the answer shown to the person."""
 
 from __future__ import annotations
 
 from typing import Any, Literal, TypedDict
 
-Task = Literal["propagate", "compliance", "audit", "blueprints", "unsupported"]
+Task = Literal["propagate", "compliance", "audit", "blueprints", "escalations", "unsupported"]
 
 
 class PlatformState(TypedDict, total=False):

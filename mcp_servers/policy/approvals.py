@@ -1,10 +1,12 @@
-"""Durable approvals: a request for a person's decision that lives in the store, not in one UI.
+"""Durable approvals: a request for a decision that lives in the store, not in one UI.
 
 When negotiation ends in "escalated" (a ChangePolicy approval rule fired, the counters did not
-converge, or the proposer refused a counter), the store writes an `ApprovalRequest` in the same
-transaction as the decision. Any channel (`kubecrew approvals`, a Slack button, a PR review, an
-MCP tool call from any host) answers it through `answer` here, whichever comes first: the
-identity must be one the request's approvers name (by user or group), a deny ends it at once,
+converge, the proposer refused a counter, or the verdict itself escalated), the store writes an
+`ApprovalRequest` in the same transaction as the decision; its `cause` says which. Any channel
+(`kubecrew approvals`, a Slack button, a PR review, an MCP tool call from any host) answers it
+through `answer` here, whichever comes first: the identity must be one the request's approvers
+name (a person by user or group; an agent only by name, where the org made it the arbiter or an
+approval rule names it), a deny ends it at once,
 grants end it once `min_approvals` distinct people granted, and after `expires_at` it can only
 expire. The request's end decides its proposal (granted: approved by the people who granted;
 denied or expired: rejected), in the same store transaction.
@@ -41,6 +43,10 @@ if TYPE_CHECKING:
 ApprovalState = Literal["pending", "granted", "denied", "expired"]
 Channel = Literal["cli", "slack", "pull-request", "mcp"]
 AnswerVerdict = Literal["grant", "deny"]
+# Why a request was opened: an approval rule asked for people by name; the proposer refused a
+# counter-offer; counters did not converge; a tie the org sends to a person; a rule that could
+# not be evaluated. Only "approval-rule" never names the org's arbiter.
+Cause = Literal["approval-rule", "counter-refused", "no-agreement", "tie", "unevaluable"]
 DEFAULT_EXPIRY = timedelta(hours=24)
 ADMINS = Principals(groups=["kubecrew-admins"])  # who decides when no policy names anyone
 STORE = Identity(kind="agent", name="policy-store")
@@ -65,6 +71,7 @@ class ApprovalRequest(_Record):
     approvers: Principals
     min_approvals: Annotated[int, Field(ge=1)] = 1
     reasons: list[str]  # why a person decides: the rules and rounds that escalated it
+    cause: Cause = "approval-rule"  # requests stored before causes were recorded came from rules
     requested_at: datetime
     expires_at: datetime
     state: ApprovalState = "pending"
@@ -84,11 +91,12 @@ def new_request_id() -> str:
     return f"a-{secrets.token_hex(4)}"
 
 
-def authorized(approvers: Principals, person: Identity) -> bool:
-    """Whether `person` is one of `approvers`, by name or by a group its channel vouches for."""
-    if person.kind != "person":
-        return False
-    return person.name in approvers.users or any(g in approvers.groups for g in person.groups)
+def authorized(approvers: Principals, who: Identity) -> bool:
+    """Whether `who` is one of `approvers`: a person by name or by a group its channel vouches
+    for, an agent only by its name among `approvers.agents` (agents have no groups)."""
+    if who.kind == "agent":
+        return who.name in approvers.agents
+    return who.name in approvers.users or any(g in approvers.groups for g in who.groups)
 
 
 def answer(

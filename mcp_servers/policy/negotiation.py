@@ -17,8 +17,11 @@ proposals on one target are never both approved.
 
 An escalation comes with its `ApprovalRequest`, written in the same `decide`: the approvers of
 the ChangePolicy rule that asked for approval, else the owning team's people (counters refused
-or not converging), else the group `kubecrew-admins`; it expires after the rule's
-`expiresAfter` (a day by default), counted from the `now` the negotiation was given.
+or not converging, a tie, a rule that could not be evaluated), else the group `kubecrew-admins`;
+it expires after the rule's `expiresAfter` (a day by default), counted from the `now` the
+negotiation was given. An escalation no approval rule asked for is one the org's own policy may
+settle, so it also names the PriorityPolicy's `arbiter` agent (the Platform by default), which
+may answer in the people's stead; a rule's approvers asked for by name are never extended.
 """
 
 from __future__ import annotations
@@ -35,11 +38,12 @@ from mcp_servers.policy.approvals import (
     DEFAULT_EXPIRY,
     STORE,
     ApprovalRequest,
+    Cause,
     new_request_id,
 )
 from mcp_servers.policy.catalog import PolicySet
 from mcp_servers.policy.documents.common import Principals
-from mcp_servers.policy.documents.priority import DEFAULT_PRIORITY
+from mcp_servers.policy.documents.priority import DEFAULT_PRIORITY, PrioritySpec
 from mcp_servers.policy.evaluation import evaluate
 from mcp_servers.policy.findings import (
     ApprovalNeed,
@@ -160,8 +164,11 @@ def deliberate(
         reasons: list[str],
         done: int,
         need: ApprovalNeed | None = None,
+        cause: Cause = "approval-rule",
     ) -> Deliberation:
         cited = _cited(evaluations) + ([need.citation] if need is not None else [])
+        if outcome == "escalated" and need is None and priority.arbiter is not None:
+            reasons = [*reasons, _ARBITRATED.format(agent=priority.arbiter)]
         decision = Decision(
             outcome=outcome,
             action=action,
@@ -173,7 +180,7 @@ def deliberate(
         )
         if outcome != "escalated":
             return Deliberation(evaluations, decision)
-        approvers = need.approvers if need is not None else owners or ADMINS
+        approvers = need.approvers if need is not None else _arbitrable(owners, priority)
         lasts = need.expires_after if need is not None else None
         request = ApprovalRequest(
             id=new_request_id(),
@@ -182,6 +189,7 @@ def deliberate(
             approvers=approvers,
             min_approvals=need.min_approvals if need is not None else 1,
             reasons=reasons,
+            cause="approval-rule" if need is not None else cause,
             requested_at=now,
             expires_at=now + (lasts or DEFAULT_EXPIRY),
         )
@@ -190,6 +198,7 @@ def deliberate(
 
     evaluations: list[Evaluation] = []
     owners: Principals | None = None
+    priority = policies.priority.spec if policies.priority is not None else DEFAULT_PRIORITY
     if target.version != proposal.basis:
         reason = (
             f"superseded: {proposal.action.target} was approved for proposal {target.proposal} "
@@ -223,18 +232,34 @@ def deliberate(
         if verdict.outcome == "reject":
             return ended("rejected", action, reasons, round_)
         if verdict.outcome == "escalate" or verdict.counter is None:
-            return ended("escalated", action, reasons, round_)
+            tied = any(each.opinion == "escalate" for each in report.concerns)
+            return ended(
+                "escalated", action, reasons, round_, cause="tie" if tied else "unevaluable"
+            )
         countered = countered_action(action, verdict.counter)
         if proposal.counters == "refuse":
             refusal = "the proposer takes no counter-offer: a person decides"
             evaluations.append(_proposer(proposal, round_, "reject", None, refusal))
-            return ended("escalated", action, [*reasons, refusal], round_)
+            return ended("escalated", action, [*reasons, refusal], round_, cause="counter-refused")
         evaluations.append(
             _proposer(proposal, round_, "accept", countered, f"takes {verdict.counter.describe()}")
         )
         action = countered
     reason = f"no agreement after {rounds} rounds of counter-offers: a person decides"
-    return ended("escalated", action, [*reasons, reason], rounds)
+    return ended("escalated", action, [*reasons, reason], rounds, cause="no-agreement")
+
+
+_ARBITRATED = (
+    "org policy may settle this: the arbiter agent {agent} may answer it in the people's stead "
+    "(PriorityPolicy arbiter)"
+)
+
+
+def _arbitrable(owners: Principals | None, priority: PrioritySpec) -> Principals:
+    """Who answers an escalation no approval rule asked for: the owning team's people (else
+    the admins), and the org's arbiter agent when it has one."""
+    people = owners or ADMINS
+    return people if priority.arbiter is None else people.with_agent(priority.arbiter)
 
 
 def _cited(evaluations: Sequence[Evaluation]) -> list[Citation]:

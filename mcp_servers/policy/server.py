@@ -9,7 +9,8 @@ one person, whoever calls its tools. What is registered says what that identity 
                       get_proposal list_proposals evaluate_proposal
                       list_approvals audit_query audit_verify
     unless read-only  propose, claim_approval (the proposer takes up an ended request, once)
-    a person's, unless read-only       answer_approval
+    unless read-only, a person's or the org's delegated agent's (the PriorityPolicy's
+    arbiter, an approval rule's agents)   answer_approval
 
 Policies are loaded once at start (a bad file stops the start, naming the file, line and
 field); the store is opened once and lives on its own thread until the process ends.
@@ -41,7 +42,7 @@ INSTRUCTIONS = """The shared policy store. Before changing something another tea
 it with `evaluate_action`, then `propose` it: the stakeholders' policies answer at once and the
 decision says whether to act, on which action (a counter-offer may change it), or that a person
 decides (an approval request). `explain_policy` says what a cited rule means; `get_proposal`
-shows a transcript; `list_approvals` / `answer_approval` are for people; `audit_query` shows who
+shows a transcript; `list_approvals` / `answer_approval` are for approvers; `audit_query` shows who
 did what and why. You never say who you are: this server's configuration does."""
 
 
@@ -62,6 +63,6 @@ def build(settings: PolicySettings, environ: Mapping[str, str] = os.environ) -> 
     tools_approvals.register_reads(mcp, deps)
     if not settings.read_only:
         tools_proposals.register_propose(mcp, deps)
-        if identity.kind == "person":
+        if tools_approvals.answers(identity, policies):
             tools_approvals.register_answer(mcp, deps)
     return mcp

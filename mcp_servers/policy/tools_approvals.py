@@ -1,9 +1,12 @@
 """The policy server's approval and audit tools: pending requests, answering one, the audit log.
 
-`answer_approval` answers as the server's person through `approvals.answer` (via "mcp"), which
-checks the person against the request's approvers and lets each person answer once; the store
-ends the request when it decides and decides its proposal in the same write. It is registered
-only for a person's server that is not read-only: an agent never answers for a person.
+`answer_approval` answers as the server's identity through `approvals.answer` (via "mcp"),
+which checks it against the request's approvers and lets each answer once; the store ends the
+request when it decides and decides its proposal in the same write. It is registered for a
+person's server that is not read-only, and for an agent's only where the org delegated to that
+agent (`answers`: the PriorityPolicy's arbiter, or an approval rule's `agents`); even then the
+store accepts its answer only on the requests that name it, so an agent never answers for a
+person.
 The audit tools read the tamper-evident log every store write appends to; `audit_verify` walks
 the whole chain and names each record that was changed, deleted or cut off.
 
@@ -27,6 +30,10 @@ from mcp_servers.common.tools import READ_ONLY
 from mcp_servers.policy import approvals
 from mcp_servers.policy.approvals import AnswerVerdict, ApprovalRequest, ApprovalState
 from mcp_servers.policy.audit import AuditKind, AuditRecord, verify
+from mcp_servers.policy.catalog import PolicySet
+from mcp_servers.policy.documents.change import ChangePolicy
+from mcp_servers.policy.documents.priority import DEFAULT_PRIORITY
+from mcp_servers.policy.proposals import Identity
 from mcp_servers.policy.store.base import Store
 from mcp_servers.policy.tools_base import Deps, record_id, text, write_hints
 from mcp_servers.policy.tools_proposals import approval_json, decision_json
@@ -57,6 +64,7 @@ def register_reads(mcp: FastMCP, deps: Deps) -> None:
             "approvals": [
                 approval_json(r)
                 | {
+                    "cause": r.cause,
                     "may_answer": approvals.authorized(r.approvers, deps.identity),
                     "overdue": r.state == "pending" and now > r.expires_at,
                 }
@@ -65,7 +73,7 @@ def register_reads(mcp: FastMCP, deps: Deps) -> None:
             "total": shown.total,
             "note": shown.note,
             "you": str(deps.identity),
-            "next": "answer_approval ID grant|deny (a person's server), or get_proposal PROPOSAL",
+            "next": "answer_approval ID grant|deny (as an approver), or get_proposal PROPOSAL",
         }
 
     @mcp.tool(annotations=READ_ONLY)
@@ -161,14 +169,31 @@ def _register_claim(mcp: FastMCP, deps: Deps) -> None:
         return answer
 
 
+def answers(identity: Identity, policies: PolicySet) -> bool:
+    """Whether `identity` may ever answer a request under `policies`: any person; an agent only
+    as the org's arbiter or where an approval rule names it."""
+    if identity.kind == "person":
+        return True
+    declared = policies.priority
+    arbiter = (declared.spec if declared is not None else DEFAULT_PRIORITY).arbiter
+    named = {
+        agent
+        for policy in policies.documents(ChangePolicy)
+        for rule in policy.spec.approvals
+        for agent in rule.approvers.agents
+    }
+    return identity.name == arbiter or identity.name in named
+
+
 def register_answer(mcp: FastMCP, deps: Deps) -> None:
     @mcp.tool(annotations=ANSWER)
     async def answer_approval(
         request_id: str, verdict: AnswerVerdict, reason: str = ""
     ) -> dict[str, Any]:
-        """Grant or deny an approval request as this server's person (an approver by name or
-        group, else refused). A deny ends it; grants end it once min_approvals people granted;
-        its proposal is then decided (approved with the request's action, or rejected)."""
+        """Grant or deny an approval request as this server's identity (an approver by name or
+        group, or an agent the request names, else refused). A deny ends it; grants end it once
+        min_approvals approvers granted; its proposal is then decided (approved with the
+        request's action, or rejected)."""
         record_id(request_id, argument="request_id")
         text(reason, argument="reason")
         now = deps.now()

@@ -37,7 +37,7 @@ def test_the_amended_pr_carries_a_new_request_and_reviews_answer_it(
     new = amend_to_two(provider, number, manifests, policy)
 
     assert new.action.describe() == "scale Deployment shop/web 5 -> 2 replicas directly"
-    assert new.approvers.describe() == "group shop-admins"
+    assert new.approvers.describe() == "group shop-admins, agent platform"
     proposal = policy.store.get(new.proposal).proposal
     assert proposal.proposer.name == "cluster-operator"  # the change is still its own
     assert f"supersedes approval request {policy.request.id}" in proposal.rationale
@@ -62,7 +62,7 @@ def test_the_amended_pr_carries_a_new_request_and_reviews_answer_it(
         reply
     )
     assert f"approval request {new.id} (proposal {new.proposal}) asks for scale " in reply
-    assert "a review by group shop-admins answers it." in reply
+    assert "a review by group shop-admins, agent platform answers it." in reply
     (audited,) = policy.store.audit(kind="mutation")
     assert (audited.details["new_proposal"], audited.details["new_approval"]) == (
         new.proposal, new.id,

@@ -64,7 +64,7 @@ def test_an_admin_grants_the_escalated_downscale_while_a_waiter_blocks(home: Pat
     line = listed.stdout.strip()
     assert line.startswith(f"{request.id}  pending  until ")
     assert line.endswith(
-        "group shop-admins: scale Deployment shop/web 5 -> 1 replicas directly "
+        "group shop-admins, agent platform: scale Deployment shop/web 5 -> 1 replicas directly "
         f"(proposal {request.proposal})"
     )
 
@@ -117,7 +117,7 @@ def test_an_admin_grants_the_escalated_downscale_while_a_waiter_blocks(home: Pat
         shown.stdout
     )
     assert f"approval {request.id} (granted) for proposal {request.proposal}" in shown.stdout
-    assert "  approvers group shop-admins (1 needed)" in shown.stdout
+    assert "  approvers group shop-admins, agent platform (1 needed)" in shown.stdout
     audited = kubecrew("audit", "list", "--subject", request.id, home=home)
     assert [line.split()[3] for line in audited.stdout.splitlines()] == ["approval", "answer"]
     assert kubecrew("audit", "verify", home=home).returncode == 0

@@ -82,8 +82,10 @@ def test_a_refused_counter_escalates_to_the_owners_people(
     decision = record.decision
     assert decision is not None and decision.outcome == "escalated"
     assert decision.escalate_to is not None and decision.escalate_to.groups == ["shop-admins"]
+    assert decision.escalate_to.agents == ["platform"]  # the org's arbiter may answer too
     assert decision.action == proposal.action  # nothing agreed: the person sees the original
-    assert decision.reasons[-1] == "the proposer takes no counter-offer: a person decides"
+    assert decision.reasons[-2] == "the proposer takes no counter-offer: a person decides"
+    assert "the arbiter agent platform may answer" in decision.reasons[-1]
     assert record.proposal.state == "escalated"
     refusal = record.transcript[-3].evaluation
     assert refusal is not None and (refusal.stakeholder, refusal.verdict) == ("proposer", "reject")
@@ -98,7 +100,7 @@ def test_a_refused_counter_escalates_to_the_owners_people(
     assert request.expires_at == NOON + timedelta(hours=24)  # no rule names an expiry: a day
     assert record.transcript[-1].kind == "approval-requested"
     assert record.transcript[-1].note == (
-        f"approval {request.id} requested from group shop-admins (1 needed), "
+        f"approval {request.id} requested from group shop-admins, agent platform (1 needed), "
         "until 2026-12-03T11:00:00+00:00"
     )
 

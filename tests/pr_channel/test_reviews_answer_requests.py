@@ -91,7 +91,7 @@ def test_strangers_and_non_approvers_are_told_who_may_answer_once(
     assert "The request needs group shop-admins" in stranger
     assert developer == (
         f"@bob-gh: your review was not counted: person bob may not answer {policy.request.id}: "
-        "it needs group shop-admins. Ask one of them to review this pull request."
+        "it needs group shop-admins, agent platform. Ask one of them to review this pull request."
     )
     assert policy.now().state == "pending" and policy.now().answers == []
 

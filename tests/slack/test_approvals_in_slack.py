@@ -54,7 +54,7 @@ def test_alice_approves_the_escalated_downscale_and_the_waiting_agent_resumes_on
     assert buttons(post["blocks"]) == [GRANT, DENY]
     shown = text_of(post["blocks"])
     assert "scale Deployment shop/web 5 -&gt; 1 replicas directly" in shown
-    assert "group shop-admins (1 needed)" in shown and "*Expires*" in shown
+    assert "group shop-admins, agent platform (1 needed)" in shown and "*Expires*" in shown
     assert all(reason.replace(">", "&gt;") in shown for reason in request.reasons)
 
     with concurrent.futures.ThreadPoolExecutor(1) as pool:

@@ -41,6 +41,7 @@ ActionType = Literal[
     "resize",
 ]
 Concern = Literal["security", "reliability", "cost"]
+Agent = Literal["platform", "cluster-operator", "dev-team"]
 CONCERNS: tuple[Concern, ...] = ("security", "reliability", "cost")
 
 _DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
@@ -168,20 +169,28 @@ class Metadata(Strict):
 
 
 class Principals(Strict):
-    """People or identities, by name and by group (as the identity provider spells them)."""
+    """Who may decide: people by name and by group (as the identity provider spells them), and
+    agents by name. An agent is named only where the org delegates to it explicitly (an approval
+    rule's `agents: [platform]`, or the PriorityPolicy's arbiter), never through a group."""
 
     users: list[Annotated[str, Field(min_length=1)]] = []
     groups: list[Annotated[str, Field(min_length=1)]] = []
+    agents: list[Agent] = []
 
     @model_validator(mode="after")
     def _someone(self) -> Principals:
-        if not self.users and not self.groups:
-            raise ValueError("name at least one user or group")
+        if not self.users and not self.groups and not self.agents:
+            raise ValueError("name at least one user, group or agent")
         return self
 
     def describe(self) -> str:
         named = [f"user {user}" for user in self.users] + [f"group {g}" for g in self.groups]
-        return ", ".join(named)
+        return ", ".join(named + [f"agent {agent}" for agent in self.agents])
+
+    def with_agent(self, agent: Agent) -> Principals:
+        """These principals and `agent`, named once."""
+        agents = self.agents if agent in self.agents else [*self.agents, agent]
+        return self.model_copy(update={"agents": agents})
 
 
 class Condition(Strict):

@@ -4,6 +4,7 @@
     spec:
       order: [security, reliability, cost]      # first outranks the rest
       tieBreaks: [owner, most-conservative]     # when one concern both supports and rejects
+      arbiter: platform                         # the agent that may answer escalations; null: none
 
     kind: Ownership
     spec:
@@ -20,6 +21,12 @@ do less), `escalate` (a person decides). One PriorityPolicy governs a policy set
 order above applies. Several Ownerships may select one target: all are stakeholders, and the most
 specific selector names the owner. `slack` is a channel id (not a name, which can be renamed):
 `kubecrew slack` posts the approval requests of the owner's targets there.
+
+`arbiter` is the agent the org lets answer the escalations its own policy can settle: a counter
+the proposer refused, counters that did not converge, a rule that could not be evaluated, a tie
+sent to a person. Negotiation adds it to the people such a request already names (either may
+answer); an escalation from a ChangePolicy approval rule asked for people by name and never
+names the arbiter. `arbiter: null` sends every escalation to people only. Default: platform.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from pydantic import Field, StringConstraints, model_validator
 from mcp_servers.policy.documents.common import (
     API_VERSION,
     CONCERNS,
+    Agent,
     Concern,
     DnsLabel,
     Metadata,
@@ -40,7 +48,6 @@ from mcp_servers.policy.documents.common import (
 from mcp_servers.policy.documents.selectors import TargetSelector
 
 TieBreak = Literal["owner", "most-conservative", "escalate"]
-Agent = Literal["platform", "cluster-operator", "dev-team"]
 TEAM_LABEL = "kubecrew.io/team"
 # A public (C...) or private (G...) channel id, as Slack shows it under the channel's details.
 SlackChannel = Annotated[str, StringConstraints(pattern=r"^[CG][A-Z0-9]{2,}$")]
@@ -50,6 +57,7 @@ class PrioritySpec(Strict):
     description: str = ""
     order: Annotated[list[Concern], Field(min_length=1)]
     tieBreaks: list[TieBreak] = ["most-conservative"]
+    arbiter: Agent | None = "platform"
 
     @model_validator(mode="after")
     def _unique(self) -> PrioritySpec:

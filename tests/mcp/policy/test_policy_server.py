@@ -153,7 +153,7 @@ def test_a_refused_counter_is_granted_by_a_shop_admin_over_mcp(tmp_path: Path) -
             proposed = await operator("propose", **DOWNSCALE, counters="refuse")
             assert proposed["state"] == "escalated"
             request = proposed["approval"]
-            assert request["approvers"] == "group shop-admins"
+            assert request["approvers"] == "group shop-admins, agent platform"
             assert request["state"] == "pending" and request["expires_at"]
             assert request["id"] in proposed["next"]
         async with server(store, tmp_path / "bob.log", "--as", "bob", "--group", "dev") as bob:
