@@ -10,7 +10,8 @@ it. What happens, in order:
    exactly as the CLI, a Slack button and a PR review do. The text is never trusted for who
    is speaking: an unknown speaker answers nothing.
 2. Other messages are routed by intent words: nodes, capacity, cost, drain, upgrade go to the
-   Cluster Operator; workloads, deploy, failing, logs to the Dev Team. A conversation keeps its
+   Cluster Operator; workloads, deploy, failing, logs to the Dev Team; egress, audits,
+   blueprints, compliance and escalations to the Platform agent. A conversation keeps its
    agent for follow-ups that name neither; when nothing says which, the answer asks, listing
    the agents, and a reply naming one sends the waiting question there.
 3. One conversation key is one LangGraph thread id, kept in `conversations.sqlite` under
@@ -57,12 +58,13 @@ from mcp_servers.policy.approvals import AnswerVerdict, Channel
 from mcp_servers.policy.proposals import Identity
 from mcp_servers.policy.store.base import Store
 
-AgentName = Literal["dev_team", "cluster_operator"]
+AgentName = Literal["dev_team", "cluster_operator", "platform"]
 ReplyKind = Literal["answer", "clarify", "approval", "refused", "unavailable"]
 Progress = Callable[[str], None]
 AGENTS: dict[AgentName, str] = {
     "dev_team": "the Dev Team agent: workloads (why is web failing, deploys, logs)",
     "cluster_operator": "the Cluster Operator agent: nodes, capacity, cost, drains, upgrades",
+    "platform": "the Platform agent: org policy (egress, audits, blueprints, escalations)",
 }
 _STEMS: dict[AgentName, tuple[str, ...]] = {
     "cluster_operator": (
@@ -73,6 +75,10 @@ _STEMS: dict[AgentName, tuple[str, ...]] = {
         "workload", "deploy", "fail", "log", "crash", "broke", "error", "pod", "restart",
         "oom", "rollout", "image", "service", "app", "dev", "wrong", "down", "probe", "slow",
         "fix", "heal", "drift", "rightsiz", "right-siz", "surviv", "resilien",
+    ),
+    "platform": (
+        "egress", "complian", "complies", "audit", "blueprint", "escalat", "arbitrat",
+        "governance", "platform", "rbac", "over-grant", "networkpolic", "quota",
     ),
 }  # fmt: skip
 _ANSWER = re.compile(
@@ -428,6 +434,8 @@ def _named_agent(text: str) -> AgentName | None:
         return "cluster_operator"
     if "dev" in said or "workload" in said:
         return "dev_team"
+    if "platform" in said or "governance" in said:
+        return "platform"
     return None
 
 
@@ -437,7 +445,8 @@ def _which_agent(*, exclude: AgentName | None = None) -> str:
         [
             "Which agent should answer? I can ask:",
             *listed,
-            "Say 'dev team' or 'cluster operator' (or ask again naming a workload or nodes).",
+            "Say 'dev team', 'cluster operator' or 'platform' (or ask again naming a workload, "
+            "nodes or a policy).",
         ]
     )
 
