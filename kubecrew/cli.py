@@ -30,6 +30,7 @@ from kubecrew import (
     policy_commands,
     pr_approval_commands,
     proposal_commands,
+    run_commands,
     sandbox_commands,
     sandbox_faults,
     status_commands,
@@ -74,6 +75,7 @@ app.command(name="slack", help=slack_command.HELP)(slack_command.slack)
 app.command(name="ask")(ask_commands.ask)
 app.command(name="heal")(heal_commands.heal)
 app.command(name="watch")(watch_commands.watch)
+app.command(name="run")(run_commands.run)
 app.command(name="chat")(chat_commands.chat)
 app.command(name="status")(status_commands.status)
 app.command(name="eval")(eval_commands.eval_corpus)

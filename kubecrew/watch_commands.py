@@ -99,7 +99,7 @@ def watch(
     from mcp_servers.common.errors import ToolError
 
     log = Console(stderr=True, highlight=False, soft_wrap=True)
-    period = _period(every)
+    every_s = period(every, "--every")
     if alertmanager_port is not None and not 0 < alertmanager_port < 65536:
         _fail(f"--alertmanager-port {alertmanager_port} is not a TCP port (1-65535)")
     try:
@@ -128,7 +128,7 @@ def watch(
     plan = WatchPlan(
         servers=Servers(kube=servers.kube),  # the watcher's own sessions only read the cluster
         namespaces=tuple(namespace or ()),
-        every_s=period,
+        every_s=every_s,
         alertmanager_port=alertmanager_port,
         token=token,
     )
@@ -156,10 +156,12 @@ def _in_slack(handler: Handler, healer: Healer | None, channel: str, api_url: st
     return messages.handler(steps)
 
 
-def _period(text: str) -> float | None:
+def period(text: str, option: str) -> float | None:
+    """Seconds from a duration such as 30s, 5m or 1h (a bare number is seconds); None for 0.
+    A malformed one ends the command with a line naming `option`."""
     found = _DURATION.match(text.strip())
     if found is None:
-        _fail(f"--every {text!r}: give a duration like 30s, 5m or 1h (0 turns the patrol off)")
+        _fail(f"{option} {text!r}: give a duration like 30s, 5m or 1h (0 turns it off)")
     seconds = int(found.group(1)) * _UNITS[found.group(2)]
     return float(seconds) if seconds else None
 

@@ -13,6 +13,7 @@ The engine never knows whether the cluster is the sandbox or a real one: it has 
 from __future__ import annotations
 
 import json
+import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,11 @@ from mcp_servers.common.errors import (
 )
 
 Json = dict[str, Any]
+
+# urllib3 warns once per connection retry; the call's final failure is what reaches the caller
+# (Unavailable, naming the cluster and what to check), so the retries' lines are only noise on
+# the terminal of every front door.
+logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)
 
 
 # How often the kubeconfig's credentials are re-applied. The client's refresh hook re-applies the
