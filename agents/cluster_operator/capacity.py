@@ -12,7 +12,12 @@ The saving prices the removed replicas' requests at list prices per vCPU and GiB
 A proposal is made once per workload and remembered, with its decision, in the agent's store:
 a review that finds it escalated takes up the person's answer (`claim_approval`, exactly once)
 and applies it once granted; the kube gate lets the proposal carry exactly the decided scale,
-once.
+once. A rejected downscale (by policy, or denied by a person or the org's arbiter) stays
+remembered with the replicas and requests it was judged on: while the workload still runs those,
+the review reports the rejection and proposes nothing, so a refusal is not asked again (and
+escalated again, and denied again) at every review. A counter the rejection names ("propose
+scale to 3") is the owners' to take up, never proposed on its own: what the agent proposes
+stays what its numbers say.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ class Saving(TypedDict):
     proposed: int
     utilization: float  # CPU in use / CPU requested
     savings_per_month: float
+    requests: str  # what one replica requests, as written: "web: cpu 100m, memory 32Mi"
     proposal: str
     outcome: str  # the decision: approved, approved-as-countered, rejected, escalated, ""
     applied: int | None  # the replica count scaled to, once applied
@@ -53,7 +59,8 @@ async def underused(toolbox: Toolbox) -> list[Saving]:
     for item in listed.get("items", []):
         namespace, name = str(item["metadata.namespace"]), str(item["metadata.name"])
         replicas = int(item.get("spec.replicas") or 0)
-        cpu, memory = requests(item.get("spec.template.spec.containers") or [])
+        containers = item.get("spec.template.spec.containers") or []
+        cpu, memory = requests(containers)
         if namespace in SYSTEM or replicas < 2 or cpu <= 0:
             continue
         used = await _cpu_in_use(toolbox, namespace, name)
@@ -70,7 +77,7 @@ async def underused(toolbox: Toolbox) -> list[Saving]:
             Saving(
                 workload=f"Deployment/{namespace}/{name}", replicas=replicas, proposed=proposed,
                 utilization=round(utilization, 3), savings_per_month=round(saved, 2),
-                proposal="", outcome="", applied=None, steps=[],
+                requests=asked(containers), proposal="", outcome="", applied=None, steps=[],
             )
         )  # fmt: skip
     return sorted(found, key=lambda s: -s["savings_per_month"])
@@ -79,57 +86,41 @@ async def underused(toolbox: Toolbox) -> list[Saving]:
 async def propose_and_apply(
     toolbox: Toolbox, store: BaseStore, saving: Saving, *, counters: str = "accept"
 ) -> Saving:
-    """Propose the downscale (once), then apply exactly the decided action, once."""
+    """Propose the downscale (once), then apply exactly the decided action, once; a downscale
+    rejected on these replicas and requests is reported, not proposed again."""
     _, namespace, name = saving["workload"].split("/", 2)
-    kept = await store.aget(SPACE, saving["workload"])
+    stored = await store.aget(SPACE, saving["workload"])
+    kept = None if stored is None else dict(stored.value)
     steps = saving["steps"]
+    if kept is not None and kept.get("rejected"):
+        if (kept["replicas"], kept["requests"]) == (saving["replicas"], saving["requests"]):
+            return _rejected_earlier(saving, kept)
+        kept = None  # the workload changed since: judge it afresh
     if kept is not None:
         waiter = f"savings {saving['workload']}"
         decided = await proposals.settle(
-            toolbox, proposals.remembered(kept.value["decision"]), waiter=waiter
+            toolbox, proposals.remembered(kept["decision"]), waiter=waiter
         )
         saving = {
             **saving,
-            "replicas": int(kept.value["replicas"]),
-            "proposed": int(kept.value["proposed"]),
+            "replicas": int(kept["replicas"]),
+            "proposed": int(kept["proposed"]),
+            "requests": str(kept.get("requests", saving["requests"])),
         }
         steps.append(f"proposal {decided.proposal} is {decided.outcome or 'undecided'}")
     else:
-        record = await toolbox.call(
-            "propose",
-            action="scale",
-            target=f"deployment/{name}",
-            namespace=namespace,
-            from_replicas=saving["replicas"],
-            replicas=saving["proposed"],
-            metrics={"cpu_utilization": saving["utilization"]},
-            savings_per_month=saving["savings_per_month"],
-            rationale=(
-                f"{saving['workload']} uses {saving['utilization']:.0%} of the CPU it requests "
-                f"over {saving['replicas']} replicas; {saving['proposed']} would run it at about "
-                f"{TARGET:.0%}, saving about ${saving['savings_per_month']:.2f} a month"
-            ),
-            counters=counters,
-        )
-        decided = proposals.decided(record)
-        await store.aput(
-            SPACE,
-            saving["workload"],
-            {
-                "proposal": decided.proposal,
-                "replicas": saving["replicas"],
-                "proposed": saving["proposed"],
-                "decision": proposals.remember(decided),
-            },
-        )
+        decided = await _propose(toolbox, saving, namespace, name, counters=counters)
+        await store.aput(SPACE, saving["workload"], _kept_record(saving, decided))
         steps.append(
             f"proposed scale {saving['workload']} {saving['replicas']} -> {saving['proposed']} "
             f"as {decided.proposal}: {decided.outcome}"
         )
     saving = {**saving, "proposal": decided.proposal, "outcome": decided.outcome}
     if decided.outcome == "rejected":
-        await store.adelete(SPACE, saving["workload"])
-        steps.append(f"rejected: {'; '.join(decided.reasons)}; nothing changed")
+        await store.aput(SPACE, saving["workload"], _kept_record(saving, decided, rejected=True))
+        steps.append(
+            f"rejected: {'; '.join(decided.reasons)}; nothing changed, and it is {_while(saving)}"
+        )
         return saving
     if not decided.approved:
         steps.append(f"waiting for a person: approval {decided.approval}; nothing changed yet")
@@ -142,6 +133,60 @@ async def propose_and_apply(
     await store.adelete(SPACE, saving["workload"])
     steps.append(f"scaled {saving['workload']} to {to} as decided ({decided.text})")
     return {**saving, "applied": to}
+
+
+async def _propose(
+    toolbox: Toolbox, saving: Saving, namespace: str, name: str, *, counters: str
+) -> proposals.Decided:
+    record = await toolbox.call(
+        "propose",
+        action="scale",
+        target=f"deployment/{name}",
+        namespace=namespace,
+        from_replicas=saving["replicas"],
+        replicas=saving["proposed"],
+        metrics={"cpu_utilization": saving["utilization"]},
+        savings_per_month=saving["savings_per_month"],
+        rationale=(
+            f"{saving['workload']} uses {saving['utilization']:.0%} of the CPU it requests "
+            f"over {saving['replicas']} replicas; {saving['proposed']} would run it at about "
+            f"{TARGET:.0%}, saving about ${saving['savings_per_month']:.2f} a month"
+        ),
+        counters=counters,
+    )
+    return proposals.decided(record)
+
+
+def _kept_record(
+    saving: Saving, decided: proposals.Decided, *, rejected: bool = False
+) -> dict[str, Any]:
+    """What the store remembers of a proposal: the decision and what it was judged on."""
+    return {
+        "proposal": decided.proposal, "replicas": saving["replicas"],
+        "proposed": saving["proposed"], "requests": saving["requests"],
+        "decision": proposals.remember(decided), "rejected": rejected,
+    }  # fmt: skip
+
+
+def _rejected_earlier(saving: Saving, kept: dict[str, Any]) -> Saving:
+    """The remembered rejection, reported once in this review; nothing proposed."""
+    decided = proposals.remembered(kept["decision"])
+    saving = {
+        **saving, "proposed": int(kept["proposed"]), "proposal": decided.proposal,
+        "outcome": decided.outcome,
+    }  # fmt: skip
+    saving["steps"].append(
+        f"rejected earlier (proposal {decided.proposal}): {'; '.join(decided.reasons)}; "
+        f"{_while(saving)}"
+    )
+    return saving
+
+
+def _while(saving: Saving) -> str:
+    return (
+        f"not proposed again while it runs {saving['replicas']} replicas, each requesting "
+        f"{saving['requests']}"
+    )
 
 
 async def _kept(toolbox: Toolbox, namespace: str, name: str, replicas: int, to: int) -> bool:
@@ -175,6 +220,17 @@ def requests(containers: list[dict[str, Any]]) -> tuple[float, float]:
         cpu += millicores(str(asked.get("cpu", "0")))
         memory += gib(str(asked.get("memory", "0")))
     return cpu, memory
+
+
+def asked(containers: list[dict[str, Any]]) -> str:
+    """What one replica requests, as written, container by container (the basis a rejection
+    was judged on: any change to it is a new workload to judge)."""
+    parts = []
+    for container in containers:
+        amounts = (container.get("resources") or {}).get("requests") or {}
+        said = ", ".join(f"{k} {v}" for k, v in sorted(amounts.items())) or "nothing"
+        parts.append(f"{container.get('name')}: {said}")
+    return "; ".join(parts)
 
 
 def millicores(text: str) -> float:
