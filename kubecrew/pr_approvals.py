@@ -14,7 +14,8 @@ person answers once", expiry and "first answer wins" are the policy store's, not
   PR was amended since, and carries a new request: `pr_supersession`) was about other content
   and answers nothing.
 - A login the people file does not know, or a person the request's approvers do not include, or
-  one who already answered: a PR comment says why, and who may answer.
+  one who already answered: a PR comment says why, and who may answer: the people to ask, and
+  apart, whether the org's arbiter agent may also settle it (no one can ask an agent to review).
 - When the request ends, from whichever channel, one comment on the PR says how it ended; a
   review that arrives after that changes nothing.
 
@@ -235,15 +236,14 @@ class _Channel:
 
         if request.ended:
             return outcome("late", f"{request_id} was already {request.state}")
-        approvers = request.approvers.describe()
         person = self.people.by_account("github", login)
         if person is None:
             self._comment(
                 pr,
                 f"@{login}: your review was not counted for approval request {request_id}: "
                 f"this login is not in kubecrew's people file, so kubecrew cannot tell who you "
-                f"are. The request needs {approvers}; an operator maps logins to people in "
-                f"people.yaml (`github: {login}`).",
+                f"are. {_needs(request)}; an operator maps logins to people in people.yaml "
+                f"(`github: {login}`).",
             )
             return outcome("unknown-reviewer", f"{login} is in no people file")
         if _before(review, request):
@@ -279,8 +279,8 @@ class _Channel:
         except PermissionDenied as exc:
             self._comment(
                 pr,
-                f"@{login}: your review was not counted: {exc.message}. Ask one of them to "
-                "review this pull request.",
+                f"@{login}: your review was not counted: {person} may not answer {request_id}. "
+                f"{_whom(request)}.",
             )
             return outcome("not-authorised", exc.message)
         except Conflict as exc:
@@ -310,6 +310,24 @@ def _before(review: Review, request: ApprovalRequest) -> bool:
     if at.tzinfo is None:
         return False
     return at < request.requested_at.replace(microsecond=0)
+
+
+def _needs(request: ApprovalRequest) -> str:
+    """Who answers the request, for a person: the people, and apart, what an agent may do."""
+    people, agents = request.approvers.people(), request.approvers.agents_settle()
+    if not people:
+        return f"The request is not a person's to answer: {agents}"
+    return f"The request needs {people}" + (f" ({agents})" if agents else "")
+
+
+def _whom(request: ApprovalRequest) -> str:
+    """Whom a reviewer who may not answer should ask: only people (a person cannot ask an agent
+    to review), then apart whether the org's arbiter may settle it anyway."""
+    people, agents = request.approvers.people(), request.approvers.agents_settle()
+    if not people:
+        return f"No review here answers it: {agents}"
+    said = f"It needs {people}: ask one of them to review this pull request"
+    return said + (f"; {agents}" if agents else "")
 
 
 def _ending(request: ApprovalRequest, store: Store) -> str:

@@ -49,10 +49,13 @@ class Superseded:
             "amendment supersedes it"
         )
         if self.request is not None:
+            approvers = self.request.approvers
+            people, settle = approvers.people(), approvers.agents_settle()
+            answers = f"a review by {people} answers it" if people else "no review answers it"
             return (
                 f"{head}: approval request {self.request.id} (proposal {self.proposal}) asks "
-                f"for {self.action.describe()}, and this pull request now carries it; a review "
-                f"by {self.request.approvers.describe()} answers it."
+                f"for {self.action.describe()}, and this pull request now carries it; "
+                f"{answers}" + (f"; {settle}." if settle else ".")
             )
         if self.outcome.startswith("approved"):
             return (

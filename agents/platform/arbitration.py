@@ -5,7 +5,9 @@ beside the people on an escalation no approval rule asked for: the proposer refu
 counters did not converge, a rule could not be evaluated, or a tie the org sends to a person.
 `answer_escalations` takes the pending requests that name this agent, reads each proposal's
 decided action, and evaluates that action again now, against the live object (`get_resource`),
-with the org's policies (`evaluate_action`). The fresh verdict decides, the same way every time:
+with the org's policies (`evaluate_action`), the metrics the proposal carried and a resize's
+per-container values: the same action the store judged, on today's object and policies. The
+fresh verdict decides, the same way every time:
 
     counter or reject   deny, citing the rules that rejected and the priority order, and naming
                         what policy would accept ("propose scale to 3")
@@ -97,7 +99,7 @@ async def _arbitrate(
             else "a person's approval rule asked for it; the arbiter never overrides one"
         )
         return row
-    fresh = await _evaluate(toolbox, action)
+    fresh = await _evaluate(toolbox, action, metrics=dict(record.get("metrics") or {}))
     verdict, reasons, cited = judge(fresh, order=order, agent=agent, delegated=delegated)
     row |= {"verdict": verdict, "reasons": row["reasons"] + reasons, "citations": cited}
     if verdict != "left":
@@ -150,8 +152,12 @@ def _agents_only(request: dict[str, Any], agent: str) -> bool:
     return str(request.get("approvers", "")).split(", ") == [f"agent {agent}"]
 
 
-async def _evaluate(toolbox: Toolbox, action: dict[str, Any]) -> dict[str, Any]:
-    """The dry run of exactly this action now, against its live object when it exists."""
+async def _evaluate(
+    toolbox: Toolbox, action: dict[str, Any], *, metrics: dict[str, float]
+) -> dict[str, Any]:
+    """The dry run of exactly this action now, against its live object when it exists, with
+    the metrics the proposal carried (a rule reading them is judged as it was proposed, not
+    left unevaluable for want of them)."""
     target = action["target"]
     namespace = target.get("namespace") or ""
     replicas = action.get("replicas") or {}
@@ -169,8 +175,25 @@ async def _evaluate(toolbox: Toolbox, action: dict[str, Any]) -> dict[str, Any]:
         action=action["type"], target=f"{target['kind'].lower()}/{target['name']}",
         namespace=namespace, replicas=replicas.get("to"), from_replicas=replicas.get("from"),
         pods=action.get("pods"), via=action.get("via", "direct"),
-        labels=action.get("labels") or None, live_object=live,
+        labels=action.get("labels") or None, live_object=live, metrics=metrics or None,
+        resources=_requests(action.get("resources")),
     )  # fmt: skip
+
+
+def _requests(changes: Any) -> list[dict[str, str]] | None:
+    """A resize's per-container changes as evaluate_action (like propose) takes them. Only
+    requests: propose takes no limits, so a proposal's resize carries none."""
+    if not isinstance(changes, list):
+        return None
+    flat: list[dict[str, str]] = []
+    for change in changes:
+        entry = {"container": str(change["container"])}
+        for name, amount in (change.get("requests") or {}).items():
+            entry[name] = str(amount["to"])
+            if amount.get("from") is not None:
+                entry[f"from_{name}"] = str(amount["from"])
+        flat.append(entry)
+    return flat
 
 
 async def _answer(toolbox: Toolbox, row: Arbitration) -> str:

@@ -11,7 +11,9 @@ not "Granted".
 Everything shown comes from the store, and parts of it (a proposal's rationale, a reason) were
 written by agents from cluster data: it is escaped as Slack asks (`&`, `<`, `>`), so no text can
 mention a channel, forge a link or render as a button. What is shown is never a secret: the
-action, the policy reasons and citations, the approvers and the expiry.
+action, the policy reasons and citations, the approvers and the expiry. The approvers shown are
+the people who may click; an agent the org lets settle the request (its arbiter) is said apart,
+since no one can ask an agent to click.
 """
 
 from __future__ import annotations
@@ -117,7 +119,20 @@ def _answer_line(given: ApprovalAnswer) -> str:
 
 
 def _approvers(request: ApprovalRequest) -> str:
-    return f"{escape(request.approvers.describe())} ({request.min_approvals} needed)"
+    """The people who may click, and apart what an agent may do (no one clicks for an agent)."""
+    people, agents = request.approvers.people(), request.approvers.agents_settle()
+    if not people:
+        return escape(agents)
+    shown = f"{people} ({request.min_approvals} needed)"
+    return escape(shown + (f"\n{agents[0].upper()}{agents[1:]}" if agents else ""))
+
+
+def who_answers(request: ApprovalRequest) -> str:
+    """For a person refused: who may answer (people only), and whether an agent may settle it."""
+    people, agents = request.approvers.people(), request.approvers.agents_settle()
+    if not people:
+        return f"{agents}; no one answers it here"
+    return f"it needs {people}" + (f"; {agents}" if agents else "")
 
 
 def _when(moment: datetime) -> str:

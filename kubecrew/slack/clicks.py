@@ -85,15 +85,15 @@ def _refusal(
         if person is None:
             return (
                 f"Your Slack account ({click.user}) is not in kubecrew's people file, so it "
-                f"cannot answer {request.id}; it needs {request.approvers.describe()}. "
+                f"cannot answer {request.id}; {approvals_ui.who_answers(request)}. "
                 f"Ask an operator to add you to people.yaml."
             )
         try:
             after = approvals.answer(
                 store, request.id, person, verdict, via="slack", now=deps.now()
             )
-        except PermissionDenied as exc:
-            return exc.message
+        except PermissionDenied:
+            return f"{person} may not answer {request.id}: {approvals_ui.who_answers(request)}."
         except Conflict as exc:
             _show_current(client, store, ledger, post)
             return exc.message

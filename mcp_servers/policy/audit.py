@@ -201,7 +201,8 @@ def decision_entry(proposal_id: str, decision: Decision) -> AuditEntry:
 
 def answered(request: ApprovalRequest, given: ApprovalAnswer) -> AuditEntry:
     """A person's answer; `request` as it stands after it (its state is the result)."""
-    summary = f"{given.verdict}s {request.action.describe()} for proposal {request.proposal}"
+    said = {"grant": "grants", "deny": "denies"}[given.verdict]
+    summary = f"{said} {request.action.describe()} for proposal {request.proposal}"
     return AuditEntry(
         at=given.at,
         actor=str(given.by),

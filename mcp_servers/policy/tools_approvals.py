@@ -64,7 +64,6 @@ def register_reads(mcp: FastMCP, deps: Deps) -> None:
             "approvals": [
                 approval_json(r)
                 | {
-                    "cause": r.cause,
                     "may_answer": approvals.authorized(r.approvers, deps.identity),
                     "overdue": r.state == "pending" and now > r.expires_at,
                 }

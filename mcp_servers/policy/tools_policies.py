@@ -3,7 +3,9 @@
 All read the PolicySet loaded at start (restart the server to pick up edited files) and nothing
 else, so each answer is a pure function of the documents and the arguments. `evaluate_action`
 is the same dry run as `kubecrew policy check`: which policies apply, which rules fire and why,
-the verdict and any counter-offer, with `text` the report as that command prints it.
+the verdict and any counter-offer, with `text` the report as that command prints it. It takes
+what `propose` takes (a resize's per-container requests too, read the same way by `resized`), so
+a dry run judges exactly the action a proposal would carry.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from mcp_servers.policy.explaining import explain, summary
 from mcp_servers.policy.findings import EvaluationReport
 from mcp_servers.policy.reporting import render
 from mcp_servers.policy.tools_base import Deps, Via, action_json, build_action, moment
+from mcp_servers.policy.tools_proposals import resized
 
 
 def register(mcp: FastMCP, deps: Deps) -> None:
@@ -75,6 +78,7 @@ def register(mcp: FastMCP, deps: Deps) -> None:
         live_object: dict[str, Any] | None = None,
         namespace_labels: dict[str, str] | None = None,
         now: str = "",
+        resources: list[dict[str, str]] | None = None,
     ) -> dict[str, Any]:
         """Dry-run an action against the policies; nothing is recorded. target is KIND/NAME as
         kubectl writes it (deployment/web, node/worker-1); scale needs replicas (and
@@ -82,19 +86,22 @@ def register(mcp: FastMCP, deps: Deps) -> None:
         drain/evict take pods. metrics feed the CEL rules (cpu_utilization=0.1). Answers the
         stakeholders, the policies that apply, the rules that fired and why, and the verdict:
         allow, counter (with the counter-offer), reject, or escalate; approvals list the
-        people an approval rule requires. now: an ISO time (default: now)."""
+        people an approval rule requires. now: an ISO time (default: now). resources (action
+        resize): the per-container requests as propose takes them ({"container": "web",
+        "cpu": "100m", "from_cpu": "500m"}); without them a resize is judged as an intent."""
+        typed = build_action(
+            action,
+            target,
+            namespace=namespace,
+            replicas=replicas,
+            from_replicas=from_replicas,
+            pods=pods,
+            via=via,
+            labels=labels,
+            actor=str(deps.identity),
+        )
         request = EvaluationRequest(
-            action=build_action(
-                action,
-                target,
-                namespace=namespace,
-                replicas=replicas,
-                from_replicas=from_replicas,
-                pods=pods,
-                via=via,
-                labels=labels,
-                actor=str(deps.identity),
-            ),
+            action=resized(typed, resources),
             target=live_object,
             metrics=metrics or {},
             now=moment(now) or deps.now(),

@@ -49,9 +49,10 @@ def register_reads(mcp: FastMCP, deps: Deps) -> None:
 
     @mcp.tool(annotations=READ_ONLY)
     async def get_proposal(proposal_id: str) -> dict[str, Any]:
-        """One proposal: what was proposed by whom, the transcript in order (each stakeholder's
-        answer citing policy and rule, counters, approvals), the decision and, when a person
-        decides, the approval request and its answers."""
+        """One proposal: what was proposed by whom, with the metrics it carried, the transcript
+        in order (each stakeholder's answer citing policy and rule, counters, approvals), the
+        decision and, when a person decides, the approval request (why it was opened: cause)
+        and its answers."""
         record_id(proposal_id, argument="proposal_id")
         record, request = await store.run(
             lambda s: (s.get(proposal_id), request_of(s, proposal_id))
@@ -221,6 +222,7 @@ def proposal_json(
         "proposer": str(proposal.proposer),
         "action": action_json(proposal.action),
         "rationale": proposal.rationale,
+        "metrics": proposal.metrics,  # what its CEL rules read, so a re-evaluation reads it too
         "decision": decision_json(record.decision) if record.decision else None,
         "approval": approval_json(request) if request else None,
     }
@@ -255,6 +257,7 @@ def approval_json(request: ApprovalRequest) -> dict[str, Any]:
         "approvers": request.approvers.describe(),
         "min_approvals": request.min_approvals,
         "reasons": request.reasons,
+        "cause": request.cause,
         "requested_at": request.requested_at.isoformat(),
         "expires_at": request.expires_at.isoformat(),
         "answers": [

@@ -62,7 +62,10 @@ def test_the_amended_pr_carries_a_new_request_and_reviews_answer_it(
         reply
     )
     assert f"approval request {new.id} (proposal {new.proposal}) asks for scale " in reply
-    assert "a review by group shop-admins, agent platform answers it." in reply
+    assert (
+        "a review by group shop-admins answers it; the Platform agent may also settle it under "
+        "org policy." in reply
+    )
     (audited,) = policy.store.audit(kind="mutation")
     assert (audited.details["new_proposal"], audited.details["new_approval"]) == (
         new.proposal, new.id,

@@ -104,6 +104,11 @@ def test_a_refused_counter_names_the_arbiter_beside_the_owners(
     request = escalated(store, policies, downscale(1, counters="refuse"))
     assert request.cause == "counter-refused"
     assert request.approvers == Principals(groups=["shop-admins"], agents=["platform"])
+    assert request.approvers.describe() == "group shop-admins, agent platform"
+    assert request.approvers.people() == "group shop-admins"  # whom a person is told to ask
+    assert request.approvers.agents_settle() == (
+        "the Platform agent may also settle it under org policy"
+    )
     assert request.min_approvals == 1
     assert any("the arbiter agent platform may answer" in r for r in request.reasons)
     told = store.get(request.proposal).transcript[-1].note
@@ -177,6 +182,10 @@ def test_an_approval_rule_may_delegate_to_the_platform_by_name(
     made = downscale(1).model_copy(update={"action": action("restart", "configmap/settings")})
     request = escalated(store, policies, made)
     assert (request.cause, request.approvers) == ("approval-rule", Principals(agents=["platform"]))
+    assert request.approvers.people() == ""
+    assert (
+        request.approvers.agents_settle() == "only the Platform agent settles it, under org policy"
+    )
     with pytest.raises(PermissionDenied, match="it needs agent platform"):
         approvals.answer(store, request.id, ALICE, "grant", via="cli", now=NOON)
     assert approvals.answer(store, request.id, PLATFORM, "grant", via="mcp", now=NOON).ended

@@ -88,10 +88,11 @@ def test_strangers_and_non_approvers_are_told_who_may_answer_once(
         f"@mallory-gh: your review was not counted for approval request "
         f"{policy.request.id}: this login is not in kubecrew's people file"
     )
-    assert "The request needs group shop-admins" in stranger
+    assert "The request needs group shop-admins (the Platform agent may also settle" in stranger
     assert developer == (
-        f"@bob-gh: your review was not counted: person bob may not answer {policy.request.id}: "
-        "it needs group shop-admins, agent platform. Ask one of them to review this pull request."
+        f"@bob-gh: your review was not counted: person bob may not answer {policy.request.id}. "
+        "It needs group shop-admins: ask one of them to review this pull request; the Platform "
+        "agent may also settle it under org policy."
     )
     assert policy.now().state == "pending" and policy.now().answers == []
 

@@ -54,7 +54,10 @@ def test_alice_approves_the_escalated_downscale_and_the_waiting_agent_resumes_on
     assert buttons(post["blocks"]) == [GRANT, DENY]
     shown = text_of(post["blocks"])
     assert "scale Deployment shop/web 5 -&gt; 1 replicas directly" in shown
-    assert "group shop-admins, agent platform (1 needed)" in shown and "*Expires*" in shown
+    approvers = (
+        "group shop-admins (1 needed)\nThe Platform agent may also settle it under org policy"
+    )
+    assert f"*Approvers*\n{approvers}" in shown and "*Expires*" in shown
     assert all(reason.replace(">", "&gt;") in shown for reason in request.reasons)
 
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
@@ -92,7 +95,11 @@ def test_alice_approves_the_escalated_downscale_and_the_waiting_agent_resumes_on
 @pytest.mark.parametrize(
     ("user", "says"),
     [
-        ("U0MALLORY", "person mallory may not answer {id}: it needs group shop-admins"),
+        (
+            "U0MALLORY",
+            "person mallory may not answer {id}: it needs group shop-admins; the Platform agent "
+            "may also settle it under org policy.",
+        ),
         ("U0STRANGER", "Your Slack account (U0STRANGER) is not in kubecrew's people file"),
     ],
     ids=["not-an-approver", "unknown-account"],

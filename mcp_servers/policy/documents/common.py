@@ -43,6 +43,11 @@ ActionType = Literal[
 Concern = Literal["security", "reliability", "cost"]
 Agent = Literal["platform", "cluster-operator", "dev-team"]
 CONCERNS: tuple[Concern, ...] = ("security", "reliability", "cost")
+AGENT_TITLES: dict[Agent, str] = {
+    "platform": "Platform",
+    "cluster-operator": "Cluster Operator",
+    "dev-team": "Dev Team",
+}  # how people name the agents
 
 _DNS_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _SUBDOMAIN = rf"{_DNS_LABEL}(\.{_DNS_LABEL})*"
@@ -184,8 +189,24 @@ class Principals(Strict):
         return self
 
     def describe(self) -> str:
-        named = [f"user {user}" for user in self.users] + [f"group {g}" for g in self.groups]
+        named = [self.people()] if self.users or self.groups else []
         return ", ".join(named + [f"agent {agent}" for agent in self.agents])
+
+    def people(self) -> str:
+        """The people alone, as `describe` names them ("" when only agents decide): whom a
+        person is told to ask, since a person cannot ask an agent to review."""
+        return ", ".join(
+            [f"user {user}" for user in self.users] + [f"group {g}" for g in self.groups]
+        )
+
+    def agents_settle(self) -> str:
+        """What the named agents may do, said to a person beside `people` ("" when none)."""
+        if not self.agents:
+            return ""
+        named = " or ".join(f"the {AGENT_TITLES[agent]} agent" for agent in self.agents)
+        if self.users or self.groups:
+            return f"{named} may also settle it under org policy"
+        return f"only {named} settles it, under org policy"
 
     def with_agent(self, agent: Agent) -> Principals:
         """These principals and `agent`, named once."""

@@ -31,8 +31,10 @@ from mcp_servers.policy.tools_base import PolicySettings
 from sandbox.server import Sandbox
 from tests.agents.cluster_operator.conftest import Operator
 from tests.agents.cluster_operator.test_capacity_downscale import replicas, shop_of_five
+from tests.agents.cluster_operator.test_capacity_rejection_remembered import proposed_scale
 from tests.support.kubectl import Kubectl
 from tests.support.mcp_hosts import answer
+from tests.support.shop import WEB
 
 CHANGES = """\
 apiVersion: kubecrew.io/v1alpha1
@@ -142,3 +144,65 @@ def test_the_platform_denies_a_refused_counter_grants_what_now_evaluates_and_lea
     assert done["outcome"] == "rejected" and done["applied"] is None
     assert "claim_approval" in operator.called() and "scale" not in operator.called()
     assert replicas(kubectl) == 5 and not operator.mutations()
+
+    # The denial is remembered: not proposed, escalated and denied again at every review, and
+    # the counter it names (scale to 3) is the owners' to take up, not proposed on its own.
+    later = operator.capacity(counters="refuse")
+    assert not proposed_scale(operator) and "scale" not in operator.called(), later.answer
+    [kept] = [s for s in later.result["savings"] if s["workload"] == "Deployment/shop/web"]
+    assert (kept["proposal"], kept["outcome"]) == (saving["proposal"], "rejected")
+    assert f"rejected earlier (proposal {saving['proposal']}): denied by agent platform" in (
+        later.answer
+    )
+    assert [a.proposal for a in operator.approvals()].count(saving["proposal"]) == 1
+
+
+GUARDS = """\
+apiVersion: kubecrew.io/v1alpha1
+kind: ChangePolicy
+metadata: {name: shop-guards, labels: {kubecrew.io/team: shop}}
+spec:
+  selector: {namespaces: [shop], kinds: [Deployment]}
+  rules:
+    - name: healthy-patches
+      actions: [patch]
+      when: 'target.metadata.name == "frozen" || metrics.error_rate > 0.5'
+      message: a frozen or failing workload is never patched
+    - name: cpu-floor
+      actions: [resize]
+      when: >-
+        target.metadata.name == "frozen" || action.resources.exists(r, has(r.requests.cpu) &&
+        r.requests.cpu.to_value < 0.01)
+      message: no container runs on under 10m of CPU
+"""
+CARRIED: dict[str, dict[str, Any]] = {
+    "metric": {"action": "patch", "metrics": {"error_rate": 0.1}},
+    "resources": {
+        "action": "resize",
+        "resources": [{"container": "web", "cpu": "50m", "from_cpu": "100m"}],
+    },
+}
+
+
+@pytest.mark.parametrize("carried", list(CARRIED), ids=list(CARRIED))
+def test_the_platform_judges_an_escalation_with_what_its_proposal_carried(
+    kubectl: Kubectl, operator: Operator, carried: str
+) -> None:
+    """Each rule reads the live object (absent when proposed: unevaluable, so escalated) and
+    something only the proposal carried, a metric or a resize's values: re-evaluated with both,
+    it is decided (granted), not left as still unevaluable."""
+    operator.policy("guards", GUARDS)
+    kubectl("apply", "-f", "-", input=WEB)
+    made = propose_as_dev_team(
+        operator, target="deployment/web", namespace="shop", rationale="tune web",
+        **CARRIED[carried],
+    )  # fmt: skip
+    assert made["approval"]["cause"] == "unevaluable", made
+    assert made["approval"]["approvers"] == "group shop-admins, agent platform"
+
+    outcome, _ = arbitrate(operator)
+    [row] = outcome.result["requests"]
+    assert (row["cause"], row["verdict"], row["answered"]) == ("unevaluable", "grant", "granted")
+    record = operator.proposal(made["proposal"])
+    assert record.decision is not None and record.decision.outcome == "approved"
+    assert str(record.decision.decided_by) == "agent platform"
