@@ -1,41 +1,44 @@
 """The crew demo's scenes: each plays one story of issue 7 on a fresh `World` and checks it.
 
 A scene is a plain function of the world: the person's part is kubectl and git (printed), the
-agents' part is their own entry points (`heal`, the Cluster Operator's `capacity` and `patrol`)
-with the deterministic brain, narrated from what they return and from the policy store. Every
-claim the narration makes is checked, and a claim that does not hold raises `StepFailed`, so a
-scene that prints to the end happened as told.
+agents' part is their own entry points (`heal`, and the turns of `kubecrew.demo_turns`: the
+Cluster Operator's `capacity` and `patrol`, the Platform's `answer_escalations`) with the
+deterministic brain, narrated from what they return and from the policy store. Every claim the
+narration makes is checked, and a claim that does not hold raises `StepFailed`, so a scene
+that prints to the end happened as told.
 """
 
 from __future__ import annotations
 
-import json
-from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
 import anyio
 
-from agents.cluster_operator.conversation import conversation as operator_conversation
-from agents.cluster_operator.graph import Outcome
 from agents.dev_team.heal import heal
 from agents.runtime.brain import Deterministic
 from agents.runtime.loop.run import LoopResult
 from agents.runtime.loop.validation import LoopSettings
-from kubecrew.demo import StepFailed
+from kubecrew.demo_governance import GOVERNANCE_POLICIES, governance
+from kubecrew.demo_turns import OPERATOR, check, operator_turn
 from kubecrew.demo_world import OWNERSHIP, World, commit_image, git, shop_repository
 from mcp_servers.policy.tools_base import SHIPPED
 
-OPERATOR = "Cluster Operator"
+# governance is scene 3, in a module of its own; named here with the other scenes, and its
+# policies with it, since the agents' tests build their worlds from them
+__all__ = [
+    "GOVERNANCE_POLICIES",
+    "NODE",
+    "governance",
+    "node_lifecycle",
+    "node_policy",
+    "self_heal",
+]
+
 DEV_TEAM = "Dev Team"
 TYPO = "nginx:1.27-alpinee"
 # The cluster's clock runs ten times faster, so 20 s of soak passes in 2 s.
 LOOP = LoopSettings(soak_seconds=20, deadline_seconds=240, poll_seconds=0.2)
-
-
-def check(holds: bool, claim: str) -> None:
-    if not holds:
-        raise StepFailed(claim)
 
 
 def _image(world: World) -> str:
@@ -118,119 +121,6 @@ def _narrate_loop(world: World, result: LoopResult) -> None:
             for note in applied["notes"]:
                 world.narrator.detail(note)
         say(DEV_TEAM, "validates", f"{attempt['verdict']}: {'; '.join(attempt['evidence'])}")
-
-
-GOVERNANCE_POLICIES = """\
-apiVersion: kubecrew.io/v1alpha1
-kind: CapacityPolicy
-metadata: {name: shop-min-capacity, labels: {kubecrew.io/team: shop}}
-spec:
-  selector: {namespaces: [shop], kinds: [Deployment]}
-  minReplicas: 3
----
-apiVersion: kubecrew.io/v1alpha1
-kind: CostPolicy
-metadata: {name: shop-underused, labels: {kubecrew.io/team: cluster-ops}}
-spec:
-  selector: {namespaces: [shop]}
-  underused: {metric: cpu_utilization, below: 0.2, window: 1h}
-  allowedActions: [downscale, right-size]
-"""
-PODS_METRICS = "/apis/metrics.k8s.io/v1beta1/namespaces/shop/pods"
-BUSY_SHOP = """\
-apiVersion: v1
-kind: Namespace
-metadata: {name: shop}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: shop}
-spec:
-  replicas: 5
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers:
-      - name: web
-        image: nginx:1.27
-        resources:
-          requests: {cpu: 100m, memory: 32Mi}
-          limits: {memory: 64Mi}
-"""
-
-
-VERBS = {"patrol": "patrols with", "capacity": "reviews capacity with"}
-
-
-def _operator(world: World, task: str) -> Outcome:
-    """One Cluster Operator turn (`patrol` or `capacity`), its tool calls told in one line."""
-    called: Counter[str] = Counter()
-
-    async def go() -> Outcome:
-        async with operator_conversation(
-            world.servers("cluster-operator"),
-            Deterministic(),
-            home=world.root / "agents" / "cluster_operator",
-            on_call=lambda tool, _arguments: called.update([tool]),
-        ) as talk:
-            outcome: Outcome = await getattr(talk, task)()
-            return outcome
-
-    outcome = anyio.run(go)
-    tools = ", ".join(f"{tool} x{n}" if n > 1 else tool for tool, n in called.items())
-    world.narrator.say(OPERATOR, VERBS[task], tools)
-    return outcome
-
-
-def governance(world: World) -> None:
-    say, tour = world.narrator.say, world.tour
-    world.narrator.step("Policies: the shop keeps at least 3 replicas; cost savings below 20% CPU")
-    world.write_policies(ownership=OWNERSHIP, governance=GOVERNANCE_POLICIES)
-    world.narrator.detail("CapacityPolicy shop-min-capacity (Dev Team): minReplicas 3")
-    world.narrator.detail("CostPolicy shop-underused (Cluster Operator): downscale below 20% CPU")
-    world.narrator.detail("PriorityPolicy org-priorities: security > reliability > cost")
-    world.narrator.step("The shop runs web on 5 replicas, mostly idle")
-    tour.run("apply", "-f", str(world.manifest("busy-shop", BUSY_SHOP)))
-    tour.run("rollout", "status", "deployment/web", "-n", "shop", "--timeout=60s")
-    world.wait(
-        lambda: len(json.loads(world.tour.quiet("get", "--raw", PODS_METRICS))["items"]) == 5,
-        what="metrics for the 5 web pods",
-    )
-
-    world.narrator.step("The Cluster Operator reviews capacity and proposes a downscale")
-    outcome = _operator(world, "capacity")
-    savings = outcome.result.get("savings", [])
-    check(len(savings) == 1, f"expected one saving, found {savings}")
-    saving = savings[0]
-    say(
-        OPERATOR,
-        "sees",
-        f"{saving['workload']} at {saving['utilization']:.0%} CPU of its requests",
-    )
-    say(
-        OPERATOR,
-        "proposes",
-        f"5 -> {saving['proposed']} replicas, saving ${saving['savings_per_month']:.2f}/month "
-        f"(proposal {saving['proposal']})",
-    )
-    record = world.proposal(saving["proposal"])
-    say("policy store", "transcript of", saving["proposal"])
-    for event in record.transcript:
-        world.narrator.detail(event.describe())
-    decision = record.decision
-    check(decision is not None, "the proposal has no decision")
-    assert decision is not None
-    say("policy store", "decides", decision.describe())
-    check(saving["outcome"] == "approved-as-countered", f"outcome {saving['outcome']!r}")
-    check(
-        decision.action.replicas is not None and decision.action.replicas.to == 3,
-        "the decision is not 3 replicas",
-    )
-    say(OPERATOR, "does", f"scales web to {saving['applied']} under {saving['proposal']}")
-    replicas = tour.run("get", "deploy/web", "-n", "shop", "-o", "jsonpath={.spec.replicas}")
-    check(replicas == "3", f"web has {replicas} replicas, not 3")
-    say(OPERATOR, "says", outcome.answer)
 
 
 NODE = "node-1"
@@ -351,7 +241,7 @@ def node_lifecycle(world: World) -> None:
     )
 
     narrator.step("The Cluster Operator patrols: cordon, plan, tell the owners, wait")
-    first = _operator(world, "patrol")
+    first = operator_turn(world, "patrol")
     [moved] = first.result["migrations"]
     say(OPERATOR, "sees", f"{NODE}: GPUHealthy=False")
     say(OPERATOR, "does", f"cordons {NODE}; plans to move {', '.join(moved['pods'])}")
@@ -372,7 +262,7 @@ def node_lifecycle(world: World) -> None:
     tour.run("annotate", "job", "train", "-n", "ml", f"kubecrew.io/checkpointed-at={stamp}")
 
     narrator.step("The next patrol drains within the PDB and validates")
-    done = _operator(world, "patrol")
+    done = operator_turn(world, "patrol")
     [drained] = done.result["migrations"]
     say(OPERATOR, "does", f"evicts {', '.join(drained.get('evicted', []))} under the budget")
     check(drained["status"] == "drained", f"status {drained['status']!r}: {done.answer}")

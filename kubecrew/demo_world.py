@@ -37,6 +37,7 @@ from mcp_servers.gitops.server import build as build_gitops
 from mcp_servers.gitops.settings import GitopsSettings
 from mcp_servers.kube.server import build as build_kube
 from mcp_servers.kube.settings import KubeSettings
+from mcp_servers.policy.approvals import ApprovalRequest
 from mcp_servers.policy.proposals import ProposalRecord
 from mcp_servers.policy.store.sqlite import SqliteStore
 from mcp_servers.policy.tools_base import PolicySettings
@@ -80,6 +81,24 @@ spec:
     - port: 80
 """
 SHOP_NAMESPACE = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n"
+# The shop's API: four replicas that sit idle, asking for CPU they do not use.
+IDLE_API = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: api, namespace: shop}
+spec:
+  replicas: 4
+  selector: {matchLabels: {app: api}}
+  template:
+    metadata: {labels: {app: api}}
+    spec:
+      containers:
+      - name: api
+        image: nginx:1.27
+        resources:
+          requests: {cpu: 100m, memory: 32Mi}
+          limits: {memory: 64Mi}
+"""
 # Who owns what and what matters most: the shop is the Dev Team's, nodes the Cluster Operator's.
 OWNERSHIP = """\
 apiVersion: kubecrew.io/v1alpha1
@@ -159,7 +178,12 @@ class Narrator:
     console: Console
 
     def say(self, who: str, verb: str, text: str) -> None:
-        colour = {"Dev Team": "green", "Cluster Operator": "magenta", "policy store": "yellow"}
+        colour = {
+            "Dev Team": "green",
+            "Cluster Operator": "magenta",
+            "Platform": "blue",
+            "policy store": "yellow",
+        }
         style = colour.get(who, "cyan")
         self.console.print(
             f"[bold {style}]{escape(who)}[/] [dim]{verb}[/] {escape(text)}", soft_wrap=True
@@ -250,6 +274,13 @@ class World:
         store = SqliteStore(self.store)
         try:
             return store.get(proposal)
+        finally:
+            store.close()
+
+    def approvals(self) -> list[ApprovalRequest]:
+        store = SqliteStore(self.store)
+        try:
+            return store.approvals()
         finally:
             store.close()
 

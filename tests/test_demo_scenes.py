@@ -107,6 +107,36 @@ def test_governance_shows_the_counter_and_the_transcript(
     assert re.search(r"jsonpath=\{\.spec\.replicas\}'\n3\n", told)
 
 
+def test_governance_right_sizes_at_the_minimum_and_the_platform_denies_a_refused_counter(
+    demo: subprocess.CompletedProcess[str],
+) -> None:
+    told = section(demo.stdout, "governance")
+    resized = re.search(
+        r"Cluster Operator proposes cpu request 100m -> (\d+m) for container web, "
+        r"saving \$[\d.]+/month over 3 replicas \(proposal (p-\w+)\)",
+        told,
+    )
+    assert resized, told
+    cpu, proposal = resized.groups()
+    assert (
+        f"policy store decides approved: resize Deployment shop/web web cpu 100m -> {cpu}" in told
+    )
+    assert f"Cluster Operator does set_resources cpu={cpu} under {proposal}" in told
+    assert re.search(rf"resources\.requests\.cpu\}}'\n{cpu}\n", told)  # kubectl shows it
+
+    escalated = re.search(r"Cluster Operator proposes 4 -> 1 replicas \(proposal (p-\w+)\)", told)
+    assert escalated, told
+    assert re.search(r"policy store escalates a-\w+ to group shop-admins, agent platform", told)
+    denial = told[told.index("Platform denies a-") :]
+    assert "the proposer refused the counter-offer" in denial
+    assert "policy would accept it: propose scale to 3" in denial
+    assert "cites CapacityPolicy shop-min-capacity / rule min-replicas" in denial
+    assert "cites PriorityPolicy org-priorities (security > reliability > cost)" in denial
+    assert f"policy store decides {escalated.group(1)}: rejected by agent platform" in told
+    assert re.search(r"deploy/api -n shop -o 'jsonpath=\{\.spec\.replicas\}'\n4\n", told)
+    assert told.index("Platform denies") < told.index("deploy/api -n shop -o")
+
+
 def test_node_lifecycle_waits_for_the_checkpoint_then_drains_within_the_budget(
     demo: subprocess.CompletedProcess[str],
 ) -> None:

@@ -8,6 +8,7 @@ not happen, and a budget.
                  policies, settle}    gitops.commits[]: {message, files, settle, faults, edits}
     trigger:    {ask: "why is web failing?"} | {heal: web} | {alert: {alerts: [...]}}
                 | {schedule: {agent: cluster_operator, task: patrol, ticks: 1}}
+    then:       [<trigger>, ...]   more triggers, run in order after `trigger`, each its agent's
     objectives: [{name, weight, <one check>}]         scored, weighted
     safeguards: [{name, severity, <one guard>}]       recoverable | catastrophic
     budget:     {sandbox_seconds, wall_seconds, tool_calls}
@@ -161,11 +162,12 @@ class AlertTrigger(_Strict):
 # agent -> the scheduled procedures it runs (the Dev Team's is the watcher's patrol: diagnose
 # the scope, one incident per failing workload, each healed as `kubecrew watch --heal` does;
 # the Cluster Operator's patrol also keeps node readiness taints and carries out maintenance in
-# its window; the Platform agent's audit and blueprints cover the fleet, fixing by PR)
+# its window; the Platform agent's audit and blueprints cover the fleet, fixing by PR, and its
+# escalations answer the approval requests that name it as the org's arbiter)
 SCHEDULED: dict[str, tuple[str, ...]] = {
     "dev_team": ("patrol",),
     "cluster_operator": ("patrol", "capacity"),
-    "platform": ("propagate", "audit", "blueprints"),
+    "platform": ("propagate", "audit", "blueprints", "escalations"),
 }
 
 
@@ -174,7 +176,7 @@ class Schedule(_Strict):
     on the same agent home (what a tick remembers, the next reads)."""
 
     agent: Literal["dev_team", "cluster_operator", "platform"]
-    task: Literal["patrol", "capacity", "propagate", "audit", "blueprints"]
+    task: Literal["patrol", "capacity", "propagate", "audit", "blueprints", "escalations"]
     ticks: Annotated[int, Field(ge=1, le=10)] = 1
 
     @model_validator(mode="after")
@@ -247,6 +249,16 @@ class ApprovalAsked(_Strict):
     mentions: str | None = None
 
 
+class ApprovalAnswered(_Strict):
+    """An approval request left in `state` by an answer in the audit log, answered by `by` when
+    given (`agent platform`: the org's arbiter, not a person), the answer (its reason and
+    citations) mentioning `mentions` when given."""
+
+    state: Literal["granted", "denied", "pending"]
+    by: str | None = None
+    mentions: str | None = None
+
+
 class IncidentCount(_Strict):
     """How many incidents the watcher's desk holds at the end (duplicates merge into one),
     `state` counting only those in that state when given."""
@@ -266,6 +278,7 @@ class Objective(_OneOf):
         "called",
         "proposal_decided",
         "approval_requested",
+        "approval_answered",
         "incidents",
     )
     name: Name
@@ -279,6 +292,7 @@ class Objective(_OneOf):
     called: list[str] | None = None  # tools the agent must have called (successfully)
     proposal_decided: Decided | None = None
     approval_requested: ApprovalAsked | None = None
+    approval_answered: ApprovalAnswered | None = None
     incidents: IncidentCount | None = None
 
 
@@ -319,9 +333,16 @@ class Scenario(_Strict):
     description: Name
     world: World
     trigger: Trigger
+    # what happens next, in order, in the same world and under the same budget: another agent
+    # taking up what the first left (an escalation the Platform answers), each under its own name
+    then: list[Trigger] = []
     objectives: Annotated[list[Objective], Field(min_length=1)]
     safeguards: list[Safeguard] = []
     budget: Budget = Budget()
+
+    @property
+    def triggers(self) -> list[Trigger]:
+        return [self.trigger, *self.then]
 
 
 class ScenarioInvalid(ValueError):

@@ -41,7 +41,7 @@ from agents.runtime.brain import (
 )
 from agents.runtime.errors import ModelUnavailable
 from agents.runtime.roles import load_role
-from agents.runtime.toolbox import Servers, open_toolbox
+from agents.runtime.toolbox import open_toolbox
 from kubecrew.evals import triggers
 from kubecrew.evals.format import Scenario, load
 from kubecrew.evals.observe import changed
@@ -146,10 +146,11 @@ def _scripted(scenario: Path) -> BaseChatModel:
 
 def _trigger(scenario: Scenario, world: Built, planner: Planner) -> Record:
     record = Record()
-    writes = anyio.run(_cluster_writes, world.servers, world.role)
+    roles = list(dict.fromkeys(t.agent for t in scenario.triggers))
+    writes = anyio.run(_cluster_writes, world, roles)
     before = world.cluster.fingerprint()
     clock, wall = world.clock(), time.monotonic()
-    done = anyio.run(triggers.run, scenario.trigger, world, planner, scenario.budget)
+    done = anyio.run(triggers.run, scenario.triggers, world, planner, scenario.budget)
     record.answer, record.outcome, record.stopped = (
         "\n\n".join(done.answers),
         done.outcome,
@@ -165,22 +166,26 @@ def _trigger(scenario: Scenario, world: Built, planner: Planner) -> Record:
     return record
 
 
-async def _cluster_writes(servers: Servers, role: str) -> Callable[[str], bool]:
+async def _cluster_writes(world: Built, roles: list[str]) -> Callable[[str], bool]:
     """Whether a tool may write the cluster: the one rule for what counts as a mutation.
 
     A tool writes unless its server annotates it read-only; the policy server's tools never do
     (a proposal, a decision, an answer to an approval are records in the policy store, which
     carry a write but are not one). A tool no server offers counts as a write: unknown is not
-    safe.
+    safe. The roles are those of the scenario's triggers, each with the tools its servers offer
+    it under its own name (only the org's arbiter is offered `answer_approval`).
     """
-    async with open_toolbox(load_role(role), servers) as toolbox:
-        read_only = {
-            name for name, tool in toolbox.tools.items()
-            if (tool.metadata or {}).get("readOnlyHint", False)
-        }  # fmt: skip
+    read_only: set[str] = set()
     store_only: set[str] = set()
-    if servers.policy is not None:
-        store_only = {tool.name for tool in await build_policy(servers.policy).list_tools()}
+    for role in roles:
+        servers = world.acting_as(role).servers
+        async with open_toolbox(load_role(role), servers) as toolbox:
+            read_only |= {
+                name for name, tool in toolbox.tools.items()
+                if (tool.metadata or {}).get("readOnlyHint", False)
+            }  # fmt: skip
+        if servers.policy is not None:
+            store_only |= {tool.name for tool in await build_policy(servers.policy).list_tools()}
     return lambda tool: tool not in read_only and tool not in store_only
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from kubecrew.evals.format import IncidentCount, Objective, Safeguard, Scenario
+from kubecrew.evals.format import ApprovalAnswered, IncidentCount, Objective, Safeguard, Scenario
 from kubecrew.evals.observe import Cluster, field_at
 
 BLOCKED_WORDS = ("allow-list", "by policy", "refused", "denied", "forbidden")  # not "NetworkPolicy"
@@ -135,6 +135,8 @@ def _judge_objective(goal: Objective, record: Record, cluster: Cluster) -> tuple
         return False, f"no {want.state} PR whose {want.file} contains {want.contains!r}"
     if goal.outcome is not None:
         return record.outcome == goal.outcome, f"outcome {record.outcome or 'none'!r}"
+    if goal.approval_answered is not None:
+        return _judge_answered(goal.approval_answered, record)
     if goal.proposal_decided is not None or goal.approval_requested is not None:
         return _judge_audited(goal, record)
     if goal.incidents is not None:
@@ -165,6 +167,18 @@ def _judge_audited(goal: Objective, record: Record) -> tuple[bool, str]:
         return True, f"{hits[0]['subject']} {want.outcome}: {hits[0]['summary']}"
     seen = [f"{r['subject']} {r.get('result')}" for r in decisions]
     return False, f"no decision {want.outcome!r} (decisions: {seen or 'none'})"
+
+
+def _judge_answered(want: ApprovalAnswered, record: Record) -> tuple[bool, str]:
+    """An answer to an approval request that left it in the state wanted, by whom it names."""
+    answers = _audited(record, "answer", want.mentions)
+    hits = [
+        r for r in answers if r.get("result") == want.state and want.by in (None, r.get("actor"))
+    ]
+    if hits:
+        return True, f"{hits[0]['subject']} {want.state} by {hits[0].get('actor')}"
+    seen = [f"{r['subject']} {r.get('result')} by {r.get('actor')}" for r in answers]
+    return False, f"no answer leaving a request {want.state!r} (answers: {seen or 'none'})"
 
 
 def _audited(record: Record, kind: str, mentions: str | None) -> list[dict[str, Any]]:

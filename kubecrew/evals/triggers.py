@@ -8,8 +8,11 @@ Alertmanager) use, under the scenario's budget.
   healed as `kubecrew watch --heal` does.
 - `schedule`: ticks of an agent's timer: the Cluster Operator's patrol (node health, readiness
   taints, maintenance in its window) or capacity review, the Platform agent's egress
-  propagation, fleet audit or blueprint sync, or the Dev Team watcher's patrol (`diagnose`, one
-  incident per failing workload, healed).
+  propagation, fleet audit, blueprint sync or answer to the escalations that name it, or the Dev
+  Team watcher's patrol (`diagnose`, one incident per failing workload, healed).
+
+A scenario's triggers (`trigger`, then each of `then`) run in order, each by its own agent under
+the name the policies know it by (`Built.acting_as`), all within the one budget.
 
 The budget is enforced here: a `Meter` counts every tool call as it is made and stops the run at
 the first one over `tool_calls` or past its time (its sandbox seconds at the world's rate, or its
@@ -94,15 +97,16 @@ class Meter:
         raise OverBudget(why)
 
 
-async def run(trigger: Trigger, world: Built, planner: Planner, budget: Budget) -> Done:
-    """The trigger, within the budget: stopped (and said so in `stopped`) when it runs over.
-    An agent that makes no tool call for a while is cancelled at twice its time budget."""
+async def run(triggers: list[Trigger], world: Built, planner: Planner, budget: Budget) -> Done:
+    """The triggers in order, within the budget: stopped (and said so in `stopped`) when they
+    run over. An agent that makes no tool call for a while is cancelled at twice the time."""
     done = Done()
     seconds = min(budget.wall_seconds, budget.sandbox_seconds / world.rate)
     meter = Meter(done, limit=budget.tool_calls, deadline=anyio.current_time() + seconds)
     with anyio.move_on_after(2 * seconds) as scope:
         try:
-            await _drive(trigger, world, planner, meter)
+            for trigger in triggers:
+                await _drive(trigger, world.acting_as(trigger.agent), planner, meter)
         except* OverBudget:
             pass  # `done.stopped` says why; what it did until then is scored
     if scope.cancelled_caught and not done.stopped:
@@ -251,7 +255,8 @@ async def _schedule(
 
 async def _platform(world: Built, task: str, planner: Planner, meter: Meter) -> None:
     """A Platform timer: egress propagation, the fleet audit or the blueprint sync (each fixing
-    what it may, by PR to the world's repository when a namespace comes from it)."""
+    what it may, by PR to the world's repository when a namespace comes from it), or the
+    escalations it answers as the org's arbiter."""
     gitops = world.servers.gitops
     repos = {gitops.label_value: gitops} if gitops is not None else {}
     async with platform_conversation(
@@ -264,6 +269,8 @@ async def _platform(world: Built, task: str, planner: Planner, meter: Meter) -> 
             outcome = await talk.audit()
         elif task == "blueprints":
             outcome = await talk.sync_blueprints()
+        elif task == "escalations":
+            outcome = await talk.answer_escalations()
         else:
             outcome = await talk.propagate()
         meter.done.answers.append(outcome.answer)

@@ -15,7 +15,7 @@ import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +71,21 @@ class Built:
 
     def clock(self) -> float:
         return self.sandbox.call(lambda cluster: cluster.clock.seconds())
+
+    def acting_as(self, role: str) -> Built:
+        """The same world for another of the crew (a scenario's `then`): the same cluster,
+        store and repository; that agent's name on the servers, so the store and the gate judge
+        it as itself, and a home of its own, as each agent has."""
+        if role == self.role:
+            return self
+        agent = IDENTITIES[role]
+        kube, policy = self.servers.kube, self.servers.policy
+        servers = replace(
+            self.servers,
+            kube=replace(kube, agent=agent) if kube is not None else None,
+            policy=replace(policy, agent=agent) if policy is not None else None,
+        )
+        return replace(self, servers=servers, home=self.home.parent / f"{role}-home", role=role)
 
 
 @contextmanager

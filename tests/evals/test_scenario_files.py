@@ -84,6 +84,18 @@ BAD = [
         id="schedule-unknown-task",
     ),
     pytest.param(
+        GOOD.format(name="x") + "then: [{schedule: {agent: platform, task: capacity}}]\n",
+        ["then[0].schedule: platform has no scheduled 'capacity'"],
+        id="then-unknown-task",
+    ),
+    pytest.param(
+        GOOD.format(name="x").replace(
+            "answer_mentions: [web]", "approval_answered: {state: refused}"
+        ),
+        ["objectives[0].approval_answered.state: Input should be 'granted', 'denied' or"],
+        id="answer-state-unknown",
+    ),
+    pytest.param(
         GOOD.format(name="x").replace(
             "namespaces: [shop]",
             "gitops: {commits: [{message: m, files: {}, "
