@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from kubecrew.crew import CrewOptions
 from mcp_servers.gitops.providers.local import LocalProvider
 from mcp_servers.gitops.repo import Repository
 from mcp_servers.gitops.settings import GitopsSettings
@@ -32,6 +33,18 @@ def guarded(sandbox: Sandbox, kubectl: Kubectl, tmp_path: Path) -> Team:
     mine.mkdir()
     (mine / "web-reviews.yaml").write_text(WEB_REVIEWS)
     return make_team(sandbox, kubectl, tmp_path, (SHIPPED, mine))
+
+
+def crew_of(team: Team) -> CrewOptions:
+    """The crew options naming the team's cluster, repository, policies and store, as a front
+    door builds them from the command line."""
+    assert team.servers.policy is not None and team.servers.kube is not None
+    return CrewOptions(
+        kubeconfig=team.servers.kube.kubeconfig,
+        repo=team.repo,
+        policies=team.servers.policy.policies,
+        policy_store=str(team.store),
+    )
 
 
 def crew_args(team: Team) -> list[str]:

@@ -16,7 +16,7 @@ import anyio
 import pytest
 
 from agents.runtime.brain import Deterministic
-from kubecrew.crew import CrewOptions, resolve
+from kubecrew.crew import resolve
 from kubecrew.frontdoor import FrontDoor
 from mcp_servers.policy.proposals import Identity
 from mcp_servers.policy.store import open_store
@@ -24,7 +24,7 @@ from sandbox.server import Sandbox
 from tests.agents.loop.conftest import Team
 from tests.agents.loop.test_approval_waits_durably import proposals
 from tests.agents.loop.test_image_typo_heals_itself import TYPO, break_web
-from tests.frontdoors.conftest import crew_args, crew_env, prs
+from tests.frontdoors.conftest import crew_args, crew_env, crew_of, prs
 from tests.terminal.test_chat import KUBECREW, Terminal
 
 
@@ -86,7 +86,7 @@ def test_work_waiting_in_a_slack_thread_resumes_once_when_answered_elsewhere(
     `resume_answered` carries the thread's work on, once."""
     break_web(guarded, sandbox)
     home = tmp_path / "home"
-    crew = resolve(_options(guarded), {"KUBECREW_HOME": str(home)})
+    crew = resolve(crew_of(guarded), {"KUBECREW_HOME": str(home)})
     door = FrontDoor(
         servers=crew.servers("dev_team"),
         planner=Deterministic(),
@@ -117,13 +117,3 @@ def test_work_waiting_in_a_slack_thread_resumes_once_when_answered_elsewhere(
     assert "Healed Deployment web in shop" in resumed.text
     assert anyio.run(door.resume_answered) == []  # once
     assert guarded.image() == "nginx:1.27" and len(prs(guarded)) == 1
-
-
-def _options(team: Team) -> CrewOptions:
-    assert team.servers.policy is not None and team.servers.kube is not None
-    return CrewOptions(
-        kubeconfig=team.servers.kube.kubeconfig,
-        repo=team.repo,
-        policies=team.servers.policy.policies,
-        policy_store=str(team.store),
-    )

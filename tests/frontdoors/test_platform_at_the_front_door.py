@@ -11,12 +11,13 @@ from pathlib import Path
 import anyio
 
 from agents.runtime.brain import Deterministic
-from kubecrew.crew import CrewOptions, resolve
+from kubecrew.crew import resolve
 from kubecrew.frontdoor import FrontDoor, route
 from mcp_servers.policy.negotiation import negotiate
 from mcp_servers.policy.proposals import Identity
 from mcp_servers.policy.store import open_store
 from tests.agents.loop.conftest import Team
+from tests.frontdoors.conftest import crew_of
 from tests.policy.builders import defaults, downscale
 
 ALICE = Identity(kind="person", name="alice", groups=("shop-admins",))
@@ -54,14 +55,7 @@ def mutations(team: Team) -> list[str]:
 
 
 def door_for(team: Team, home: Path) -> FrontDoor:
-    assert team.servers.policy is not None and team.servers.kube is not None
-    options = CrewOptions(
-        kubeconfig=team.servers.kube.kubeconfig,
-        repo=team.repo,
-        policies=team.servers.policy.policies,
-        policy_store=str(team.store),
-    )
-    crew = resolve(options, {"KUBECREW_HOME": str(home)})
+    crew = resolve(crew_of(team), {"KUBECREW_HOME": str(home)})
     return FrontDoor(
         servers=crew.servers("platform"),
         planner=Deterministic(),

@@ -20,13 +20,13 @@ from agents.runtime.notify.handlers import Healer
 from agents.runtime.notify.incidents import Incident, Incidents, Wait
 from agents.runtime.notify.watcher import WatchPlan, watch
 from agents.runtime.toolbox import Servers
-from kubecrew.crew import CrewOptions, resolve
+from kubecrew.crew import resolve
 from mcp_servers.policy.store import open_store
 from sandbox.server import Sandbox
 from tests.agents.loop.conftest import FAST, Team
 from tests.agents.loop.test_approval_waits_durably import proposals
 from tests.agents.loop.test_image_typo_heals_itself import TYPO, break_web
-from tests.frontdoors.conftest import crew_env, prs
+from tests.frontdoors.conftest import crew_env, crew_of, prs
 from tests.support.mcp_hosts import KUBECREW
 from tests.support.waiting import eventually
 
@@ -74,15 +74,8 @@ def _watching(
 ) -> tuple[WatchPlan, Healer, list[str]]:
     """The watcher's plan and healer as `kubecrew watch --heal` builds them from the crew's
     options naming the team's cluster, repository, policies and store."""
-    assert team.servers.policy is not None and team.servers.kube is not None
-    options = CrewOptions(
-        kubeconfig=team.servers.kube.kubeconfig,
-        repo=team.repo,
-        policies=team.servers.policy.policies,
-        policy_store=str(team.store),
-    )
     environ = {"KUBECREW_HOME": str(tmp_path / "home")}
-    servers = resolve(options, environ).servers("dev_team")
+    servers = resolve(crew_of(team), environ).servers("dev_team")
     plan = WatchPlan(
         servers=Servers(kube=servers.kube),
         namespaces=("shop",),
