@@ -8,8 +8,9 @@ whether the pods fit elsewhere). Its pods fit elsewhere when, largest CPU reques
 finds another healthy schedulable node with the CPU and memory left and the labels its
 `nodeSelector` asks for; a pod whose selector no other node matches keeps the node in
 service. DaemonSet pods are not counted: every node runs its own. Of the nodes that qualify,
-the emptiest is proposed, one per review: draining two at once could empty the room the first
-one's pods were counted into. The saving is the node's allocatable CPU and memory at
+the emptiest is proposed, one at a time: none while a node queued for consolidation still
+holds its pods, since draining two at once could empty the room the first one's pods were
+counted into. The saving is the node's allocatable CPU and memory at
 `capacity.PRICES`, an estimate for the owners to weigh.
 
 The proposal (action drain on the node, its pods and the saving in the rationale) is made
@@ -22,6 +23,7 @@ radius, validation.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, TypedDict, cast
 
@@ -73,11 +75,21 @@ async def review(toolbox: Toolbox, store: BaseStore) -> list[Consolidation]:
     kept = await store.asearch(SPACE)
     if kept:
         return [await _carry_on(toolbox, store, item.key, dict(item.value)) for item in kept]
+    if await in_progress(store):
+        return []  # its pods have not moved yet: the room they need is not known to be free
     queued = {e["node"] for e in await maintenance.entries(store)}
     found = candidate([r for r in rooms if r["node"] not in queued])
     if found is None:
         return []
     return [await _propose(toolbox, store, found)]
+
+
+async def in_progress(store: BaseStore) -> list[str]:
+    """The nodes queued for consolidation whose pods have not all moved yet."""
+    return [
+        e["node"] for e in await maintenance.entries(store)
+        if e["state"] != "out" and any(r.startswith("consolidation (") for r in e["reasons"])
+    ]  # fmt: skip
 
 
 def candidate(rooms: list[Room]) -> Consolidation | None:
@@ -186,7 +198,12 @@ async def _as_decided(
     return {**shown, "queued": True}
 
 
-def said(found: list[Consolidation]) -> str:
+def said(found: list[Consolidation], *, waiting: Sequence[str] = ()) -> str:
+    if not found and waiting:
+        return (
+            f"Consolidation: node {', '.join(waiting)} is queued and not yet drained; no other "
+            "node is proposed until its pods have moved, so the room they take is counted once."
+        )
     if not found:
         return "No node is both underused and emptiable: nothing to consolidate."
     lines = []

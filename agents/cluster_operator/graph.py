@@ -227,11 +227,12 @@ async def capacity_review(state: OperatorState, runtime: Runtime[Context]) -> di
         for r in await rightsizing.oversized(toolbox, skip=skip)
     ]
     nodes_out = await consolidation.review(toolbox, store)
+    waiting = await consolidation.in_progress(store)
     told = [
         report.savings(done, proposed=True) if done or not resized else "",
         report.rightsizing(resized, proposed=True),
     ]
-    answer = "\n\n".join([*(t for t in told if t), consolidation.said(nodes_out)])
+    answer = "\n\n".join([*(t for t in told if t), consolidation.said(nodes_out, waiting=waiting)])
     result = {"savings": done, "rightsizing": resized, "consolidation": nodes_out}
     return {"result": result, "answer": answer}
 

@@ -101,3 +101,21 @@ def test_nothing_is_proposed_when_the_other_nodes_cannot_hold_the_pods(
     assert outcome.result["consolidation"] == [], outcome.answer
     assert "nothing to consolidate" in outcome.answer
     assert "propose" not in operator.called() and cordoned(shop) == []
+
+
+def test_no_second_node_is_proposed_while_the_first_still_holds_its_pods(
+    kubectl: Kubectl, operator: Operator
+) -> None:
+    """Drains need no person here, so the first proposal is approved and queued at once; until
+    the patrol has drained it, its pods' new room is not known to be free, so the next review
+    proposes no other node."""
+    kubectl("create", "namespace", "shop")
+    place(kubectl, "node-1", "search", cpu="3", memory="8Gi")
+
+    first = operator.capacity()
+    [queued] = first.result["consolidation"]
+    assert queued["outcome"] == "approved" and queued["queued"], first.answer
+    second = operator.capacity()
+    assert second.result["consolidation"] == [], second.answer
+    assert f"node {queued['node']} is queued and not yet drained" in second.answer
+    assert "propose" not in operator.called() and cordoned(kubectl) == []
