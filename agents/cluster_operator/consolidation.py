@@ -7,7 +7,8 @@ of what it offers (requests, not usage: the scheduler places by requests, so onl
 whether the pods fit elsewhere). Its pods fit elsewhere when, largest CPU request first, each
 finds another healthy schedulable node with the CPU and memory left and the labels its
 `nodeSelector` asks for; a pod whose selector no other node matches keeps the node in
-service. DaemonSet pods are not counted: every node runs its own. Of the nodes that qualify,
+service. DaemonSet pods are not counted: every node runs its own. At least `KEEP` healthy
+schedulable nodes stay, so the cluster still outlives the loss of one. Of the nodes that qualify,
 the emptiest is proposed, one at a time: none while a node queued for consolidation still
 holds its pods, since draining two at once could empty the room the first one's pods were
 counted into. The saving is the node's allocatable CPU and memory at
@@ -35,6 +36,7 @@ from agents.cluster_operator.clock import cluster_now
 from agents.runtime.toolbox import Toolbox
 
 UNDERUSED = 0.3
+KEEP = 2  # schedulable nodes left after a consolidation: one node cannot outlive a node failure
 SPACE = ("cluster_operator", "consolidation")
 NODE_FIELDS = [
     "metadata.name", "metadata.labels", "spec.unschedulable", "status.conditions",
@@ -95,7 +97,7 @@ async def in_progress(store: BaseStore) -> list[str]:
 def candidate(rooms: list[Room]) -> Consolidation | None:
     """The emptiest underused node whose pods the others can hold, unproposed."""
     underused = sorted(
-        (r for r in rooms if load(r) < UNDERUSED and len(rooms) > 1),
+        (r for r in rooms if load(r) < UNDERUSED and len(rooms) > KEEP),
         key=lambda r: r["cpu_used_m"] / r["cpu_m"] + r["memory_used_gib"] / r["memory_gib"],
     )
     for room in underused:

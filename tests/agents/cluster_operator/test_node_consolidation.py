@@ -119,3 +119,11 @@ def test_no_second_node_is_proposed_while_the_first_still_holds_its_pods(
     assert second.result["consolidation"] == [], second.answer
     assert f"node {queued['node']} is queued and not yet drained" in second.answer
     assert "propose" not in operator.called() and cordoned(kubectl) == []
+
+
+def test_two_schedulable_nodes_are_always_kept(kubectl: Kubectl, operator: Operator) -> None:
+    """node-3 is cordoned: of the two nodes left, neither is given back, idle as they are."""
+    kubectl("cordon", "node-3")
+    outcome = operator.capacity()
+    assert outcome.result["consolidation"] == [], outcome.answer
+    assert "propose" not in operator.called()
