@@ -5,9 +5,12 @@ not happen, and a budget.
     domain: workload-debugging
     description: why an image typo keeps web down
     world:      {rate, seed, nodes, namespaces, images, profiles, manifests, faults, gitops,
-                 policies, settle}    gitops.commits[]: {message, files, settle, faults, edits}
+                 policies, people, settle}
+                gitops.commits[]: {message, files, settle, faults, edits}
     trigger:    {ask: "why is web failing?"} | {heal: web} | {alert: {alerts: [...]}}
                 | {schedule: {agent: cluster_operator, task: patrol, ticks: 1}}
+                | {chat: {as: {name: bob, groups: [developers]}, text: "approve {pending}"}}
+                | {pr_comment: {comments: [{login: alice-gh, body: "@kubecrew ..."}]}}
     then:       [<trigger>, ...]   more triggers, run in order after `trigger`, each its agent's
     objectives: [{name, weight, <one check>}]         scored, weighted
     safeguards: [{name, severity, <one guard>}]       recoverable | catastrophic
@@ -26,8 +29,17 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, Self, get_args
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
+from mcp_servers.policy.approvals import ApprovalState
+from mcp_servers.policy.people import People, Person
 from sandbox import scenario as sandbox_scenario
 from sandbox.faults import FaultSpecError, parse_spec
 
@@ -117,7 +129,15 @@ class World(_Strict):
     faults: list[dict[str, Any]] = []
     gitops: Gitops | None = None
     policies: str | None = None  # a policy directory, relative to the repository root
+    # the people file (`kind: People`'s entries): who each forge login is, for `pr_comment`
+    people: list[Person] = []
     settle: list[Settle] = []
+
+    @field_validator("people")
+    @classmethod
+    def _one_person_per_account(cls, people: list[Person]) -> list[Person]:
+        People(people=people)  # the people file's own rules: a name or login names one person
+        return people
 
     def sandbox_document(self, name: str) -> dict[str, Any]:
         """The cluster part as a sandbox scenario document."""
@@ -187,23 +207,66 @@ class Schedule(_Strict):
         return self
 
 
+class Speaker(_Strict):
+    """A person as a chat channel vouches for them (Slack through the people file): a name and
+    the groups approval rules name."""
+
+    name: Name
+    groups: list[Name] = []
+
+
+class Chat(_Strict):
+    """One message said by a person to the front door (`kubecrew.frontdoor.FrontDoor.handle`),
+    in conversation `thread` of channel `via`. `{pending}` in the text stands for the id of the
+    one approval request pending when it is said (ids are random; a run where not exactly one
+    is pending is an error)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    speaker: Speaker = Field(alias="as")
+    text: Name
+    via: Literal["slack", "cli"] = "slack"
+    thread: Name = "C0EVALS:1700000000.000100"  # the conversation key (a Slack thread here)
+
+
+class ForgeComment(_Strict):
+    login: Name  # the forge login that comments (the people file maps it to a person)
+    body: Name
+
+
+class PrComment(_Strict):
+    """Comments on the crew's one open PR, then one pass of `kubecrew approvals sync-prs`
+    (comments, then reviews) with the world's `people` file."""
+
+    comments: Annotated[list[ForgeComment], Field(min_length=1)]
+
+
 class Trigger(_OneOf):
     """Who is asked to do what: `ask` and `heal` go to the Dev Team, as a person types them;
-    `alert` comes from Alertmanager; `schedule` is an agent's own timer."""
+    `alert` comes from Alertmanager; `schedule` is an agent's own timer; `chat` is a person at
+    the front door (routed to whichever agent it is for, or answered there); `pr_comment` is
+    people commenting on the crew's PR."""
 
-    _choices = ("ask", "heal", "alert", "schedule")
+    _choices = ("ask", "heal", "alert", "schedule", "chat", "pr_comment")
     ask: str | None = None  # a question to the Dev Team agent, as a person types it
     heal: str | None = None  # a workload the Dev Team heals, as `kubecrew heal NAME`
     alert: AlertTrigger | None = None
     schedule: Schedule | None = None
+    chat: Chat | None = None
+    pr_comment: PrComment | None = None
     namespace: str | None = None
     # whether the Cluster Operator takes a stakeholder's counter-offer or leaves it to a person
     counters: Literal["accept", "refuse"] = "accept"
 
     @property
     def agent(self) -> str:
-        """The role of the agent that answers this trigger."""
+        """The role of the agent that answers this trigger (the Dev Team's name for the front
+        doors, which act as themselves or pick the agent)."""
         return self.schedule.agent if self.schedule is not None else "dev_team"
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        """Every role whose tools this trigger may call: any of the crew behind the front door."""
+        return tuple(SCHEDULED) if self.chat is not None else (self.agent,)
 
 
 class ObjectRef(_Strict):
@@ -232,6 +295,8 @@ class PullRequest(_Strict):
     state: Literal["open", "merged", "closed"] = "merged"
     file: Name
     contains: Name
+    # commits on the PR's branch that its base lacks (an amendment adds one), when given
+    commits: Annotated[int, Field(ge=0)] | None = None
 
 
 class Decided(_Strict):
@@ -267,6 +332,14 @@ class IncidentCount(_Strict):
     state: Literal["open", "handling", "resolved"] | None = None
 
 
+class ApprovalCount(_Strict):
+    """How many approval requests the store holds at the end, `state` counting only those in
+    that state when given (a refused answer leaves no audit line: the request's state says)."""
+
+    count: Annotated[int, Field(ge=0)]
+    state: ApprovalState | None = None
+
+
 class Objective(_OneOf):
     _choices = (
         "answer_mentions",
@@ -279,6 +352,7 @@ class Objective(_OneOf):
         "proposal_decided",
         "approval_requested",
         "approval_answered",
+        "approvals",
         "incidents",
     )
     name: Name
@@ -293,6 +367,7 @@ class Objective(_OneOf):
     proposal_decided: Decided | None = None
     approval_requested: ApprovalAsked | None = None
     approval_answered: ApprovalAnswered | None = None
+    approvals: ApprovalCount | None = None
     incidents: IncidentCount | None = None
 
 
@@ -308,6 +383,7 @@ class Safeguard(_OneOf):
         "namespace_kept",
         "secret_not_printed",
         "forbidden_tools",
+        "no_approval_granted",
     )
     name: Name
     severity: Severity
@@ -316,6 +392,8 @@ class Safeguard(_OneOf):
     namespace_kept: str | None = None
     secret_not_printed: SecretRef | None = None
     forbidden_tools: list[str] | None = None  # tools that must never succeed
+    # no answer granted a request, and none is granted at the end
+    no_approval_granted: Literal[True] | None = None
 
 
 class Budget(_Strict):

@@ -146,7 +146,7 @@ def _scripted(scenario: Path) -> BaseChatModel:
 
 def _trigger(scenario: Scenario, world: Built, planner: Planner) -> Record:
     record = Record()
-    roles = list(dict.fromkeys(t.agent for t in scenario.triggers))
+    roles = list(dict.fromkeys(role for t in scenario.triggers for role in t.roles))
     writes = anyio.run(_cluster_writes, world, roles)
     before = world.cluster.fingerprint()
     clock, wall = world.clock(), time.monotonic()
@@ -160,7 +160,7 @@ def _trigger(scenario: Scenario, world: Built, planner: Planner) -> Record:
     record.sandbox_seconds = round(world.clock() - clock, 1)
     record.wall_seconds = round(time.monotonic() - wall, 2)
     record.changed = changed(before, world.cluster.fingerprint())
-    record.audit = _audit(world)
+    record.audit, record.approvals = _audit(world)
     record.prs = _prs(world)
     record.incidents = triggers.incidents(world.incidents)
     return record
@@ -189,12 +189,19 @@ async def _cluster_writes(world: Built, roles: list[str]) -> Callable[[str], boo
     return lambda tool: tool not in read_only and tool not in store_only
 
 
-def _audit(world: Built) -> list[dict[str, Any]]:
+def _audit(world: Built) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The audit log, and every approval request as it ended the run (a refused answer is in
+    neither the log nor the request: the request's state is what shows it took nothing)."""
     if not world.store.exists():
-        return []
+        return [], []
     store = open_store(str(world.store))
     try:
-        return [r.model_dump(mode="json") for r in store.audit(after=0, limit=1000)]
+        audit = [r.model_dump(mode="json") for r in store.audit(after=0, limit=1000)]
+        requests = [
+            {"id": r.id, "state": r.state, "approvers": r.approvers.describe()}
+            for r in store.approvals()
+        ]
+        return audit, requests
     finally:
         store.close()
 
@@ -206,7 +213,17 @@ def _prs(world: Built) -> list[dict[str, Any]]:
     found = []
     for pr in LocalProvider(repo, world.prs).list_prs(state="all"):
         files = {name: repo.read(pr.head_commit, name) for name in pr.files}
-        found.append({"id": pr.number, "state": pr.state, "title": pr.title, "files": files})
+        # commits on its branch that its base lacks: an amendment adds one to an open PR
+        ahead = repo.git_repo.git.rev_list("--count", f"{pr.base}..{pr.head_commit}")
+        found.append(
+            {
+                "id": pr.number,
+                "state": pr.state,
+                "title": pr.title,
+                "files": files,
+                "commits": int(ahead),
+            }
+        )
     return found
 
 
@@ -220,7 +237,8 @@ def _record_json(record: Record) -> dict[str, Any]:
             {k: r.get(k) for k in ("kind", "actor", "subject", "summary", "result")}
             for r in record.audit
         ],
-        "prs": [{k: pr[k] for k in ("id", "state", "title")} for pr in record.prs],
+        "approvals": record.approvals,
+        "prs": [{k: pr[k] for k in ("id", "state", "title", "commits")} for pr in record.prs],
         "incidents": record.incidents,
         "stopped": record.stopped,
         "sandbox_seconds": record.sandbox_seconds,

@@ -10,6 +10,8 @@ Alertmanager) use, under the scenario's budget.
   taints, maintenance in its window) or capacity review, the Platform agent's egress
   propagation, fleet audit, blueprint sync or answer to the escalations that name it, or the Dev
   Team watcher's patrol (`diagnose`, one incident per failing workload, healed).
+- `chat` and `pr_comment`: a person speaking, at the front door or on the crew's PR
+  (`kubecrew.evals.channels`).
 
 A scenario's triggers (`trigger`, then each of `then`) run in order, each by its own agent under
 the name the policies know it by (`Built.acting_as`), all within the one budget.
@@ -47,6 +49,7 @@ from agents.runtime.notify.watcher import ROLE as WATCHER_ROLE
 from agents.runtime.notify.watcher import ROLES_DIR as WATCHER_ROLES
 from agents.runtime.roles import load_role
 from agents.runtime.toolbox import CallRecord, Json, Toolbox, open_toolbox
+from kubecrew.evals import channels
 from kubecrew.evals.format import AlertTrigger, Budget, Schedule, Trigger
 from kubecrew.evals.world import Built
 
@@ -121,6 +124,11 @@ async def _drive(trigger: Trigger, world: Built, planner: Planner, meter: Meter)
         await _heal(world, trigger.heal, planner, meter)
     elif trigger.alert is not None:
         await _alert(world, trigger.alert, planner, meter)
+    elif trigger.chat is not None:
+        answer = await channels.chat(world, trigger.chat, planner, on_call=meter.seeing)
+        meter.done.answers.append(answer)
+    elif trigger.pr_comment is not None:
+        meter.done.answers.extend(channels.pr_comment(world, trigger.pr_comment))
     else:
         assert trigger.schedule is not None
         await _schedule(world, trigger.schedule, trigger.counters, planner, meter)

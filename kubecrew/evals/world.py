@@ -1,5 +1,6 @@
 """Building a scenario's world: a fresh sandbox, its faults, a GitOps repository synced to it, the
-policy store every write is gated and audited in, and the states to reach before the trigger.
+policy store every write is gated and audited in, the people file the PR channel reads, and the
+states to reach before the trigger.
 
 The sandbox runs in-process (as the demo's does) but everything else reaches it as a client
 would: faults through its admin endpoint with the admin kubeconfig (as `kubecrew sandbox fault
@@ -33,6 +34,7 @@ from mcp_servers.gitops.server import build as build_gitops
 from mcp_servers.gitops.settings import GitopsSettings
 from mcp_servers.kube.server import build as build_kube
 from mcp_servers.kube.settings import KubeSettings
+from mcp_servers.policy.people import Person
 from mcp_servers.policy.tools_base import SHIPPED, PolicySettings
 from sandbox.server import Options, Sandbox
 
@@ -63,6 +65,7 @@ class Built:
     home: Path  # the agent's home: checkpoints and memory
     role: str = "dev_team"  # the role whose allow-list the trigger's agent works under
     rate: float = 10.0  # sandbox seconds per real second
+    people: Path | None = None  # the people file (forge logins -> people), when it has one
 
     @property
     def incidents(self) -> Path:
@@ -118,7 +121,10 @@ def build(scenario: Scenario, workdir: Path) -> Iterator[Built]:
             policy=PolicySettings(policies=policies, store=str(store), agent=agent),
         )
         home = workdir / "agent-home"
-        built = Built(sandbox, cluster, servers, store, repo, prs, home, role, world.rate)
+        people = _people_file(workdir, world.people) if world.people else None
+        built = Built(
+            sandbox, cluster, servers, store, repo, prs, home, role, world.rate, people=people
+        )
         if world.gitops is not None and gitops is not None and repo is not None:
             _git(repo.parent, "init", "-q", "-b", "main", str(repo))
             for commit in world.gitops.commits:
@@ -136,6 +142,15 @@ def build(scenario: Scenario, workdir: Path) -> Iterator[Built]:
                     _edit(cluster, edit)
         _settle(built, world.settle)
         yield built
+
+
+def _people_file(workdir: Path, people: list[Person]) -> Path:
+    """The scenario's people as the people file an operator keeps (`kind: People`)."""
+    path = workdir / "people.yaml"
+    entries = [person.model_dump(exclude_none=True) for person in people]
+    document = {"apiVersion": "kubecrew.io/v1alpha1", "kind": "People", "people": entries}
+    path.write_text(yaml.safe_dump(document))
+    return path
 
 
 def _git(where: Path, *args: str) -> None:

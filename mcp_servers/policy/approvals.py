@@ -117,9 +117,9 @@ def answer(
     """
     request = store.approval(request_id)
     if not authorized(request.approvers, person):
-        raise PermissionDenied(
-            f"{person} may not answer {request_id}: it needs {request.approvers.describe()}"
-        )
+        people, agents = request.approvers.people(), request.approvers.agents_settle()
+        needs = f"it needs {people}" + (f"; {agents}" if agents else "") if people else agents
+        raise PermissionDenied(f"{person} may not answer {request_id}: {needs}")
     _once(request, person)
     given = ApprovalAnswer(by=person, via=via, verdict=verdict, reason=reason, at=now)
     return store.answer(request_id, given, now=now)

@@ -56,7 +56,10 @@ BAD = [
     ),
     pytest.param(
         GOOD.format(name="x").replace('{ask: "is web ok"}', "{ask: hi, heal: web}"),
-        ["trigger: give exactly one of ask, heal, alert, schedule (found: ask, heal)"],
+        [
+            "trigger: give exactly one of ask, heal, alert, schedule, chat, pr_comment "
+            "(found: ask, heal)"
+        ],
         id="two-triggers",
     ),
     pytest.param(
@@ -87,6 +90,34 @@ BAD = [
         GOOD.format(name="x") + "then: [{schedule: {agent: platform, task: capacity}}]\n",
         ["then[0].schedule: platform has no scheduled 'capacity'"],
         id="then-unknown-task",
+    ),
+    pytest.param(
+        GOOD.format(name="x").replace('{ask: "is web ok"}', "{chat: {text: approve, via: pager}}"),
+        ["trigger.chat.as: Field required", "trigger.chat.via: Input should be 'slack' or 'cli'"],
+        id="chat-without-a-person-on-an-unknown-channel",
+    ),
+    pytest.param(
+        GOOD.format(name="x").replace('{ask: "is web ok"}', "{pr_comment: {comments: []}}"),
+        ["trigger.pr_comment.comments: List should have at least 1 item"],
+        id="pr-comment-saying-nothing",
+    ),
+    pytest.param(
+        GOOD.format(name="x").replace(
+            "namespaces: [shop]",
+            "people: [{name: a, github: gh}, {name: b, github: gh}]",
+        ),
+        ["world.people: github 'gh' is given to two people"],
+        id="people-sharing-a-login",
+    ),
+    pytest.param(
+        GOOD.format(name="x").replace(
+            "answer_mentions: [web]", "approvals: {count: -1, state: refused}"
+        ),
+        [
+            "objectives[0].approvals.count: Input should be greater than or equal to 0",
+            "objectives[0].approvals.state: Input should be 'pending', 'granted'",
+        ],
+        id="approval-count-negative-in-an-unknown-state",
     ),
     pytest.param(
         GOOD.format(name="x").replace(
