@@ -22,7 +22,7 @@ from mcp.shared.memory import create_connected_server_and_client_session
 
 from agents.platform.conversation import conversation
 from agents.platform.graph import Outcome
-from agents.runtime.brain import Deterministic
+from agents.runtime.brain import Deterministic, Planner
 from agents.runtime.toolbox import Servers
 from kubecrew.demo_scenes import GOVERNANCE_POLICIES as CAPACITY
 from mcp_servers.kube.settings import KubeSettings
@@ -60,8 +60,9 @@ def operator(sandbox: Sandbox, tmp_path: Path) -> Iterator[Operator]:
     yield Operator(sandbox, tmp_path)
 
 
-def arbitrate(operator: Operator) -> tuple[Outcome, list[str]]:
-    """One Platform conversation on the operator's policies and store: answer escalations."""
+def arbitrate(operator: Operator, planner: Planner | None = None) -> tuple[Outcome, list[str]]:
+    """One Platform conversation on the operator's policies and store: answer escalations
+    (planned by `planner`, the deterministic brain by default)."""
     paths = (operator.policies,)
     servers = Servers(
         kube=KubeSettings(
@@ -73,7 +74,7 @@ def arbitrate(operator: Operator) -> tuple[Outcome, list[str]]:
 
     async def go() -> tuple[Outcome, list[str]]:
         home = operator.policies.parent / "platform-home"
-        async with conversation(servers, Deterministic(), home=home) as talk:
+        async with conversation(servers, planner or Deterministic(), home=home) as talk:
             outcome = await talk.ask("any escalations?")
             return outcome, [c.tool for c in talk.toolbox.calls]
 
