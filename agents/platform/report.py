@@ -119,11 +119,14 @@ def escalations(done: Escalations) -> str:
         return f"No pending escalation names me as the org's arbiter{others}."
     lines = [f"Escalations I may answer: {len(rows)}{others}."]
     for r in rows:
-        taken = "" if r["verdict"] == "left" else f" (request now {r['answered']})"
-        lines.append(
-            f"- {r['request']} for proposal {r['proposal']} ({r['action']}): "
-            f"{VERDICTS[r['verdict']]}{taken}"
-        )
+        verdict, answered = VERDICTS[r["verdict"]], r["answered"]
+        if r["verdict"] != "left" and answered.startswith("not taken"):
+            said = f"{r['verdict']} not recorded: {answered.removeprefix('not taken: ')}"
+        elif r["verdict"] == "left" or answered == verdict:
+            said = verdict
+        else:  # a grant that needs more approvers leaves the request pending
+            said = f"{verdict} (the request is now {answered})"
+        lines.append(f"- {r['request']} for proposal {r['proposal']} ({r['action']}): {said}")
         lines += [f"    why: {why}" for why in r["reasons"]]
         lines += [f"    cites {c}" for c in r["citations"]]
     return "\n".join(lines)
