@@ -57,7 +57,8 @@ def chat(
     *,
     crew: CrewOptions,
 ) -> None:
-    """Talk to the crew: ask about workloads or nodes, list and answer approval requests.
+    """Talk to the crew: workloads (Dev Team), nodes and cost (Cluster Operator), org policy
+    and escalations (Platform); list and answer approval requests.
 
     Type `exit` or press Ctrl-D to leave; end a line with `\\` to go on on the next.
 
@@ -68,6 +69,10 @@ def chat(
     kubecrew chat --as alice --group shop-admins --session incident-42
     kubecrew chat --repo ./shop-gitops      # fixes and deploys go by pull request
     ```
+
+    Try: "why is web failing in shop?", "which nodes are unhealthy?", "where can we save
+    cost?", "is shop compliant with the egress policy?", "any escalations to settle?",
+    "approvals", "approve a-1a2b3c4d".
     """
     from agents.runtime.brain import planner_from_env
     from kubecrew.approval_commands import _identity
