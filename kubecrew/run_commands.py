@@ -8,8 +8,9 @@ settles, egress propagation, the fleet audit and the blueprint sync for the Plat
 
 Each job has its own period (`--patrol 5m`, `--escalations 5m`, `--audit 6h`, ...; `0` turns it
 off) and runs first at start, then whenever it is due, one job at a time, so two jobs never
-race on one cluster. `--once` runs every enabled job once, in the order above, and exits: 1 if
-any failed, for cron and CI. Each run opens the agent with the crew's servers (`kubecrew.crew`:
+race on one cluster; Ctrl-C lets the job in hand finish (a second one stops at once). `--once`
+runs every enabled job once, in the order above, and exits 1 if any failed (or was cut short),
+for cron and CI. Each run opens the agent with the crew's servers (`kubecrew.crew`:
 its own identity, the kube gate, the policy store) and its home under `$KUBECREW_HOME/agents/`,
 the same the front doors use, so a proposal made here is remembered when a person asks in chat.
 
@@ -20,6 +21,8 @@ agent's whole answer under it); stdout stays empty.
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -115,22 +118,51 @@ def run(
         _fail(exc.message)
     log = Console(stderr=True, highlight=False, soft_wrap=True)
     runner = _Runner(resolved, planner_from_env(), log, verbose)
+    stop = threading.Event()
+
+    def on_ctrl_c(_signal: int, _frame: object) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt  # the second Ctrl-C: at once
+        stop.set()
+        log.print("stopping after the job in hand (Ctrl-C again to stop at once)")
+
+    previous = signal.signal(signal.SIGINT, on_ctrl_c)
+    try:
+        failed = _schedule(runner, enabled, periods, stop, once=once, log=log, asked=asked)
+    except KeyboardInterrupt:
+        failed = True  # cut short: what it remembered (proposals, intents) goes on next run
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if stop.is_set():
+        log.print("stopped")
+    if failed or (once and stop.is_set()):
+        raise typer.Exit(1)
+
+
+def _schedule(
+    runner: _Runner,
+    enabled: list[Job],
+    periods: dict[Job, float | None],
+    stop: threading.Event,
+    *,
+    once: bool,
+    log: Console,
+    asked: dict[str, str],
+) -> bool:
+    """Each job once (`once`), else each whenever it is due, until `stop`: one at a time, a
+    Ctrl-C letting the job in hand finish. True when a --once job failed."""
     if once:
-        failed = [job.name for job in enabled if not runner.run(job)]
-        if failed:
-            raise typer.Exit(1)
-        return
+        return not all([runner.run(job) for job in enabled if not stop.is_set()])
     due = dict.fromkeys(enabled, time.monotonic())
     names = ", ".join(f"{job.name} every {asked[job.name]}" for job in enabled)
     log.print(escape(f"running {names}; Ctrl-C stops"))
-    try:
-        while True:
-            job = min(due, key=lambda j: due[j])
-            time.sleep(max(0.0, due[job] - time.monotonic()))
-            runner.run(job)
-            due[job] = time.monotonic() + (periods[job] or 0.0)
-    except KeyboardInterrupt:
-        log.print("stopped")
+    while not stop.is_set():
+        job = min(due, key=lambda j: due[j])
+        if stop.wait(max(0.0, due[job] - time.monotonic())):
+            break
+        runner.run(job)
+        due[job] = time.monotonic() + (periods[job] or 0.0)
+    return False
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ an unreachable cluster are one line, never a traceback."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
 from pathlib import Path
 
@@ -74,3 +75,22 @@ users: [{name: nobody, user: {token: not-a-secret}}]
 contexts: [{name: gone, context: {cluster: gone, user: nobody}}]
 current-context: gone
 """
+
+
+def test_the_timers_run_until_ctrl_c(team: Team, tmp_path: Path) -> None:
+    args = [KUBECREW, "run", *only(patrol="1s", escalations="1s"), *crew_args(team)]
+    running = subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=crew_env(tmp_path / "home"),
+    )  # fmt: skip
+    try:
+        assert running.stderr is not None
+        said = [running.stderr.readline() for _ in range(4)]
+    finally:
+        running.send_signal(signal.SIGINT)
+        out, err = running.communicate(timeout=60)
+    assert said[0].startswith("running patrol every 1s, escalations every 1s"), said
+    assert [" patrol (" in s for s in said[1:]] == [True, False, True], said  # in turn, again
+    assert running.returncode == 0 and err.strip().endswith("stopped"), err
+    assert "stopping after the job in hand" in err
+    assert out == "" and "Traceback" not in err
