@@ -1,11 +1,18 @@
 """The capacity review: underused workloads, their estimated saving, and the downscale proposed
 through the policy store and applied only as decided (the `find-savings` skill as tool calls).
 
-Utilization is CPU in use (`top`, metrics.k8s.io) over CPU requested, per Deployment; a
-workload under `UNDERUSED` of its requests is underused, and the proposal is the replica count
-that would run it at `TARGET` of its requests, at least one. A downscale the owners' policies
-would counter back to the replicas it has (a CapacityPolicy minimum; `evaluate_action`, a dry
-run) is not proposed: that workload's waste is in its requests, which `rightsizing` proposes.
+Utilization is CPU in use over CPU requested, per Deployment; a workload under `UNDERUSED` of
+its requests is underused, and the proposal is the replica count that would run it at `TARGET`
+of its requests, at least one. Use is read by a `Meter`, one review long: with a Prometheus
+behind the metrics server (`workload_utilization` answering from "prometheus") it is the MEAN
+over the window of the CostPolicy that covers the workload (`underused.window`, what that policy
+calls underused; `WINDOW` when none names one), so a workload idle now but busy an hour ago is
+not cut to its quiet moment. Without one it is `top`'s single metrics.k8s.io sample, as the
+deterministic tests and evals expect; the source is said in the rationale and the report.
+
+A downscale the owners' policies would counter back to the replicas it has (a CapacityPolicy
+minimum; `evaluate_action`, a dry run) is not proposed: that workload's waste is in its
+requests, which `rightsizing` proposes.
 The saving prices the removed replicas' requests at list prices per vCPU and GiB month
 (`PRICES`), an estimate for ranking and for the owners to weigh, not a bill.
 
@@ -23,11 +30,14 @@ stays what its numbers say.
 from __future__ import annotations
 
 import math
-from typing import Any, TypedDict
+import re
+from typing import Any, NamedTuple, TypedDict
 
+import yaml
 from langgraph.store.base import BaseStore
 
 from agents.cluster_operator import proposals
+from agents.runtime.errors import ToolFailed
 from agents.runtime.toolbox import Toolbox
 
 UNDERUSED, TARGET = 0.2, 0.6
@@ -35,6 +45,10 @@ PRICES = {"cpu": 25.0, "memory_gib": 3.5}  # USD per month: an on-demand list-pr
 SPACE = ("cluster_operator", "savings")
 SYSTEM = frozenset({"kube-system", "kube-public", "kube-node-lease"})
 FIELDS = ["metadata.name", "metadata.namespace", "spec.replicas", "spec.template.spec.containers"]
+WINDOW = "1h"  # the window when no CostPolicy covering the workload names one
+ONE_SAMPLE = "one sample from metrics.k8s.io"
+_DURATION = re.compile(r"(\d+)([hms])")
+_SECONDS = {"h": 3600, "m": 60, "s": 1}
 
 
 class Saving(TypedDict):
@@ -42,6 +56,7 @@ class Saving(TypedDict):
     replicas: int
     proposed: int
     utilization: float  # CPU in use / CPU requested
+    source: str  # where the use was read: "mean over 1h from Prometheus", or ONE_SAMPLE
     savings_per_month: float
     requests: str  # what one replica requests, as written: "web: cpu 100m, memory 32Mi"
     proposal: str
@@ -50,8 +65,89 @@ class Saving(TypedDict):
     steps: list[str]
 
 
+class Usage(NamedTuple):
+    """What a Deployment's replicas use, in millicores, and where that was read."""
+
+    used_m: float  # all replicas together: the mean over `window`, or the one sample now
+    replicas: int  # how many replicas it is shared by
+    window: str  # the Prometheus window it is the mean over; "" for one sample
+    source: str  # "over 1h from Prometheus", or ONE_SAMPLE (and why, when Prometheus had none)
+    peak_m: float | None = None  # the most one replica used in the window (Prometheus only)
+
+
+class Meter:
+    """What Deployments use, for one review: the mean over the CostPolicy's window from
+    Prometheus while the metrics server answers from one, else `top`'s sample. The first
+    answer that is not Prometheus's (no Prometheus configured, or it failed) turns the review
+    to `top` for every workload after it, so a review without Prometheus asks once."""
+
+    def __init__(self, toolbox: Toolbox) -> None:
+        self.toolbox = toolbox
+        self.prometheus = toolbox.has("workload_utilization")
+        self._windows: dict[str, int] = {}  # CostPolicy name -> its window in seconds
+
+    async def use(self, namespace: str, name: str, replicas: int) -> Usage | None:
+        why = ""
+        if self.prometheus:
+            window = await self.window(namespace, name)
+            row, why = await self._row(namespace, name, window)
+            if row is not None:
+                peak = row.get("cpu_peak")
+                said = f"over {window} from Prometheus"
+                return Usage(
+                    float(row["cpu_used"]) * 1000, replicas, window, said,
+                    float(peak) * 1000 if isinstance(peak, int | float) and peak > 0 else None,
+                )  # fmt: skip
+        pods = await pods_cpu(self.toolbox, namespace, name)
+        said = f"{ONE_SAMPLE} ({why})" if why else ONE_SAMPLE
+        return Usage(float(sum(pods)), len(pods), "", said) if pods else None
+
+    async def window(self, namespace: str, name: str) -> str:
+        """The longest `underused.window` of the CostPolicies covering the Deployment (found by
+        the dry run's applicable policies), WINDOW when none names one."""
+        if not self.toolbox.has("get_policy"):
+            return WINDOW
+        judged = await self.toolbox.call(
+            "evaluate_action", action="resize", target=f"deployment/{name}", namespace=namespace
+        )
+        applicable = [str(a) for a in judged.get("applicable") or []]
+        names = [
+            a.split(":", 1)[0].split(" ", 1)[1] for a in applicable if a.startswith("CostPolicy ")
+        ]
+        spans = [await self._policy_window(policy) for policy in names]
+        return _duration(max((s for s in spans if s), default=seconds(WINDOW)))
+
+    async def _policy_window(self, policy: str) -> int:
+        if policy not in self._windows:
+            got = await self.toolbox.call("get_policy", name=policy, kind="CostPolicy")
+            spec = (yaml.safe_load(str(got.get("yaml") or "")) or {}).get("spec") or {}
+            self._windows[policy] = seconds(str((spec.get("underused") or {}).get("window", "")))
+        return self._windows[policy]
+
+    async def _row(
+        self, namespace: str, name: str, window: str
+    ) -> tuple[dict[str, Any] | None, str]:
+        """The Deployment's Prometheus row over the window (`cpu_used` its mean, `cpu_peak` the
+        most one pod used, in cores), or None and why not."""
+        try:
+            got = await self.toolbox.call(
+                "workload_utilization", namespace=namespace, window=window, workload=name
+            )
+        except ToolFailed as failed:
+            self.prometheus = False
+            return None, f"the metrics server failed: {failed}"
+        if got.get("source") != "prometheus":
+            self.prometheus = False
+            return None, ""
+        rows = [r for r in got.get("workloads") or [] if r.get("kind") == "Deployment"]
+        if not rows or not isinstance(rows[0].get("cpu_used"), int | float):
+            return None, f"Prometheus saw none of its pods over {window}"
+        return dict(rows[0]), ""
+
+
 async def underused(toolbox: Toolbox) -> list[Saving]:
     """Deployments using under UNDERUSED of the CPU they request, with the saving of fewer."""
+    meter = Meter(toolbox)
     listed = await toolbox.call(
         "list_resources", kind="deployments", output="fields", fields=FIELDS, limit=200
     )
@@ -63,9 +159,10 @@ async def underused(toolbox: Toolbox) -> list[Saving]:
         cpu, memory = requests(containers)
         if namespace in SYSTEM or replicas < 2 or cpu <= 0:
             continue
-        used = await _cpu_in_use(toolbox, namespace, name)
-        if used is None:
+        use = await meter.use(namespace, name, replicas)
+        if use is None:
             continue
+        used = use.used_m
         utilization = used / (cpu * replicas)
         if utilization >= UNDERUSED:
             continue
@@ -76,7 +173,9 @@ async def underused(toolbox: Toolbox) -> list[Saving]:
         found.append(
             Saving(
                 workload=f"Deployment/{namespace}/{name}", replicas=replicas, proposed=proposed,
-                utilization=round(utilization, 3), savings_per_month=round(saved, 2),
+                utilization=round(utilization, 3),
+                source=f"mean {use.source}" if use.window else use.source,
+                savings_per_month=round(saved, 2),
                 requests=asked(containers), proposal="", outcome="", applied=None, steps=[],
             )
         )  # fmt: skip
@@ -149,7 +248,8 @@ async def _propose(
         savings_per_month=saving["savings_per_month"],
         rationale=(
             f"{saving['workload']} uses {saving['utilization']:.0%} of the CPU it requests "
-            f"over {saving['replicas']} replicas; {saving['proposed']} would run it at about "
+            f"over {saving['replicas']} replicas ({saving['source']}); {saving['proposed']} "
+            f"would run it at about "
             f"{TARGET:.0%}, saving about ${saving['savings_per_month']:.2f} a month"
         ),
         counters=counters,
@@ -199,12 +299,6 @@ async def _kept(toolbox: Toolbox, namespace: str, name: str, replicas: int, to: 
     return isinstance(counter, int) and counter >= replicas
 
 
-async def _cpu_in_use(toolbox: Toolbox, namespace: str, name: str) -> float | None:
-    """Millicores the Deployment's pods use now, None without data."""
-    pods = await pods_cpu(toolbox, namespace, name)
-    return float(sum(pods)) if pods else None
-
-
 async def pods_cpu(toolbox: Toolbox, namespace: str, name: str) -> list[float]:
     """Millicores each pod of the Deployment uses now (pods named `<name>-...`)."""
     top = await toolbox.call("top", what="pods", namespace=namespace, limit=200)
@@ -231,6 +325,17 @@ def asked(containers: list[dict[str, Any]]) -> str:
         said = ", ".join(f"{k} {v}" for k, v in sorted(amounts.items())) or "nothing"
         parts.append(f"{container.get('name')}: {said}")
     return "; ".join(parts)
+
+
+def seconds(duration: str) -> int:
+    """A policy's Go-style duration (`1h30m`) in seconds; 0 when it names none."""
+    return sum(int(n) * _SECONDS[unit] for n, unit in _DURATION.findall(duration))
+
+
+def _duration(seconds: int) -> str:
+    """Seconds as PromQL writes a range: one number and its largest whole unit."""
+    unit = next(u for u, size in _SECONDS.items() if seconds % size == 0)
+    return f"{seconds // _SECONDS[unit]}{unit}"
 
 
 def millicores(text: str) -> float:

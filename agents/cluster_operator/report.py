@@ -1,6 +1,8 @@
 """What the Cluster Operator says: the patrol, a drain preview, the savings (fewer replicas, and
 right-sized requests), node readiness, the maintenance queue and the fleet, in words, built only
-from what the tools answered (the steps each procedure recorded as it went)."""
+from what the tools answered (the steps each procedure recorded as it went). A saving says where
+its use was read ("mean over 1h from Prometheus", "one sample from metrics.k8s.io"), since a
+number from one sample and one from an hour do not carry the same weight."""
 
 from __future__ import annotations
 
@@ -61,7 +63,8 @@ def savings(found: list[Saving], *, proposed: bool) -> str:
     lines = [f"{len(found)} underused workload(s), about ${total:.2f} a month to save:"]
     for s in found:
         lines.append(
-            f"- {s['workload']}: {s['utilization']:.0%} of its CPU requests used; "
+            f"- {s['workload']}: {s['utilization']:.0%} of its CPU requests used "
+            f"({s['source']}); "
             f"{s['replicas']} -> {s['proposed']} replicas saves about "
             f"${s['savings_per_month']:.2f}/month"
         )
@@ -80,7 +83,8 @@ def rightsizing(found: list[Resize], *, proposed: bool) -> str:
     for r in found:
         lines.append(
             f"- {r['workload']} container {r['container']}: uses about {r['used_m']:.0f}m of "
-            f"its {r['cpu_from']} CPU request per replica ({r['utilization']:.0%}); "
+            f"its {r['cpu_from']} CPU request per replica ({r['utilization']:.0%}, "
+            f"{r['source']}); "
             f"{r['cpu_from']} -> {r['cpu_to']} over {r['replicas']} replica(s) saves about "
             f"${r['savings_per_month']:.2f}/month"
         )

@@ -4,11 +4,17 @@ its containers request and do not use, through the policy store, applied only as
 A Deployment the review did not propose to downscale (one replica, or replicas the owner's
 policies keep) whose CPU in use per replica is under `UNDERUSED` of its request is oversized,
 when a CostPolicy supports right-sizing it (`evaluate_action` on the intent, no values yet).
-Each container's share of that use (the pod's use split by the containers' requests, since
-`top` measures pods) sized to run at `TARGET`, rounded up to `STEP` millicores and never below
-`FLOOR`, is its new CPU request. Only CPU is sized: `top` is one sample, a fair estimate of
-steady CPU, but memory must cover a peak one sample cannot show, and too small a memory request
-gets a pod evicted or killed, where too small a CPU request only slows it down.
+Use is read as the downscale reads it (`capacity.Meter`): the mean over the CostPolicy's window
+from Prometheus when the metrics server has one, else `top`'s one sample. The new request is
+sized from the PEAK per replica, not the mean: with Prometheus the busiest moment of any one
+pod in the window (the metrics server's `cpu_peak`), so a request never
+drops below what a replica needed in the window; from one sample, the sample itself. Each
+container's share of it (the pod's use split by the containers' requests, since both sources
+measure pods) sized to run at `TARGET`, rounded up to `STEP` millicores and never below
+`FLOOR`, is its new CPU request. A windowed review that cannot read the peak proposes nothing
+for that workload: a request sized from the mean would starve the next busy hour. Only CPU is
+sized: memory must cover a spike a sample or a mean does not show, and too small a memory
+request gets a pod evicted or killed, where too small a CPU request only slows it down.
 
 One container per proposal, the one that saves most: the kube gate lets an approved proposal
 carry one `set_resources` call, and the next review takes the next container. The saving is
@@ -31,8 +37,9 @@ from agents.cluster_operator.capacity import (
     SYSTEM,
     TARGET,
     UNDERUSED,
+    Meter,
+    Usage,
     millicores,
-    pods_cpu,
 )
 from agents.runtime.toolbox import Toolbox
 
@@ -44,10 +51,12 @@ class Resize(TypedDict):
     workload: str  # Deployment/namespace/name
     replicas: int
     container: str
-    used_m: float  # the container's CPU in use per replica, millicores
+    used_m: float  # the container's CPU in use per replica, millicores (the mean, or the sample)
+    peak_m: float  # its CPU at the busiest replica's peak, millicores: what the request is sized by
     cpu_from: str  # its CPU request now
     cpu_to: str  # the request proposed
     utilization: float  # CPU in use / CPU requested, per replica
+    source: str  # "over 1h from Prometheus (peak 40m)", or capacity.ONE_SAMPLE
     savings_per_month: float
     proposal: str
     outcome: str  # approved, approved-as-countered, rejected, escalated, ""
@@ -58,6 +67,7 @@ class Resize(TypedDict):
 async def oversized(toolbox: Toolbox, *, skip: frozenset[str]) -> list[Resize]:
     """Deployments not in `skip` whose replicas use under UNDERUSED of the CPU they request,
     each with its container whose request shrinks the most."""
+    meter = Meter(toolbox)
     listed = await toolbox.call(
         "list_resources", kind="deployments", output="fields", fields=FIELDS, limit=200
     )
@@ -70,13 +80,16 @@ async def oversized(toolbox: Toolbox, *, skip: frozenset[str]) -> list[Resize]:
         total = sum(m for _, m in asked.values())
         if namespace in SYSTEM or workload in skip or replicas < 1 or total <= 0:
             continue
-        pods = await pods_cpu(toolbox, namespace, name)
-        if not pods:
+        use = await meter.use(namespace, name, replicas)
+        if use is None or use.replicas < 1:
             continue
-        per_replica = sum(pods) / len(pods)
+        per_replica = use.used_m / use.replicas
         if per_replica / total >= UNDERUSED:
             continue
-        resize = _largest(workload, replicas, asked, per_replica)
+        peak = _peak(use)
+        if peak is None:
+            continue
+        resize = _largest(workload, replicas, asked, per_replica, *peak)
         if resize is not None and await _supported(toolbox, namespace, name, resize):
             found.append(resize)
     return sorted(found, key=lambda r: -r["savings_per_month"])
@@ -94,22 +107,40 @@ async def _supported(toolbox: Toolbox, namespace: str, name: str, resize: Resize
     return any(f.get("concern") == "cost" and f.get("effect") == "support" for f in fired)
 
 
+def _peak(use: Usage) -> tuple[float, str] | None:
+    """The most one replica used (millicores) and the source, peak said: the metrics server's
+    `cpu_peak` over the window; from one sample, its share per replica. None when a window's
+    peak is not known."""
+    if not use.window:
+        return use.used_m / use.replicas, use.source
+    if use.peak_m is None:
+        return None
+    return use.peak_m, f"{use.source} (peak {use.peak_m:.0f}m)"
+
+
 def _largest(
-    workload: str, replicas: int, asked: dict[str, tuple[str, float]], per_replica: float
+    workload: str,
+    replicas: int,
+    asked: dict[str, tuple[str, float]],
+    per_replica: float,
+    peak: float,
+    source: str,
 ) -> Resize | None:
+    """The container whose request shrinks most when sized from `peak` (per replica)."""
     total = sum(m for _, m in asked.values())
     best: Resize | None = None
     for container, (text, request) in asked.items():
-        used = per_replica * request / total
-        to = max(FLOOR, math.ceil(used / TARGET / STEP) * STEP)
+        used, busiest = per_replica * request / total, peak * request / total
+        to = max(FLOOR, math.ceil(busiest / TARGET / STEP) * STEP)
         if to >= request:
             continue
         saved = replicas * (request - to) / 1000 * PRICES["cpu"]
         if best is None or saved > best["savings_per_month"]:
             best = Resize(
                 workload=workload, replicas=replicas, container=container,
-                used_m=round(used, 1), cpu_from=text, cpu_to=f"{to}m",
-                utilization=round(per_replica / total, 3), savings_per_month=round(saved, 2),
+                used_m=round(used, 1), peak_m=round(busiest, 1), cpu_from=text, cpu_to=f"{to}m",
+                utilization=round(per_replica / total, 3), source=source,
+                savings_per_month=round(saved, 2),
                 proposal="", outcome="", applied="", steps=[],
             )  # fmt: skip
     return best
@@ -158,9 +189,10 @@ async def propose_and_apply(
             savings_per_month=resize["savings_per_month"],
             rationale=(
                 f"{resize['workload']} uses {resize['utilization']:.0%} of the CPU it requests "
-                f"per replica; container {resize['container']} uses about "
-                f"{resize['used_m']:.0f}m of its {resize['cpu_from']}, so {resize['cpu_to']} "
-                f"runs it at about {TARGET:.0%}, saving about "
+                f"per replica ({resize['source']}); container {resize['container']} uses about "
+                f"{resize['used_m']:.0f}m of its {resize['cpu_from']}{_at_most(resize)}, so "
+                f"{resize['cpu_to']} runs it at about {TARGET:.0%}{_at_most(resize, 'at its peak')}"
+                ", saving about "
                 f"${resize['savings_per_month']:.2f} a month over {resize['replicas']} replicas"
             ),
             counters=counters,
@@ -199,6 +231,13 @@ async def propose_and_apply(
         f"set {resize['workload']} {container} cpu request to {to} as decided ({decided.text})"
     )
     return {**resize, "container": container, "applied": to}
+
+
+def _at_most(resize: Resize, said: str = "") -> str:
+    """The peak's part of a sentence, when the peak is not the use itself (one sample)."""
+    if resize["peak_m"] == resize["used_m"]:
+        return ""
+    return f" {said}" if said else f", {resize['peak_m']:.0f}m at its peak"
 
 
 def _decided_request(action: dict[str, object], resize: Resize) -> tuple[str, str]:

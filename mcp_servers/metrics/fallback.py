@@ -55,12 +55,15 @@ def workload_usage(api: Api, *, namespace: str) -> list[WorkloadUsage]:
             owner = rs_owner[owner[1]]
         row = rows.setdefault(owner, WorkloadUsage(*owner))
         row.pods += 1
+        in_pod = 0.0
         for container in item.get("containers") or ():
             usage = container.get("usage") or {}
-            row.cpu_used += amount(usage.get("cpu", "0"))
+            in_pod += amount(usage.get("cpu", "0"))
             memory = amount(usage.get("memory", "0"))
             row.memory_used += memory
             row.memory_peak += memory
+        row.cpu_used += in_pod
+        row.cpu_peak = max(row.cpu_peak, in_pod)  # one sample: the busiest pod now
         for container in (pod.get("spec") or {}).get("containers") or ():
             resources = container.get("resources") or {}
             requests, limits = resources.get("requests") or {}, resources.get("limits") or {}

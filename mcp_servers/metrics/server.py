@@ -80,7 +80,8 @@ def build(settings: MetricsSettings) -> FastMCP:
         offset: int = 0,
     ) -> dict[str, Any]:
         """CPU (cores) and memory (bytes) use per workload over `window` against the sum of
-        its containers' requests and limits: the data for right-sizing and cost."""
+        its containers' requests and limits: the data for right-sizing and cost. cpu_used is
+        the mean, cpu_peak the most one pod used at any moment, memory_peak the largest."""
         return await off_loop(
             engine.workload_utilization,
             namespace=namespace,

@@ -25,6 +25,7 @@ from mcp_servers.metrics.prometheus import Prometheus, Sample
 
 PRESSURES = ("MemoryPressure", "DiskPressure", "PIDPressure", "NetworkUnavailable")
 CONTAINERS = 'container!="",container!="POD"'
+PEAK_SPAN = 120  # seconds a CPU peak is a rate over, at most: two scrapes at a 60 s interval
 
 
 @dataclass
@@ -35,7 +36,8 @@ class WorkloadUsage:
     kind: str
     name: str
     pods: int = 0
-    cpu_used: float = 0.0
+    cpu_used: float = 0.0  # the mean over the window, summed over its pods
+    cpu_peak: float = 0.0  # the most one pod used at any moment of the window
     cpu_requests: float = 0.0
     cpu_limits: float = 0.0
     memory_used: float = 0.0
@@ -78,7 +80,8 @@ def workload_usage(prom: Prometheus, *, namespace: str, window: str = "1h") -> l
     rows: dict[tuple[str, str], WorkloadUsage] = {}
     seen: dict[tuple[str, str], set[str]] = defaultdict(set)
 
-    def add(samples: list[Sample], attribute: str) -> None:
+    def add(samples: list[Sample], attribute: str, *, most: bool = False) -> None:
+        """Each pod's value into its workload's row: summed, or the largest with `most`."""
         for sample in samples:
             pod = sample.labels.get("pod", "")
             if not pod or sample.value is None:
@@ -86,13 +89,15 @@ def workload_usage(prom: Prometheus, *, namespace: str, window: str = "1h") -> l
             kind, name = owners.get(pod, ("Pod", pod))
             row = rows.setdefault((kind, name), WorkloadUsage(kind, name))
             seen[(kind, name)].add(pod)
-            setattr(row, attribute, getattr(row, attribute) + sample.value)
+            was = getattr(row, attribute)
+            setattr(row, attribute, max(was, sample.value) if most else was + sample.value)
 
     usage = f"{where},{CONTAINERS}"
     add(
         prom.vector(f"sum by (pod) (rate(container_cpu_usage_seconds_total{{{usage}}}[{window}]))"),
         "cpu_used",
     )
+    add(prom.vector(_cpu_peak(usage, window)), "cpu_peak", most=True)
     memory = f"container_memory_working_set_bytes{{{usage}}}[{window}]"
     add(prom.vector(f"sum by (pod) (avg_over_time({memory}))"), "memory_used")
     add(prom.vector(f"sum by (pod) (max_over_time({memory}))"), "memory_peak")
@@ -109,6 +114,15 @@ def workload_usage(prom: Prometheus, *, namespace: str, window: str = "1h") -> l
         row.pods = len(seen[key])
         row.finish()
     return [rows[key] for key in sorted(rows)]
+
+
+def _cpu_peak(usage: str, window: str) -> str:
+    """PromQL for the most CPU (cores) each pod used at any moment of the window: its rate over
+    short spans (PEAK_SPAN seconds, half the window at most), sampled across the window."""
+    span = promql.seconds(window)
+    rate, step = max(1, min(PEAK_SPAN, span // 2)), max(1, span // 120)
+    per_pod = f"sum by (pod) (rate(container_cpu_usage_seconds_total{{{usage}}}[{rate}s]))"
+    return f"max_over_time({per_pod}[{window}:{step}s])"
 
 
 def node_pressure(prom: Prometheus, *, window: str = "5m") -> list[NodePressure]:

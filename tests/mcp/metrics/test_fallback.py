@@ -70,6 +70,9 @@ def test_utilization_comes_from_metrics_api_without_prometheus(settings: Metrics
     assert api["cpu_limits"] == pytest.approx(0.4)
     assert api["memory_requests"] == 2 * 16 * 2**20
     assert api["memory_peak_of_limits"] is not None
+    # one sample: the busiest of the two pods now, at most what both use together
+    assert 0 < api["cpu_peak"] <= api["cpu_used"]
+    assert api["cpu_peak"] >= api["cpu_used"] / 2
 
 
 def test_golden_signals_and_slo_say_they_need_prometheus(settings: MetricsSettings) -> None:

@@ -176,7 +176,7 @@ def test_workload_utilization_has_a_row_per_deployment_with_requests(
         web = rows.get(("Deployment", "web"))
         assert web is not None, rows
         assert web["pods"] == 2
-        assert web["cpu_used"] > 0 and web["memory_peak"] > 0
+        assert web["cpu_used"] > 0 and web["cpu_peak"] > 0 and web["memory_peak"] > 0
         return dict(web)
 
     web = eventually(measured, timeout=30, what="web's usage in Prometheus")
