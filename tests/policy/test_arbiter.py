@@ -186,7 +186,9 @@ def test_an_approval_rule_may_delegate_to_the_platform_by_name(
     assert (
         request.approvers.agents_settle() == "only the Platform agent settles it, under org policy"
     )
-    with pytest.raises(PermissionDenied, match="only the Platform agent settles it, under org policy"):
+    with pytest.raises(
+        PermissionDenied, match="only the Platform agent settles it, under org policy"
+    ):
         approvals.answer(store, request.id, ALICE, "grant", via="cli", now=NOON)
     assert approvals.answer(store, request.id, PLATFORM, "grant", via="mcp", now=NOON).ended
 
