@@ -216,27 +216,26 @@ class _Desk:
             f"Review the new commit; merging is still decided by reviews and policy.{then}",
         )
 
-    def _granted(self, pr: PullRequest) -> ApprovalRequest | None:
-        """The approval request the PR carries, when a person has granted it already."""
+    def _carried(self, pr: PullRequest) -> ApprovalRequest | None:
+        """The approval request the PR carries, if this store knows it (another store's request
+        is not this one's to judge or replace)."""
         request_id = marked(pr, crew_author=self.crew_author)
         if request_id is None:
             return None
         try:
-            request = self.store.approval(request_id)
+            return self.store.approval(request_id)
         except NotFound:
             return None
-        return request if request.state == "granted" else None
+
+    def _granted(self, pr: PullRequest) -> ApprovalRequest | None:
+        """The approval request the PR carries, when a person has granted it already."""
+        request = self._carried(pr)
+        return request if request is not None and request.state == "granted" else None
 
     def _supersede(self, pr: PullRequest, asked: Amendment, person: Identity) -> Superseded | None:
         """A pending request the PR carries no longer describes it: replace it."""
-        request_id = marked(pr, crew_author=self.crew_author)
-        if request_id is None:
-            return None
-        try:
-            request = self.store.approval(request_id)
-        except NotFound:
-            return None  # another store's request: not this one's to replace
-        if request.ended:
+        request = self._carried(pr)
+        if request is None or request.ended:
             return None
         return pr_supersession.supersede(
             self.store, self.policies, self.provider, pr, request, asked, asked_by=person,

@@ -85,8 +85,17 @@ class Meter:
         self.toolbox = toolbox
         self.prometheus = toolbox.has("workload_utilization")
         self._windows: dict[str, int] = {}  # CostPolicy name -> its window in seconds
+        self._used: dict[tuple[str, str, int], Usage | None] = {}  # read once per review
 
     async def use(self, namespace: str, name: str, replicas: int) -> Usage | None:
+        """What the Deployment uses, read once per review (downscales and right-sizing share
+        the meter)."""
+        key = (namespace, name, replicas)
+        if key not in self._used:
+            self._used[key] = await self._read(namespace, name, replicas)
+        return self._used[key]
+
+    async def _read(self, namespace: str, name: str, replicas: int) -> Usage | None:
         why = ""
         if self.prometheus:
             window = await self.window(namespace, name)
@@ -145,9 +154,9 @@ class Meter:
         return dict(rows[0]), ""
 
 
-async def underused(toolbox: Toolbox) -> list[Saving]:
+async def underused(toolbox: Toolbox, meter: Meter | None = None) -> list[Saving]:
     """Deployments using under UNDERUSED of the CPU they request, with the saving of fewer."""
-    meter = Meter(toolbox)
+    meter = meter or Meter(toolbox)
     listed = await toolbox.call(
         "list_resources", kind="deployments", output="fields", fields=FIELDS, limit=200
     )

@@ -216,7 +216,8 @@ async def check_readiness(state: OperatorState, runtime: Runtime[Context]) -> di
 
 async def capacity_review(state: OperatorState, runtime: Runtime[Context]) -> dict[str, Any]:
     toolbox, store = runtime.context.toolbox, _store(runtime)
-    found = await capacity.underused(toolbox)
+    meter = capacity.Meter(toolbox)
+    found = await capacity.underused(toolbox, meter)
     done = [
         await capacity.propose_and_apply(toolbox, store, s, counters=runtime.context.counters)
         for s in found
@@ -224,7 +225,7 @@ async def capacity_review(state: OperatorState, runtime: Runtime[Context]) -> di
     skip = frozenset(s["workload"] for s in found)
     resized = [
         await rightsizing.propose_and_apply(toolbox, store, r, counters=runtime.context.counters)
-        for r in await rightsizing.oversized(toolbox, skip=skip)
+        for r in await rightsizing.oversized(toolbox, skip=skip, meter=meter)
     ]
     nodes_out = await consolidation.review(toolbox, store)
     waiting = await consolidation.in_progress(store)
@@ -249,8 +250,10 @@ async def drain_preview(state: OperatorState, runtime: Runtime[Context]) -> dict
 
 async def savings(state: OperatorState, runtime: Runtime[Context]) -> dict[str, Any]:
     toolbox = runtime.context.toolbox
-    found = await capacity.underused(toolbox)
-    resized = await rightsizing.oversized(toolbox, skip=frozenset(s["workload"] for s in found))
+    meter = capacity.Meter(toolbox)
+    found = await capacity.underused(toolbox, meter)
+    skip = frozenset(s["workload"] for s in found)
+    resized = await rightsizing.oversized(toolbox, skip=skip, meter=meter)
     told = [
         report.savings(found, proposed=False) if found or not resized else "",
         report.rightsizing(resized, proposed=False),

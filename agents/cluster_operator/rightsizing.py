@@ -64,10 +64,13 @@ class Resize(TypedDict):
     steps: list[str]
 
 
-async def oversized(toolbox: Toolbox, *, skip: frozenset[str]) -> list[Resize]:
+async def oversized(
+    toolbox: Toolbox, *, skip: frozenset[str], meter: Meter | None = None
+) -> list[Resize]:
     """Deployments not in `skip` whose replicas use under UNDERUSED of the CPU they request,
-    each with its container whose request shrinks the most."""
-    meter = Meter(toolbox)
+    each with its container whose request shrinks the most (`meter`: the review's, shared with
+    the downscales so each workload's use is read once)."""
+    meter = meter or Meter(toolbox)
     listed = await toolbox.call(
         "list_resources", kind="deployments", output="fields", fields=FIELDS, limit=200
     )

@@ -69,14 +69,10 @@ async def answer_escalations(toolbox: Toolbox, *, agent: str = AGENT) -> Escalat
     """Answer each pending request that names `agent` where org policy decides it."""
     listed = await toolbox.call("list_approvals", state="pending", limit=200)
     pending = list(listed.get("approvals") or [])
-    mine = [r for r in pending if names(r, agent) and r.get("may_answer")]
+    mine = [r for r in pending if r.get("may_answer")]  # the store's word: it names this agent
     order = await _priority(toolbox)
     done = [await _arbitrate(toolbox, request, order, agent) for request in mine]
     return Escalations(requests=done, others=len(pending) - len(mine))
-
-
-def names(request: dict[str, Any], agent: str) -> bool:
-    return f"agent {agent}" in str(request.get("approvers", "")).split(", ")
 
 
 async def _arbitrate(

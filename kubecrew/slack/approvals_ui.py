@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, TypedDict
 
+from mcp_servers.policy import approvals
 from mcp_servers.policy.approvals import ApprovalAnswer, ApprovalRequest
 from mcp_servers.policy.findings import Citation
 from mcp_servers.policy.proposals import Decision
@@ -129,10 +130,8 @@ def _approvers(request: ApprovalRequest) -> str:
 
 def who_answers(request: ApprovalRequest) -> str:
     """For a person refused: who may answer (people only), and whether an agent may settle it."""
-    people, agents = request.approvers.people(), request.approvers.agents_settle()
-    if not people:
-        return f"{agents}; no one answers it here"
-    return f"it needs {people}" + (f"; {agents}" if agents else "")
+    said = approvals.needs(request.approvers)
+    return said if request.approvers.people() else f"{said}; no one answers it here"
 
 
 def _when(moment: datetime) -> str:

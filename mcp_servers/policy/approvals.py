@@ -99,6 +99,14 @@ def authorized(approvers: Principals, who: Identity) -> bool:
     return who.name in approvers.users or any(g in approvers.groups for g in who.groups)
 
 
+def needs(approvers: Principals) -> str:
+    """Who answers, said to a person: the people to ask, and apart what an agent may do."""
+    people, agents = approvers.people(), approvers.agents_settle()
+    if not people:
+        return agents
+    return f"it needs {people}" + (f"; {agents}" if agents else "")
+
+
 def answer(
     store: Store,
     request_id: str,
@@ -117,9 +125,7 @@ def answer(
     """
     request = store.approval(request_id)
     if not authorized(request.approvers, person):
-        people, agents = request.approvers.people(), request.approvers.agents_settle()
-        needs = f"it needs {people}" + (f"; {agents}" if agents else "") if people else agents
-        raise PermissionDenied(f"{person} may not answer {request_id}: {needs}")
+        raise PermissionDenied(f"{person} may not answer {request_id}: {needs(request.approvers)}")
     _once(request, person)
     given = ApprovalAnswer(by=person, via=via, verdict=verdict, reason=reason, at=now)
     return store.answer(request_id, given, now=now)

@@ -14,6 +14,7 @@ from typing import TypeVar
 
 from mcp_servers.common.errors import InvalidArgument, NotFound
 from mcp_servers.policy.documents import KINDS, PolicyDocument, PriorityPolicy
+from mcp_servers.policy.documents.priority import DEFAULT_PRIORITY, PrioritySpec
 
 T = TypeVar("T", bound=PolicyDocument)
 
@@ -88,3 +89,9 @@ class PolicySet:
     def priority(self) -> PriorityPolicy | None:
         found = self.documents(PriorityPolicy)
         return found[0] if found else None
+
+    @property
+    def priorities(self) -> PrioritySpec:
+        """The org's PriorityPolicy spec, else the default order (and arbiter)."""
+        declared = self.priority
+        return declared.spec if declared is not None else DEFAULT_PRIORITY

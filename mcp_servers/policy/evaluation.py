@@ -25,7 +25,6 @@ from mcp_servers.policy.documents import (
     Ownership,
     PolicyDocument,
 )
-from mcp_servers.policy.documents.priority import DEFAULT_PRIORITY
 from mcp_servers.policy.findings import Applicability, EvaluationReport, Finding, Stakeholder
 from mcp_servers.policy.resolution import resolve
 
@@ -51,8 +50,7 @@ def evaluate(policies: PolicySet, request: EvaluationRequest) -> EvaluationRepor
         findings += check(scope, loaded.document)
     holders = stakeholders(policies, request)
     owner = next((holder.team for holder in holders if holder.owner), None)
-    declared = policies.priority
-    priority = declared.spec if declared is not None else DEFAULT_PRIORITY
+    declared, priority = policies.priority, policies.priorities
     concerns, verdict = resolve(findings, priority, request.action, owner=owner)
     return EvaluationReport(
         action=request.action,

@@ -43,7 +43,7 @@ from mcp_servers.policy.approvals import (
 )
 from mcp_servers.policy.catalog import PolicySet
 from mcp_servers.policy.documents.common import Principals
-from mcp_servers.policy.documents.priority import DEFAULT_PRIORITY, PrioritySpec
+from mcp_servers.policy.documents.priority import PrioritySpec
 from mcp_servers.policy.evaluation import evaluate
 from mcp_servers.policy.findings import (
     ApprovalNeed,
@@ -198,7 +198,7 @@ def deliberate(
 
     evaluations: list[Evaluation] = []
     owners: Principals | None = None
-    priority = policies.priority.spec if policies.priority is not None else DEFAULT_PRIORITY
+    priority = policies.priorities
     if target.version != proposal.basis:
         reason = (
             f"superseded: {proposal.action.target} was approved for proposal {target.proposal} "
@@ -271,10 +271,8 @@ def answer_for(
 ) -> Evaluation:
     """A stakeholder's automatic answer: its own team's findings, under the org's priorities."""
     own = [f for f in report.findings if f.team == holder.team]
-    declared = policies.priority
-    priority = declared.spec if declared is not None else DEFAULT_PRIORITY
     owner = holder.team if holder.owner else None
-    _, verdict = resolve(own, priority, report.action, owner=owner)
+    _, verdict = resolve(own, policies.priorities, report.action, owner=owner)
     cited = [f.citation for f in own if f.effect in ("reject", "error")]
     reasons = [str(f) for f in own if f.effect in ("reject", "error")]
     if not own:

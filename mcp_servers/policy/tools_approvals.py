@@ -32,7 +32,6 @@ from mcp_servers.policy.approvals import AnswerVerdict, ApprovalRequest, Approva
 from mcp_servers.policy.audit import AuditKind, AuditRecord, verify
 from mcp_servers.policy.catalog import PolicySet
 from mcp_servers.policy.documents.change import ChangePolicy
-from mcp_servers.policy.documents.priority import DEFAULT_PRIORITY
 from mcp_servers.policy.proposals import Identity
 from mcp_servers.policy.store.base import Store
 from mcp_servers.policy.tools_base import Deps, record_id, text, write_hints
@@ -173,8 +172,7 @@ def answers(identity: Identity, policies: PolicySet) -> bool:
     as the org's arbiter or where an approval rule names it."""
     if identity.kind == "person":
         return True
-    declared = policies.priority
-    arbiter = (declared.spec if declared is not None else DEFAULT_PRIORITY).arbiter
+    arbiter = policies.priorities.arbiter
     named = {
         agent
         for policy in policies.documents(ChangePolicy)
