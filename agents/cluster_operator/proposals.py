@@ -15,8 +15,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from agents.runtime.toolbox import Toolbox
-
-APPROVED = ("approved", "approved-as-countered")
+from mcp_servers.policy.proposals import APPROVED
 
 
 @dataclass(frozen=True)

@@ -33,10 +33,10 @@ from agents.runtime.errors import ToolFailed
 from agents.runtime.loop.mutation import find_pr, sync_change
 from agents.runtime.loop.state import Target
 from agents.runtime.toolbox import Toolbox
+from mcp_servers.policy.proposals import APPROVED
 
 AGENT = "platform"
 LABEL = "kubecrew-platform"
-APPROVED = ("approved", "approved-as-countered")
 Status = Literal["merged", "applied", "pr-open", "refused", "no-repo"]
 
 

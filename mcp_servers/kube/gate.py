@@ -38,11 +38,10 @@ from mcp_servers.policy.checks.change import EVICTIONS_METRIC
 from mcp_servers.policy.evaluation import evaluate
 from mcp_servers.policy.findings import EvaluationReport
 from mcp_servers.policy.loading import load
-from mcp_servers.policy.proposals import ProposalRecord
+from mcp_servers.policy.proposals import ProposalRecord, record_id
 from mcp_servers.policy.store import open_store
-from mcp_servers.policy.tools_base import StoreThread, record_id
+from mcp_servers.policy.store.thread import StoreThread
 
-APPROVED = ("approved", "approved-as-countered")
 _BLOCKING = ("reject", "require-approval", "defer", "error")
 NEXT = (
     "To ask for it anyway, `propose` it through the policy server (kubecrew mcp policy): the "
@@ -186,7 +185,7 @@ class Gate:
     def _unusable(self, record: ProposalRecord, planned: tuple[Planned, ...]) -> str:
         """Why this approved-or-not proposal cannot carry this call; "" when it can."""
         proposal, decision = record.proposal, record.decision
-        if decision is None or decision.outcome not in APPROVED:
+        if decision is None or not decision.approves:
             state = decision.outcome if decision else proposal.state
             return (
                 f"proposal {proposal.id} is {state}, not approved, so it cannot carry this call; "

@@ -30,7 +30,8 @@
     volumes.py        PV phases and reclaim (the volume worker); storage keys and annotations
 
 The kubelet side (sandbox/kubelet/) plugs into the same Manager: `pods.py` runs containers,
-`heartbeat.py` renews node Leases and posts node status.
+`agent.py` records each node's usage and logs, `heartbeat.py` renews node Leases and posts node
+status.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ from sandbox.control import (
     volumes,
 )
 from sandbox.control.runtime import Context, Controller, Manager
-from sandbox.kubelet import heartbeat, pods
+from sandbox.kubelet import agent, heartbeat, pods
 
 # The order controllers are added in is the order the Manager serves their queues.
 MODULES = (
@@ -66,6 +67,7 @@ MODULES = (
     volumes,
     scheduler,
     pods,
+    agent,
     heartbeat,
     nodes,
     endpoints,

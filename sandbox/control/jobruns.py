@@ -6,11 +6,15 @@ marked FailureTarget or SuccessCriteriaMet only waits for its pods to go; more t
 otherwise pods are created or deleted towards `parallelism` (per index for Indexed Jobs), after
 the exponential backoff (10 s doubling, at most 6 min) since the last failure. Conditions and
 status are built here; the controller (`jobs.py`) writes them.
+
+A pass knows its controller only as `JobPods`, what it asks of it: the clock, events, and the
+Job's pods to list, create and delete. `jobs.JobController` is one; this module does not import it.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import random
+from typing import Any, Protocol
 
 from sandbox.clock import format_time, parse_time
 from sandbox.control.jobstatus import (
@@ -28,13 +32,10 @@ from sandbox.control.jobstatus import (
 )
 from sandbox.control.ownership import controller_ref
 from sandbox.control.readiness import ready_to_count
-from sandbox.control.runtime import PODS
+from sandbox.control.runtime import PODS, Context
 from sandbox.jsoncopy import deep_copy
 from sandbox.naming import random_suffix
-from sandbox.store import Obj
-
-if TYPE_CHECKING:
-    from sandbox.control.jobs import JobController
+from sandbox.store import Key, Obj
 
 BACKOFF_BASE, BACKOFF_MAX = 10.0, 360.0
 
@@ -45,10 +46,30 @@ REASONS = {
 }
 
 
+class JobPods(Protocol):
+    """What a pass needs of the Job controller."""
+
+    ctx: Context
+
+    def now(self) -> float: ...
+
+    def random(self, *parts: object) -> random.Random: ...
+
+    def event(self, obj: Obj, reason: str, message: str, *, warning: bool = False) -> None: ...
+
+    def get(self, key: Key, namespace: str, name: str) -> Obj | None: ...
+
+    def create(self, key: Key, obj: Obj) -> Obj: ...
+
+    def pods_of(self, job: Obj) -> list[Obj]: ...
+
+    def delete_pod(self, job: Obj, pod: Obj) -> None: ...  # releases its tracking finalizer
+
+
 class JobRun:
     """One pass over an unfinished Job."""
 
-    def __init__(self, ctl: JobController, job: Obj, pods: list[Obj]) -> None:
+    def __init__(self, ctl: JobPods, job: Obj, pods: list[Obj]) -> None:
         self.ctl, self.job, self.pods = ctl, job, pods
         self.spec = job["spec"]
         self.now = ctl.now()

@@ -6,6 +6,10 @@ plane. Applying changes only `cluster.world`; clearing recomputes that part of t
 faults still active, so two faults on one node or one image undo cleanly in any order. After each
 change the controllers that read that part of the world are asked to look again at once (the store
 cannot tell them: the world is not in the store). No HTTP here (`sandbox.admin` serves this).
+
+The book knows its cluster only as `ClusterParts`, the four parts it touches; `sandbox.cluster`
+builds the book and passes itself, and this module does not import it. The parts are read at
+each use, not kept: a test may swap the control plane (`cluster.control`) after construction.
 """
 
 from __future__ import annotations
@@ -14,9 +18,10 @@ import builtins
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
-from sandbox.control.runtime import Controller, Item
+from sandbox.clock import Clock
+from sandbox.control.runtime import Controller, Item, Manager
 from sandbox.faults.specs import (
     API_RATES,
     ApiFault,
@@ -29,12 +34,19 @@ from sandbox.faults.specs import (
     describe,
     parse_spec,
 )
-from sandbox.store import Change, Obj
-
-if TYPE_CHECKING:
-    from sandbox.cluster import Cluster
+from sandbox.store import Change, Obj, Store
+from sandbox.world import World
 
 State = Literal["scheduled", "active"]
+
+
+class ClusterParts(Protocol):
+    """What of a cluster the faults touch (`sandbox.cluster.Cluster` is one)."""
+
+    clock: Clock
+    world: World  # the only thing a fault changes
+    store: Store  # read, to find the pods a change concerns
+    control: Manager  # runs the timer of scheduled faults; asked to look again after a change
 
 
 @dataclass(frozen=True)
@@ -80,7 +92,7 @@ class FaultTimer(Controller):
 class Faults:
     """The faults of one cluster: `add`, `clear`, `clear_all`, `list`, applied to its world."""
 
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: ClusterParts) -> None:
         self.cluster = cluster
         self.started = cluster.clock.seconds()  # `at` counts from here
         self._faults: dict[str, Fault] = {}

@@ -6,23 +6,24 @@ what running containers printed since the last round (profile log lines, shell l
 a serving app a fault makes fail or slow prints its requests as they go, `access.py`).
 It also notices what the store cannot show: the node's kubelet coming back to life and the
 application profiles changing (a fault), and then asks the pod worker to look at the node's pods.
+
+It is a controller of its own, added right after the pod worker (`pods.PodKubelet`) whose
+containers it reads and whose pods it wakes: this module knows the worker, the worker knows
+nothing of it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 from sandbox.control.runtime import NODES, Context, Controller, Item
 from sandbox.kubelet import access
 from sandbox.kubelet.commands import interpret
+from sandbox.kubelet.pods import PodKubelet
 from sandbox.kubelet.usage import SYSTEM_CPU, SYSTEM_MEMORY, pod_usage
 from sandbox.metrics import Usage
 from sandbox.quantity import format_cpu, format_memory
 from sandbox.store import Change, Obj
-
-if TYPE_CHECKING:
-    from sandbox.kubelet.pods import PodKubelet
 
 PERIOD = 15.0
 LOG_LINES_PER_ROUND = 2
@@ -114,7 +115,8 @@ class NodeAgent(Controller):
                 self.ctx.logs.append(meta["namespace"], meta["name"], name, line)
 
     def _kubelet(self) -> PodKubelet:
-        from sandbox.kubelet.pods import PodKubelet
-
         assert self.manager is not None
         return next(c for c in self.manager.controllers if isinstance(c, PodKubelet))
+
+
+CONTROLLERS: tuple[type[Controller], ...] = (NodeAgent,)

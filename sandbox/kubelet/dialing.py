@@ -17,14 +17,10 @@ written. Addresses are picked deterministically (first in IP order), not at rand
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from sandbox.kubelet.commands import interpret
 from sandbox.kubelet.nettools import Dial, Listener
+from sandbox.kubelet.worker import PodWorker
 from sandbox.store import Key, Obj
-
-if TYPE_CHECKING:
-    from sandbox.kubelet.pods import PodKubelet
 
 SERVICES: Key = ("", "services")
 ENDPOINTS: Key = ("", "endpoints")
@@ -37,7 +33,7 @@ FAILING_APP = 0.5  # an error rate from which every request is answered 500
 class ClusterNetwork:
     """`nettools.Network` for the containers of `pod`, answered from the kubelet's view."""
 
-    def __init__(self, kubelet: PodKubelet, pod: Obj) -> None:
+    def __init__(self, kubelet: PodWorker, pod: Obj) -> None:
         self.kubelet = kubelet
         self.pod = pod
         self.namespace = str(pod["metadata"]["namespace"])

@@ -20,7 +20,6 @@ from typing import Any
 
 from sandbox.control.runtime import NODES, PODS, Context, Controller, Item
 from sandbox.kubelet import config, podstatus
-from sandbox.kubelet.agent import NodeAgent
 from sandbox.kubelet.containers import NEVER, PodRuntime, Run, rebuild
 from sandbox.kubelet.network import PodNetwork
 from sandbox.kubelet.runner import ContainerRunner
@@ -201,4 +200,4 @@ def _host_ip(node: Obj | None) -> str:
     return ""
 
 
-CONTROLLERS: tuple[type[Controller], ...] = (PodKubelet, NodeAgent)
+CONTROLLERS: tuple[type[Controller], ...] = (PodKubelet,)

@@ -11,23 +11,21 @@ go through the pod kubelet; nothing else is written.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sandbox.kubelet.commands import Plan
 from sandbox.kubelet.containers import NEVER, Run
 from sandbox.kubelet.probes import TITLES, Outcome, ProbeKind, outcome, probe_of, schedule
 from sandbox.kubelet.profiles import Profile
+from sandbox.kubelet.worker import PodWorker
 from sandbox.store import Obj
-
-if TYPE_CHECKING:
-    from sandbox.kubelet.pods import PodKubelet
 
 # How a container ends: (when, exit code, reason, last log lines).
 Ending = tuple[float, int, str, tuple[str, ...]]
 
 
 class Prober:
-    def __init__(self, kubelet: PodKubelet) -> None:
+    def __init__(self, kubelet: PodWorker) -> None:
         self.kubelet = kubelet
 
     def verdict(

@@ -12,8 +12,6 @@ is the prober's (`prober.py`). This module decides; `pods.py` reads and writes t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from sandbox.kubelet import config
 from sandbox.kubelet.commands import Plan, interpret
 from sandbox.kubelet.containers import NEVER, PodRuntime, Run, container_id
@@ -23,10 +21,8 @@ from sandbox.kubelet.podstatus import will_restart
 from sandbox.kubelet.prober import Ending, Prober
 from sandbox.kubelet.profiles import Profile
 from sandbox.kubelet.usage import limits, oom_at
+from sandbox.kubelet.worker import PodWorker
 from sandbox.store import Obj
-
-if TYPE_CHECKING:
-    from sandbox.kubelet.pods import PodKubelet
 
 BACKOFF_START, BACKOFF_MAX = 10.0, 300.0
 BACKOFF_RESET = 600.0  # a container that ran this long restarts without waiting
@@ -39,7 +35,7 @@ PULL_FAILURES = ("ErrImagePull", "ImagePullBackOff")  # waiting reasons a retrie
 
 
 class ContainerRunner:
-    def __init__(self, kubelet: PodKubelet) -> None:
+    def __init__(self, kubelet: PodWorker) -> None:
         self.kubelet = kubelet
         self.world = kubelet.ctx.world
         self.logs = kubelet.ctx.logs

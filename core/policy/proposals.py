@@ -9,11 +9,13 @@ rule, and how it ended.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mcp_servers.common.errors import InvalidArgument
 from mcp_servers.policy.actions import Action
 from mcp_servers.policy.documents.common import Principals
 from mcp_servers.policy.findings import Citation
@@ -21,7 +23,23 @@ from mcp_servers.policy.findings import Citation
 ProposalState = Literal["open", "decided", "escalated"]
 Verdict = Literal["accept", "reject", "counter"]
 Outcome = Literal["approved", "approved-as-countered", "rejected", "escalated"]
+# The outcomes under which the proposed (or countered) action may be carried out.
+APPROVED: tuple[Outcome, ...] = ("approved", "approved-as-countered")
 EventKind = Literal["proposed", "evaluated", "decided", "approval-requested", "answered", "expired"]
+
+
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")
+
+
+def record_id(value: str, *, argument: str) -> str:
+    """A proposal or approval id as the store makes them (`p-1a2b3c4d`), nothing else."""
+    if not _ID.match(value):
+        raise InvalidArgument(
+            f"{argument} {value!r} is not an id such as p-1a2b3c4d; list_proposals and "
+            "list_approvals show the ids"
+        )
+    return value
+
 
 
 class _Record(BaseModel):
@@ -93,6 +111,11 @@ class Decision(_Record):
     escalate_to: Principals | None = None  # escalated: the people who decide now
     at: datetime
     citations: list[Citation] = []  # the rules that shaped it, for the audit log
+
+    @property
+    def approves(self) -> bool:
+        """Whether the decided action may be carried out."""
+        return self.outcome in APPROVED
 
     def describe(self) -> str:
         text = self.outcome.replace("-", " ")

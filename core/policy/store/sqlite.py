@@ -69,7 +69,6 @@ CREATE TABLE IF NOT EXISTS targets (
     proposal TEXT NOT NULL
 );
 """
-_APPROVED = ("approved", "approved-as-countered")
 
 
 def default_path(environ: Mapping[str, str] = os.environ) -> Path:
@@ -217,7 +216,7 @@ class SqliteStore:
                     f"proposal {proposal_id} changed since version {version} was read "
                     f"(now {row[2]}); re-read it and decide again"
                 )
-            if decision.outcome in _APPROVED:
+            if decision.approves:
                 self._approve(proposal)
             self._add_events(proposal_id, events)
             if approval is not None:

@@ -66,7 +66,6 @@ from mcp_servers.policy.store.kube_objects import spec_of as _spec
 
 NAMESPACE = "kubecrew-system"
 ATTEMPTS = 20
-_APPROVED = ("approved", "approved-as-countered")
 _REVIEWS = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
 
 
@@ -158,7 +157,7 @@ class KubernetesStore:
                     f"proposal {proposal_id} changed since version {version} was read "
                     f"(now {record.version}); re-read it and decide again"
                 )
-            approves = decision.outcome in _APPROVED
+            approves = decision.approves
             if approves and current.version != record.proposal.basis:
                 raise Conflict(
                     f"{record.proposal.action.target} has been decided by proposal "
