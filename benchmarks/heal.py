@@ -34,11 +34,11 @@ from mcp.shared.memory import create_connected_server_and_client_session
 from agents.dev_team.heal import heal
 from agents.runtime.loop.validation import LoopSettings
 from agents.runtime.toolbox import Servers
+from core.policy.settings import SHIPPED, PolicySettings
 from mcp_servers.gitops.server import build as build_gitops
 from mcp_servers.gitops.settings import GitopsSettings
 from mcp_servers.kube.server import build as build_kube
 from mcp_servers.kube.settings import KubeSettings
-from mcp_servers.policy.tools_base import SHIPPED, PolicySettings
 
 RUNS = 5
 DIAGNOSE_ROUNDS = 20

@@ -23,7 +23,7 @@ import urllib3
 from kubernetes import client, config
 from kubernetes.client.exceptions import ApiException
 
-from mcp_servers.common.errors import (
+from core.errors import (
     Conflict,
     InvalidArgument,
     NotFound,

@@ -2,7 +2,7 @@
 
 An escalated proposal waits for an `ApprovalRequest` in the policy store; any channel may answer
 it, and this is the terminal's. Authorisation (is this person an approver, has she answered
-already, has the request expired) is `mcp_servers.policy.approvals.answer`'s, so the CLI, Slack
+already, has the request expired) is `core.policy.approvals.answer`'s, so the CLI, Slack
 and MCP refuse alike; this module only says who is answering. With the SQLite store that is
 whoever the local user says (`--as`, `--group`): the file is theirs, so trusting them costs
 nothing. With `--store kubernetes` it is the API server's answer about the kubeconfig's
@@ -22,15 +22,14 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 from rich.console import Console
 
+from core.policy.settings import GROUPS_ENV, USER_ENV
 from kubecrew.proposal_commands import StoreOption, opened_store, request_lines
 from kubecrew.terminal import print_failure
 
 if TYPE_CHECKING:
-    from mcp_servers.policy.approvals import AnswerVerdict, ApprovalState
-    from mcp_servers.policy.proposals import Identity
-    from mcp_servers.policy.store.base import Store
+    from core.policy.proposals import AnswerVerdict, ApprovalState, Identity
+    from core.policy.store.base import Store
 
-USER_ENV, GROUPS_ENV = "KUBECREW_USER", "KUBECREW_GROUPS"
 TIMED_OUT = 2
 
 app = typer.Typer(
@@ -91,7 +90,7 @@ def _out(text: str) -> None:
 
 
 def _identity(store: Store, name: str | None, groups: list[str] | None) -> Identity:
-    from mcp_servers.policy.proposals import Identity
+    from core.policy.proposals import Identity
 
     vouched = getattr(store, "identity", None)
     if callable(vouched):  # the Kubernetes store: the API server says who we are
@@ -146,7 +145,7 @@ def show(id_: IdArgument, store: StoreOption = None) -> None:
     kubecrew approvals show a-1a2b3c4d
     ```
     """
-    from mcp_servers.common.errors import ToolError
+    from core.errors import ToolError
 
     opened = opened_store(store)
     try:
@@ -167,8 +166,8 @@ def _answer_with(
     name: str | None,
     groups: list[str] | None,
 ) -> None:
-    from mcp_servers.common.errors import ToolError
-    from mcp_servers.policy import approvals
+    from core.errors import ToolError
+    from core.policy import approvals
 
     opened = opened_store(store)
     try:
@@ -240,8 +239,8 @@ def wait(
     kubecrew approvals wait a-1a2b3c4d --timeout 600 && kubectl scale ...
     ```
     """
-    from mcp_servers.common.errors import ToolError
-    from mcp_servers.policy import approvals
+    from core.errors import ToolError
+    from core.policy import approvals
 
     opened = opened_store(store)
     waiter = f"kubecrew approvals wait on {socket.gethostname()} (pid {os.getpid()})"

@@ -93,7 +93,7 @@ def ask(
     from agents.runtime.brain import planner_from_env
     from agents.runtime.errors import AgentError, ToolFailed
     from agents.runtime.intents import parse
-    from mcp_servers.common.errors import ToolError
+    from core.errors import ToolError
 
     try:
         servers = resolve(crew).servers(AGENT)

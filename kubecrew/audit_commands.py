@@ -1,6 +1,6 @@
 """`kubecrew audit verify | list`: read the policy store's hash-chained audit log.
 
-`verify` reads every record and the store's head and asks `mcp_servers.policy.audit.verify` for
+`verify` reads every record and the store's head and asks `core.policy.audit.verify` for
 every break (a record modified, deleted, reordered, or cut off the end); it exits 1 listing them,
 so a cron job or CI step fails loudly. `list` prints records one per line for people and grep.
 Nothing here writes. The engine is imported when a command runs, so `kubecrew --help` stays quick.
@@ -18,7 +18,7 @@ from kubecrew.proposal_commands import StoreOption, opened_store
 from kubecrew.terminal import print_failure
 
 if TYPE_CHECKING:
-    from mcp_servers.policy.audit import AuditKind
+    from core.policy.audit import AuditKind
 
 app = typer.Typer(
     name="audit",
@@ -67,8 +67,8 @@ def verify(store: StoreOption = None) -> None:
     kubecrew audit verify --store ~/.kubecrew/policy/store.sqlite
     ```
     """
-    from mcp_servers.common.errors import ToolError
-    from mcp_servers.policy import audit
+    from core.errors import ToolError
+    from core.policy import audit
 
     opened = opened_store(store)
     try:
@@ -105,7 +105,7 @@ def list_records(
     kubecrew audit list --subject p-1a2b3c4d
     ```
     """
-    from mcp_servers.common.errors import ToolError
+    from core.errors import ToolError
 
     opened = opened_store(store)
     try:

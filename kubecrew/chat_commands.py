@@ -37,8 +37,8 @@ from kubecrew.crew import CrewOptions, crew_home, crew_options, resolve
 from kubecrew.terminal import print_failure
 
 if TYPE_CHECKING:
+    from core.policy.proposals import Identity
     from kubecrew.frontdoor import FrontDoor, Reply
-    from mcp_servers.policy.proposals import Identity
 
 GOODBYE = frozenset({"exit", "quit", "bye", ":q"})
 _STYLES = {"approval": "green", "refused": "red", "unavailable": "yellow", "clarify": "cyan"}
@@ -75,10 +75,10 @@ def chat(
     "approvals", "approve a-1a2b3c4d".
     """
     from agents.runtime.brain import planner_from_env
+    from core.errors import ToolError
+    from core.policy.store import open_store
     from kubecrew.approval_commands import _identity
     from kubecrew.frontdoor import FrontDoor
-    from mcp_servers.common.errors import ToolError
-    from mcp_servers.policy.store import open_store
 
     try:
         resolved = resolve(crew)

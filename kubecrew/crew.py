@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 import yaml
 
-from mcp_servers.common.errors import InvalidArgument, NotFound
+from core.errors import InvalidArgument, NotFound
 
 if TYPE_CHECKING:
     from agents.runtime.toolbox import Servers
@@ -101,10 +101,10 @@ class Crew:
         """The MCP servers `agent` gets: kube (gated, audited as the agent), policy (as the
         agent), gitops with a repository, metrics with a Prometheus."""
         from agents.runtime.toolbox import Servers
+        from core.policy.settings import PolicySettings
         from mcp_servers.gitops.settings import GitopsSettings
         from mcp_servers.kube.settings import KubeSettings
         from mcp_servers.metrics.settings import MetricsSettings
-        from mcp_servers.policy.tools_base import PolicySettings
 
         kube = KubeSettings(
             kubeconfig=self.kubeconfig,
@@ -180,7 +180,7 @@ def _relative(crew: Path, text: str) -> Path:
 
 def resolve(given: CrewOptions, environ: Mapping[str, str] = os.environ) -> Crew:
     """`given` over the crew file over the defaults, checked (see the module docstring)."""
-    from mcp_servers.policy.tools_base import PolicySettings
+    from core.policy.settings import PolicySettings
 
     from_file = read_crew_file(crew_file(environ))
     chosen = given.over(from_file)
@@ -203,7 +203,7 @@ def resolve(given: CrewOptions, environ: Mapping[str, str] = os.environ) -> Crew
 
 
 def _check_policies(paths: tuple[Path, ...]) -> None:
-    from mcp_servers.policy.loading import load_report
+    from core.policy.loading import load_report
 
     report = load_report(list(paths))
     if report.problems:

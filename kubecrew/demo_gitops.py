@@ -18,9 +18,9 @@ import anyio
 
 from agents.dev_team.conversation import conversation
 from agents.runtime.brain import Deterministic
+from core.policy.settings import SHIPPED
 from kubecrew.demo import StepFailed
 from kubecrew.demo_world import World, git, shop_repository
-from mcp_servers.policy.tools_base import SHIPPED
 
 DEV_TEAM = "Dev Team"
 APP, NAMESPACE = "checkout", "staging"

@@ -19,10 +19,10 @@ from agents.dev_team.heal import heal
 from agents.runtime.brain import Deterministic
 from agents.runtime.loop.run import LoopResult
 from agents.runtime.loop.validation import LoopSettings
+from core.policy.settings import SHIPPED
 from kubecrew.demo_governance import GOVERNANCE_POLICIES, governance
 from kubecrew.demo_turns import OPERATOR, check, operator_turn
 from kubecrew.demo_world import OWNERSHIP, World, commit_image, git, shop_repository
-from mcp_servers.policy.tools_base import SHIPPED
 
 # governance is scene 3, in a module of its own; named here with the other scenes, and its
 # policies with it, since the agents' tests build their worlds from them

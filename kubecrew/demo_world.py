@@ -29,6 +29,9 @@ from rich.markup import escape
 
 from agents.runtime.identity import service_account
 from agents.runtime.toolbox import Servers
+from core.policy.proposals import ApprovalRequest, ProposalRecord
+from core.policy.settings import PolicySettings
+from core.policy.store.sqlite import SqliteStore
 from kubecrew.demo import DEMO_RATE, StepFailed, Tour, kubectl_env
 from kubecrew.install import InstallError, Request, install
 from kubecrew.sandbox_faults import FAULTS_PATH
@@ -37,10 +40,6 @@ from mcp_servers.gitops.server import build as build_gitops
 from mcp_servers.gitops.settings import GitopsSettings
 from mcp_servers.kube.server import build as build_kube
 from mcp_servers.kube.settings import KubeSettings
-from mcp_servers.policy.approvals import ApprovalRequest
-from mcp_servers.policy.proposals import ProposalRecord
-from mcp_servers.policy.store.sqlite import SqliteStore
-from mcp_servers.policy.tools_base import PolicySettings
 from sandbox.server import Options, Sandbox
 
 T = TypeVar("T")

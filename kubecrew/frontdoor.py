@@ -6,7 +6,7 @@ message here with a conversation key ("C0123:1765000100.000200" for a Slack thre
 it. What happens, in order:
 
 1. Approval commands ("approve a-1a2b3c4d", "deny a-1a2b3c4d because ...", "approvals") are
-   answered through `mcp_servers.policy.approvals` as the speaker, so chat grants and refuses
+   answered through `core.policy.approvals` as the speaker, so chat grants and refuses
    exactly as the CLI, a Slack button and a PR review do. The text is never trusted for who
    is speaking: an unknown speaker answers nothing.
 2. Other messages are routed by intent words: nodes, capacity, cost, drain, upgrade go to the
@@ -52,11 +52,10 @@ from agents.runtime import intents
 from agents.runtime.brain import Planner
 from agents.runtime.errors import AgentError, ToolFailed
 from agents.runtime.toolbox import Servers
-from mcp_servers.common.errors import ToolError
-from mcp_servers.policy import approvals
-from mcp_servers.policy.approvals import AnswerVerdict, Channel
-from mcp_servers.policy.proposals import Identity
-from mcp_servers.policy.store.base import Store
+from core.errors import ToolError
+from core.policy import approvals
+from core.policy.proposals import AnswerVerdict, Channel, Identity
+from core.policy.store.base import Store
 
 AgentName = Literal["dev_team", "cluster_operator", "platform"]
 ReplyKind = Literal["answer", "clarify", "approval", "refused", "unavailable"]

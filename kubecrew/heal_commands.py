@@ -43,7 +43,7 @@ def heal(
     from agents.runtime.brain import planner_from_env
     from agents.runtime.errors import AgentError
     from agents.runtime.loop.run import LoopResult
-    from mcp_servers.common.errors import ToolError
+    from core.errors import ToolError
 
     try:
         servers = resolve(crew).servers("dev_team")

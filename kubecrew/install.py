@@ -14,7 +14,7 @@ lifetime is measured on the cluster's clock (the `iat` of a freshly issued token
 machine's, which a sandbox running faster than life would fool. `dry_run` asks the server what
 each apply would do (`dryRun=All`) and writes nothing.
 
-The cluster is reached as the kube MCP server reaches it (`mcp_servers.kube.connection.Clusters`),
+The cluster is reached as the kube MCP server reaches it (`core.connection.Clusters`),
 so the same kubeconfigs, contexts and errors apply. Tokens never leave the kubeconfig files: not
 in progress lines, not in errors, not in reprs.
 """
@@ -32,9 +32,9 @@ import yaml
 from kubernetes.config.config_exception import ConfigException
 
 from agents.runtime.identity import kubeconfigs_dir
+from core.connection import Api, Clusters, Json
+from core.errors import NotFound, PermissionDenied, ToolError
 from kubecrew import install_kubeconfigs as kubeconfigs
-from mcp_servers.common.errors import NotFound, PermissionDenied, ToolError
-from mcp_servers.kube.connection import Api, Clusters, Json
 from mcp_servers.kube.resources import Resource, Resources
 
 DEPLOY = Path(__file__).resolve().parents[1] / "deploy"

@@ -26,8 +26,8 @@ from typing import Any
 import yaml
 from kubernetes.config.config_exception import ConfigException
 
-from mcp_servers.common.errors import ToolError
-from mcp_servers.kube.connection import Api, Clusters, Json
+from core.connection import Api, Clusters, Json
+from core.errors import ToolError
 
 TOKEN_API = "authentication.k8s.io/v1"
 WHO_AM_I = "/apis/authentication.k8s.io/v1/selfsubjectreviews"

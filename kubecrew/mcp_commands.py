@@ -145,7 +145,7 @@ def kube(
     ```
     """
     options = _transport(transport, host, port, token_file, allow_remote)
-    from mcp_servers.common.errors import ToolError
+    from core.errors import ToolError
     from mcp_servers.common.transport import serve
     from mcp_servers.kube.server import build
     from mcp_servers.kube.settings import KubeSettings
@@ -267,7 +267,7 @@ def gitops(
     ```
     """
     options = _transport(transport, host, port, token_file, allow_remote)
-    from mcp_servers.common.errors import ToolError
+    from core.errors import ToolError
     from mcp_servers.common.transport import serve
     from mcp_servers.gitops.server import build
     from mcp_servers.gitops.settings import GitopsSettings
@@ -365,10 +365,10 @@ def policy(
     ```
     """
     options = _transport(transport, host, port, token_file, allow_remote)
-    from mcp_servers.common.errors import ToolError
+    from core.errors import ToolError
+    from core.policy.settings import PolicySettings
     from mcp_servers.common.transport import serve
     from mcp_servers.policy.server import build
-    from mcp_servers.policy.tools_base import PolicySettings
 
     settings = PolicySettings(
         policies=tuple(policies or ()),

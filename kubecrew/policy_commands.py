@@ -1,7 +1,7 @@
 """`kubecrew policy validate | list | explain | check`: the policy store's documents, offline.
 
 Every command reads policy files (the defaults in `policies/` and `$KUBECREW_POLICIES`, or the
-paths given) through `mcp_servers.policy.loading`, which owns validation and its one-line
+paths given) through `core.policy.loading`, which owns validation and its one-line
 problems; `check` runs the same dry-run evaluation the policy MCP server exposes. Nothing here
 needs a cluster: a live object comes from `--target-file`, metrics from `--metric`. This module
 only turns options into engine calls and prints; the engine is imported when a command runs, so
@@ -24,7 +24,7 @@ from rich.console import Console
 from kubecrew.terminal import print_failure
 
 if TYPE_CHECKING:
-    from mcp_servers.policy.catalog import PolicySet
+    from core.policy.catalog import PolicySet
 
 ENV = "KUBECREW_POLICIES"
 # The defaults kubecrew ships, for runs outside a checkout's root.
@@ -85,7 +85,7 @@ def _paths(given: list[Path] | None) -> list[Path]:
 
 
 def _policies(given: list[Path] | None) -> PolicySet:
-    from mcp_servers.policy.loading import load_report
+    from core.policy.loading import load_report
 
     report = load_report(_paths(given))
     for problem in report.problems:
@@ -114,7 +114,7 @@ def validate(
     kubecrew policy validate ./org-policies/ extra.yaml
     ```
     """
-    from mcp_servers.policy.loading import load_report
+    from core.policy.loading import load_report
 
     report = load_report(_paths(paths))
     for file in report.files:
@@ -145,8 +145,8 @@ def list_policies(
     kubecrew policy list -o json -p ./org-policies
     ```
     """
+    from core.policy.explaining import summary
     from mcp_servers.common.yamltext import dump
-    from mcp_servers.policy.explaining import summary
 
     chosen = [p for p in _policies(policies) if kind in (None, p.kind)]
     if output is ListFormat.table:
@@ -178,8 +178,8 @@ def explain(
     kubecrew policy explain shop --kind Ownership
     ```
     """
-    from mcp_servers.common.errors import ToolError
-    from mcp_servers.policy.explaining import explain as in_words
+    from core.errors import ToolError
+    from core.policy.explaining import explain as in_words
 
     try:
         policy = _policies(policies).get(name, kind=kind)
@@ -278,11 +278,11 @@ def check(
     """  # noqa: E501
     from pydantic import ValidationError
 
-    from mcp_servers.common.errors import ToolError
-    from mcp_servers.policy.actions import Action, EvaluationRequest, ReplicaChange, parse_target
-    from mcp_servers.policy.documents.common import ActionType
-    from mcp_servers.policy.evaluation import evaluate
-    from mcp_servers.policy.reporting import render
+    from core.errors import ToolError
+    from core.policy.actions import Action, EvaluationRequest, ReplicaChange, parse_target
+    from core.policy.documents.common import ActionType
+    from core.policy.evaluation import evaluate
+    from core.policy.reporting import render
 
     if action not in get_args(ActionType):
         _fail(f"unknown action {action!r}; one of: {', '.join(get_args(ActionType))}")

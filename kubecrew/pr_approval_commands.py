@@ -116,14 +116,14 @@ def sync_prs(
         --github-repo acme/deploy --author kubecrew-bot --watch 30
     ```
     """
+    from core.errors import ToolError
+    from core.policy.people import load_people
     from kubecrew import pr_comments
     from kubecrew.pr_approvals import Ledger, ledger_path, sync
     from kubecrew.slack.owners import load_policies
-    from mcp_servers.common.errors import ToolError
     from mcp_servers.gitops.providers import provider_for
     from mcp_servers.gitops.repo import Repository
     from mcp_servers.gitops.settings import GitopsSettings
-    from mcp_servers.policy.people import load_people
 
     if watch is not None and watch <= 0:
         _fail("--watch takes a positive number of seconds")

@@ -39,18 +39,19 @@ from functools import partial
 from pathlib import Path
 from typing import Literal, Protocol, TypeVar
 
+from core.errors import Conflict, NotFound, PermissionDenied, Unavailable
+from core.policy import approvals
+from core.policy.approvals import expired_message
+from core.policy.people import People
+from core.policy.proposals import AnswerVerdict, ApprovalRequest
+from core.policy.store import KUBERNETES, SPEC_ENV
+from core.policy.store.base import Store
+from core.policy.store.sqlite import default_path
 from kubecrew.pr_changes import difference
-from mcp_servers.common.errors import Conflict, NotFound, PermissionDenied, Unavailable
 from mcp_servers.gitops.approval_links import marked
 from mcp_servers.gitops.providers.base import Provider, PullRequest, Review
 from mcp_servers.gitops.providers.github import GitHubProvider
 from mcp_servers.gitops.providers.local import LocalProvider
-from mcp_servers.policy import approvals
-from mcp_servers.policy.approvals import ApprovalRequest, expired_message
-from mcp_servers.policy.people import People
-from mcp_servers.policy.store import KUBERNETES, SPEC_ENV
-from mcp_servers.policy.store.base import Store
-from mcp_servers.policy.store.sqlite import default_path
 
 OutcomeKind = Literal[
     "answered",  # the review was recorded as the person's grant or deny
@@ -254,7 +255,7 @@ class _Channel:
                 "pull request as it is now.",
             )
             return outcome("stale", f"made before {request_id} was opened")
-        verdict: approvals.AnswerVerdict = "grant" if review.verdict == "approve" else "deny"
+        verdict: AnswerVerdict = "grant" if review.verdict == "approve" else "deny"
         if verdict == "grant" and approvals.authorized(request.approvers, person):
             differs = difference(request.action, self.provider.file_changes(pr.number))
             if differs:

@@ -27,9 +27,9 @@ from typing import Any
 
 import yaml
 
+from core.policy.actions import Action, TargetRef
 from mcp_servers.gitops.providers.base import FileChange
 from mcp_servers.gitops.repo import kind_is_cluster_scoped
-from mcp_servers.policy.actions import Action, TargetRef
 
 Key = tuple[str, str, str]  # kind, namespace ("" when cluster-scoped), name
 SINGLE = ("scale", "resize", "patch", "restart", "rollback")

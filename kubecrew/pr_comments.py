@@ -42,24 +42,24 @@ from typing import Any, Literal
 import git
 import yaml
 
+from core.errors import Conflict, NotFound
+from core.policy.actions import Action, EvaluationRequest, TargetRef
+from core.policy.approvals import authorized
+from core.policy.audit import AuditEntry
+from core.policy.catalog import PolicySet
+from core.policy.documents.common import Principals
+from core.policy.evaluation import stakeholders
+from core.policy.people import People
+from core.policy.proposals import ApprovalRequest, Identity
+from core.policy.store.base import Store
 from kubecrew import pr_amendments, pr_supersession
 from kubecrew.pr_amendments import Amendment
 from kubecrew.pr_approvals import Ledger, forge_key
 from kubecrew.pr_supersession import Superseded
-from mcp_servers.common.errors import Conflict, NotFound
 from mcp_servers.gitops.approval_links import marked
 from mcp_servers.gitops.providers.base import Comment, Provider, PullRequest
 from mcp_servers.gitops.repo import Repository
 from mcp_servers.gitops.yamledit import edit
-from mcp_servers.policy.actions import Action, EvaluationRequest, TargetRef
-from mcp_servers.policy.approvals import ApprovalRequest, authorized
-from mcp_servers.policy.audit import AuditEntry
-from mcp_servers.policy.catalog import PolicySet
-from mcp_servers.policy.documents.common import Principals
-from mcp_servers.policy.evaluation import stakeholders
-from mcp_servers.policy.people import People
-from mcp_servers.policy.proposals import Identity
-from mcp_servers.policy.store.base import Store
 
 CommentKind = Literal[
     "amended",  # the PR has a new commit doing what was asked

@@ -22,15 +22,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from core.policy.actions import Action, ReplicaChange
+from core.policy.catalog import PolicySet
+from core.policy.negotiation import negotiate, new_proposal_id
+from core.policy.proposals import ApprovalAnswer, ApprovalRequest, Identity, Proposal
+from core.policy.store.base import Store
 from kubecrew.pr_amendments import Amendment
 from mcp_servers.gitops.approval_links import PREFIX, mark
 from mcp_servers.gitops.providers.base import Provider, PullRequest
-from mcp_servers.policy.actions import Action, ReplicaChange
-from mcp_servers.policy.approvals import ApprovalAnswer, ApprovalRequest
-from mcp_servers.policy.catalog import PolicySet
-from mcp_servers.policy.negotiation import negotiate, new_proposal_id
-from mcp_servers.policy.proposals import Identity, Proposal
-from mcp_servers.policy.store.base import Store
 from mcp_servers.policy.tools_proposals import request_of
 
 

@@ -21,9 +21,8 @@ from rich.console import Console
 from kubecrew.terminal import print_failure
 
 if TYPE_CHECKING:
-    from mcp_servers.policy.approvals import ApprovalRequest
-    from mcp_servers.policy.proposals import ProposalRecord, ProposalState
-    from mcp_servers.policy.store.base import Store
+    from core.policy.proposals import ApprovalRequest, ProposalRecord, ProposalState
+    from core.policy.store.base import Store
 
 app = typer.Typer(
     name="proposals",
@@ -68,9 +67,9 @@ def _out(text: str) -> None:
 
 def opened_store(given: str | None) -> Store:
     """The store `--store` names; a missing SQLite file is an error here, not a new empty store."""
-    from mcp_servers.common.errors import ToolError
-    from mcp_servers.policy.store import KUBERNETES, SPEC_ENV, open_store
-    from mcp_servers.policy.store.sqlite import default_path
+    from core.errors import ToolError
+    from core.policy.store import KUBERNETES, SPEC_ENV, open_store
+    from core.policy.store.sqlite import default_path
 
     spec = given or os.environ.get(SPEC_ENV)
     if spec is None or not (spec == KUBERNETES or spec.startswith(KUBERNETES + ":")):
@@ -124,7 +123,7 @@ def show(
     kubecrew proposals show p-1a2b3c4d
     ```
     """
-    from mcp_servers.common.errors import ToolError
+    from core.errors import ToolError
 
     opened = opened_store(store)
     try:

@@ -104,7 +104,7 @@ def run(
     ```
     """
     from agents.runtime.brain import planner_from_env
-    from mcp_servers.common.errors import ToolError
+    from core.errors import ToolError
 
     asked = dict(zip((j.name for j in JOBS), (patrol, capacity, escalations, propagate, audit,
                                                blueprints), strict=True))  # fmt: skip

@@ -25,7 +25,7 @@ from kubecrew.proposal_commands import StoreOption
 from kubecrew.terminal import print_failure
 
 if TYPE_CHECKING:
-    from mcp_servers.policy.store.base import Store
+    from core.policy.store.base import Store
 
 Json = dict[str, Any]
 
@@ -48,8 +48,8 @@ def status(
     kubecrew status --repo ./deploy --json
     ```
     """
+    from core.errors import ToolError
     from kubecrew.crew import crew_file, read_crew_file
-    from mcp_servers.common.errors import ToolError
 
     try:
         crew = read_crew_file(crew_file())
@@ -120,8 +120,8 @@ def _policy(spec: str | None, count: int) -> Json:
 
 
 def _existing_store(spec: str | None) -> Store | None:
-    from mcp_servers.policy.store import KUBERNETES, SPEC_ENV, open_store
-    from mcp_servers.policy.store.sqlite import default_path
+    from core.policy.store import KUBERNETES, SPEC_ENV, open_store
+    from core.policy.store.sqlite import default_path
 
     spec = spec or os.environ.get(SPEC_ENV)
     if spec is None or not (spec == KUBERNETES or spec.startswith(KUBERNETES + ":")):

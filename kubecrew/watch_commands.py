@@ -96,7 +96,7 @@ def watch(
     from agents.runtime.notify.watcher import WatchPlan
     from agents.runtime.notify.watcher import watch as run_watch
     from agents.runtime.toolbox import Servers
-    from mcp_servers.common.errors import ToolError
+    from core.errors import ToolError
 
     log = Console(stderr=True, highlight=False, soft_wrap=True)
     every_s = period(every, "--every")
@@ -144,8 +144,8 @@ def watch(
 
 def _in_slack(handler: Handler, healer: Healer | None, channel: str, api_url: str) -> Handler:
     from agents.runtime.notify.incidents import default_path
+    from core.errors import ToolError
     from kubecrew.slack import incidents
-    from mcp_servers.common.errors import ToolError
 
     try:
         messages = incidents.open_messages(channel, api_url=api_url, incidents=default_path())

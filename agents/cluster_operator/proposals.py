@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from agents.runtime.toolbox import Toolbox
-from mcp_servers.policy.proposals import APPROVED
+from core.policy.proposals import APPROVED
 
 
 @dataclass(frozen=True)

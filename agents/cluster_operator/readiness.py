@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from agents.cluster_operator.nodes import said
 from agents.runtime.errors import AgentError
 from agents.runtime.toolbox import Toolbox
-from mcp_servers.policy.documents.readiness import NodeReadinessPolicy, ReadinessRule
+from core.policy.documents.readiness import NodeReadinessPolicy, ReadinessRule
 
 KIND = "NodeReadinessPolicy"
 NODE_FIELDS = ["metadata.name", "metadata.labels", "spec.taints", "status.conditions"]

@@ -19,7 +19,7 @@ from typing import Any, TypedDict
 import yaml
 
 from agents.runtime.toolbox import Toolbox
-from mcp_servers.policy.documents.change import ChangePolicy
+from core.policy.documents.change import ChangePolicy
 
 CLASS_LABEL = "kubecrew.io/workload-class"
 CHECKPOINT = "kubecrew.io/checkpointed-at"

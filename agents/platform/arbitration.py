@@ -35,7 +35,7 @@ import yaml
 from agents.platform.coverage import documents
 from agents.runtime.errors import ToolFailed
 from agents.runtime.toolbox import Toolbox
-from mcp_servers.policy.documents.priority import PriorityPolicy
+from core.policy.documents.priority import PriorityPolicy
 
 Answer = Literal["grant", "deny", "left"]
 AGENT = "platform"

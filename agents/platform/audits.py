@@ -40,10 +40,10 @@ from agents.platform.workloads import (
 from agents.runtime.errors import AgentError, ToolFailed
 from agents.runtime.loop.mutation import Refused
 from agents.runtime.toolbox import Toolbox
-from mcp_servers.common.errors import ToolError
+from core.errors import ToolError
+from core.policy.documents.blueprint import NamespaceBlueprint
+from core.policy.documents.images import ImagePolicy
 from mcp_servers.gitops.yamledit import Edit, edit
-from mcp_servers.policy.documents.blueprint import NamespaceBlueprint
-from mcp_servers.policy.documents.images import ImagePolicy
 
 KINDS = ("Deployment", "StatefulSet", "DaemonSet", "Pod")
 FIELDS = ["metadata.labels", "metadata.ownerReferences", "spec"]

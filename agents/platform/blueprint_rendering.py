@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agents.platform.rendering import MANAGED_LABEL, MANAGER
-from mcp_servers.policy.documents.blueprint import NamespaceBlueprint
+from core.policy.documents.blueprint import NamespaceBlueprint
 
 BLUEPRINT_LABEL = "kubecrew.io/blueprint"
 RBAC = "rbac.authorization.k8s.io"

@@ -36,8 +36,8 @@ from agents.platform.rendering import differences
 from agents.runtime.errors import AgentError, ToolFailed
 from agents.runtime.loop.mutation import Refused
 from agents.runtime.toolbox import Toolbox
-from mcp_servers.policy.documents.blueprint import NamespaceBlueprint
-from mcp_servers.policy.documents.priority import Ownership
+from core.policy.documents.blueprint import NamespaceBlueprint
+from core.policy.documents.priority import Ownership
 
 TEAM_LABEL = "kubecrew.io/team"
 Channel = Literal["git", "direct"]

@@ -21,8 +21,8 @@ from pydantic import ValidationError
 
 from agents.runtime.errors import AgentError
 from agents.runtime.toolbox import Toolbox
-from mcp_servers.policy.documents import PolicyDocument
-from mcp_servers.policy.documents.egress import EgressPolicy
+from core.policy.documents import PolicyDocument
+from core.policy.documents.egress import EgressPolicy
 
 REPO_LABEL = "kubecrew.io/gitops-repo"  # the gitops server's MANAGED_BY_LABEL
 SYSTEM = frozenset({"kube-system", "kube-public", "kube-node-lease"})

@@ -33,7 +33,7 @@ from agents.runtime.errors import ToolFailed
 from agents.runtime.loop.mutation import find_pr, sync_change
 from agents.runtime.loop.state import Target
 from agents.runtime.toolbox import Toolbox
-from mcp_servers.policy.proposals import APPROVED
+from core.policy.proposals import APPROVED
 
 AGENT = "platform"
 LABEL = "kubecrew-platform"

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_servers.policy.documents.blueprint import quantity
-from mcp_servers.policy.documents.egress import Destination, EgressPolicy
+from core.policy.documents.blueprint import quantity
+from core.policy.documents.egress import Destination, EgressPolicy
 
 NAME_LABEL = "kubernetes.io/metadata.name"  # set by the API server on every Namespace
 POLICY_LABEL = "kubecrew.io/egress-policy"

@@ -25,9 +25,9 @@ from typing import Any, Literal, TypedDict
 
 from pydantic import ValidationError
 
-from mcp_servers.policy.documents.blueprint import LimitRangeSpec, quantity
-from mcp_servers.policy.documents.images import ImageSpec, pinned, repository
-from mcp_servers.policy.documents.selectors import LabelSelector
+from core.policy.documents.blueprint import LimitRangeSpec, quantity
+from core.policy.documents.images import ImageSpec, pinned, repository
+from core.policy.documents.selectors import LabelSelector
 
 Severity = Literal["critical", "high", "medium", "low"]
 RESOURCE_CHECKS = ("no-requests", "no-limits")

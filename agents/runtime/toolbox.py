@@ -40,8 +40,8 @@ from mcp_servers.kube.settings import KubeSettings
 from mcp_servers.metrics.settings import MetricsSettings
 
 if TYPE_CHECKING:
+    from core.policy.settings import PolicySettings
     from mcp_servers.gitops.settings import GitopsSettings
-    from mcp_servers.policy.tools_base import PolicySettings
 
 Json = dict[str, Any]
 OnCall = Callable[[str, Json], None]

@@ -4,7 +4,7 @@ An `Action` is what an agent or a person proposes (scale Deployment shop/web fro
 patch; resize its container web's CPU request from 500m to 100m). An `EvaluationRequest` adds
 what the policies judge it by: the live target object, its metrics, the time, and the labels
 of its namespace (for EgressPolicy's namespace classes).
-`cel_input()` is the one place the documented CEL input (`mcp_servers.policy.cel`) is built:
+`cel_input()` is the one place the documented CEL input (`core.policy.cel`) is built:
 optional fields that are unknown are absent keys, so rules guard with has(), and metrics are
 all doubles, so `metrics.x < 1` and `metrics.x * 2.0` both work. A resize's quantities stay
 Kubernetes quantity strings in the action, and the CEL input adds each one's value in base units
@@ -18,9 +18,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from mcp_servers.common.errors import InvalidArgument
-from mcp_servers.policy.documents.blueprint import Quantity, quantity
-from mcp_servers.policy.documents.common import ActionType, DnsLabel
+from core.errors import InvalidArgument
+from core.policy.documents.blueprint import Quantity, quantity
+from core.policy.documents.common import ActionType, DnsLabel
 
 # The Kubernetes API verb each action mostly uses (`action.verb` in CEL), as RBAC names them.
 VERBS: dict[str, str] = {

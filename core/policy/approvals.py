@@ -22,73 +22,32 @@ backend applies the same outcome and only has to write it atomically.
 
 from __future__ import annotations
 
-import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Annotated, Literal
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from mcp_servers.common.errors import Conflict, PermissionDenied
-from mcp_servers.policy import audit
-from mcp_servers.policy.actions import Action
-from mcp_servers.policy.documents.common import Principals
-from mcp_servers.policy.proposals import Decision, Identity, ProposalRecord, TranscriptEvent
+from core.errors import Conflict, PermissionDenied
+from core.policy import audit
+from core.policy.documents.common import Principals
+from core.policy.proposals import (
+    AnswerVerdict,
+    ApprovalAnswer,
+    ApprovalRequest,
+    ApprovalState,
+    Channel,
+    Decision,
+    Identity,
+    ProposalRecord,
+    TranscriptEvent,
+)
 
 if TYPE_CHECKING:
-    from mcp_servers.policy.store.base import Store, TargetState
+    from core.policy.store.base import Store, TargetState
 
-ApprovalState = Literal["pending", "granted", "denied", "expired"]
-Channel = Literal["cli", "slack", "pull-request", "mcp"]
-AnswerVerdict = Literal["grant", "deny"]
-# Why a request was opened: an approval rule asked for people by name; the proposer refused a
-# counter-offer; counters did not converge; a tie the org sends to a person; a rule that could
-# not be evaluated. Only "approval-rule" never names the org's arbiter.
-Cause = Literal["approval-rule", "counter-refused", "no-agreement", "tie", "unevaluable"]
-DEFAULT_EXPIRY = timedelta(hours=24)
 ADMINS = Principals(groups=["kubecrew-admins"])  # who decides when no policy names anyone
 STORE = Identity(kind="agent", name="policy-store")
-
-
-class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class ApprovalAnswer(_Record):
-    by: Identity
-    via: Channel
-    verdict: AnswerVerdict
-    reason: str = ""
-    at: datetime
-
-
-class ApprovalRequest(_Record):
-    id: str
-    proposal: str
-    action: Action  # what the person approves: the action as the negotiation left it
-    approvers: Principals
-    min_approvals: Annotated[int, Field(ge=1)] = 1
-    reasons: list[str]  # why a person decides: the rules and rounds that escalated it
-    cause: Cause = "approval-rule"  # requests stored before causes were recorded came from rules
-    requested_at: datetime
-    expires_at: datetime
-    state: ApprovalState = "pending"
-    answers: list[ApprovalAnswer] = []
-    claimed_by: str | None = None  # the waiter that resumed with the ended request
-
-    @property
-    def ended(self) -> bool:
-        return self.state != "pending"
-
-    def describe(self) -> str:
-        text = f"{self.id} ({self.state}): {self.action.describe()} for proposal {self.proposal}"
-        return text + f", by {self.approvers.describe()}"
-
-
-def new_request_id() -> str:
-    return f"a-{secrets.token_hex(4)}"
 
 
 def authorized(approvers: Principals, who: Identity) -> bool:

@@ -19,14 +19,18 @@ import hashlib
 import json
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mcp_servers.policy.proposals import Decision, Evaluation, Proposal, TranscriptEvent
-
-if TYPE_CHECKING:
-    from mcp_servers.policy.approvals import ApprovalAnswer, ApprovalRequest
+from core.policy.proposals import (
+    ApprovalAnswer,
+    ApprovalRequest,
+    Decision,
+    Evaluation,
+    Proposal,
+    TranscriptEvent,
+)
 
 AuditKind = Literal["proposal", "evaluation", "decision", "approval", "answer", "mutation"]
 GENESIS = "0" * 64  # the `previous` of the first record

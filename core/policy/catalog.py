@@ -12,9 +12,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
-from mcp_servers.common.errors import InvalidArgument, NotFound
-from mcp_servers.policy.documents import KINDS, PolicyDocument, PriorityPolicy
-from mcp_servers.policy.documents.priority import DEFAULT_PRIORITY, PrioritySpec
+from core.errors import InvalidArgument, NotFound
+from core.policy.documents import KINDS, PolicyDocument, PriorityPolicy
+from core.policy.documents.priority import DEFAULT_PRIORITY, PrioritySpec
 
 T = TypeVar("T", bound=PolicyDocument)
 

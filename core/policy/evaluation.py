@@ -13,11 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from mcp_servers.policy.actions import EvaluationRequest
-from mcp_servers.policy.catalog import PolicySet
-from mcp_servers.policy.checks import capacity, change, cost, egress
-from mcp_servers.policy.checks.base import Scope
-from mcp_servers.policy.documents import (
+from core.policy.actions import EvaluationRequest
+from core.policy.catalog import PolicySet
+from core.policy.checks import capacity, change, cost, egress
+from core.policy.checks.base import Scope
+from core.policy.documents import (
     CapacityPolicy,
     ChangePolicy,
     CostPolicy,
@@ -25,8 +25,8 @@ from mcp_servers.policy.documents import (
     Ownership,
     PolicyDocument,
 )
-from mcp_servers.policy.findings import Applicability, EvaluationReport, Finding, Stakeholder
-from mcp_servers.policy.resolution import resolve
+from core.policy.findings import Applicability, EvaluationReport, Finding, Stakeholder
+from core.policy.resolution import resolve
 
 _CHECKS: dict[type[Any], Callable[[Scope, Any], list[Finding]]] = {
     CapacityPolicy: capacity.check,

@@ -12,9 +12,8 @@ by the Cluster Operator's rules (`rule device-plugin`, and `rule kubelet-ready`,
 
 from __future__ import annotations
 
-from mcp_servers.policy.approvals import DEFAULT_EXPIRY
-from mcp_servers.policy.catalog import LoadedPolicy
-from mcp_servers.policy.documents import (
+from core.policy.catalog import LoadedPolicy
+from core.policy.documents import (
     CapacityPolicy,
     ChangePolicy,
     CostPolicy,
@@ -25,10 +24,11 @@ from mcp_servers.policy.documents import (
     Ownership,
     PriorityPolicy,
 )
-from mcp_servers.policy.documents.blueprint import Amounts
-from mcp_servers.policy.documents.common import Condition, format_duration
-from mcp_servers.policy.documents.priority import TEAM_LABEL
-from mcp_servers.policy.documents.selectors import LabelSelector
+from core.policy.documents.blueprint import Amounts
+from core.policy.documents.common import Condition, format_duration
+from core.policy.documents.priority import TEAM_LABEL
+from core.policy.documents.selectors import LabelSelector
+from core.policy.proposals import DEFAULT_EXPIRY
 
 
 def explain(policy: LoadedPolicy) -> list[str]:

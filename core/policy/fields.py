@@ -20,7 +20,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
-from mcp_servers.policy.documents.common import Located
+from core.policy.documents.common import Located
 
 Part = str | int
 Detail = tuple[str, str | None, int | None]  # reason, field path, line

@@ -14,8 +14,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from mcp_servers.policy.actions import Action
-from mcp_servers.policy.documents.common import Concern, Principals
+from core.policy.actions import Action
+from core.policy.documents.common import Concern, Principals
 
 Effect = Literal["reject", "support", "warn", "require-approval", "defer", "error", "pass"]
 Outcome = Literal["allow", "counter", "reject", "escalate"]

@@ -22,10 +22,10 @@ from pathlib import Path
 import yaml
 from pydantic import ValidationError
 
-from mcp_servers.common.errors import InvalidArgument
-from mcp_servers.policy.catalog import LoadedPolicy, PolicySet, Source
-from mcp_servers.policy.documents import API_VERSION, KINDS, MODELS
-from mcp_servers.policy.fields import duplicate_keys, line_of, problems_of
+from core.errors import InvalidArgument
+from core.policy.catalog import LoadedPolicy, PolicySet, Source
+from core.policy.documents import API_VERSION, KINDS, MODELS
+from core.policy.fields import duplicate_keys, line_of, problems_of
 
 SUFFIXES = (".yaml", ".yml")
 

@@ -31,28 +31,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from mcp_servers.common.errors import Conflict
-from mcp_servers.policy.actions import Action, EvaluationRequest, ReplicaChange
-from mcp_servers.policy.approvals import (
-    ADMINS,
+from core.errors import Conflict
+from core.policy.actions import Action, EvaluationRequest, ReplicaChange
+from core.policy.approvals import ADMINS, STORE
+from core.policy.catalog import PolicySet
+from core.policy.documents.common import Principals
+from core.policy.documents.priority import PrioritySpec
+from core.policy.evaluation import evaluate
+from core.policy.findings import ApprovalNeed, Citation, Counter, EvaluationReport, Stakeholder
+from core.policy.proposals import (
     DEFAULT_EXPIRY,
-    STORE,
     ApprovalRequest,
     Cause,
-    new_request_id,
-)
-from mcp_servers.policy.catalog import PolicySet
-from mcp_servers.policy.documents.common import Principals
-from mcp_servers.policy.documents.priority import PrioritySpec
-from mcp_servers.policy.evaluation import evaluate
-from mcp_servers.policy.findings import (
-    ApprovalNeed,
-    Citation,
-    Counter,
-    EvaluationReport,
-    Stakeholder,
-)
-from mcp_servers.policy.proposals import (
     Decision,
     Evaluation,
     Outcome,
@@ -60,9 +50,10 @@ from mcp_servers.policy.proposals import (
     ProposalRecord,
     TranscriptEvent,
     Verdict,
+    new_request_id,
 )
-from mcp_servers.policy.resolution import resolve
-from mcp_servers.policy.store.base import Store, TargetState
+from core.policy.resolution import resolve
+from core.policy.store.base import Store, TargetState
 
 ROUNDS = 3
 ATTEMPTS = 5

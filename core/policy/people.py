@@ -31,8 +31,8 @@ from typing import Annotated, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from mcp_servers.common.errors import InvalidArgument
-from mcp_servers.policy.proposals import Identity
+from core.errors import InvalidArgument
+from core.policy.proposals import Identity
 
 Account = Literal["slack", "github"]
 PEOPLE_ENV = "KUBECREW_PEOPLE"

@@ -10,15 +10,16 @@ rule, and how it ended.
 from __future__ import annotations
 
 import re
-from datetime import datetime
+import secrets
+from datetime import datetime, timedelta
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mcp_servers.common.errors import InvalidArgument
-from mcp_servers.policy.actions import Action
-from mcp_servers.policy.documents.common import Principals
-from mcp_servers.policy.findings import Citation
+from core.errors import InvalidArgument
+from core.policy.actions import Action
+from core.policy.documents.common import Principals
+from core.policy.findings import Citation
 
 ProposalState = Literal["open", "decided", "escalated"]
 Verdict = Literal["accept", "reject", "counter"]
@@ -39,7 +40,6 @@ def record_id(value: str, *, argument: str) -> str:
             "list_approvals show the ids"
         )
     return value
-
 
 
 class _Record(BaseModel):
@@ -156,3 +156,49 @@ class ProposalRecord(_Record):
     version: int
     transcript: list[TranscriptEvent]
     decision: Decision | None = None
+
+
+# Approval requests: what an escalated proposal waits on (`approvals` says how they end).
+ApprovalState = Literal["pending", "granted", "denied", "expired"]
+Channel = Literal["cli", "slack", "pull-request", "mcp"]
+AnswerVerdict = Literal["grant", "deny"]
+# Why a request was opened: an approval rule asked for people by name; the proposer refused a
+# counter-offer; counters did not converge; a tie the org sends to a person; a rule that could
+# not be evaluated. Only "approval-rule" never names the org's arbiter.
+Cause = Literal["approval-rule", "counter-refused", "no-agreement", "tie", "unevaluable"]
+DEFAULT_EXPIRY = timedelta(hours=24)
+
+
+class ApprovalAnswer(_Record):
+    by: Identity
+    via: Channel
+    verdict: AnswerVerdict
+    reason: str = ""
+    at: datetime
+
+
+class ApprovalRequest(_Record):
+    id: str
+    proposal: str
+    action: Action  # what the person approves: the action as the negotiation left it
+    approvers: Principals
+    min_approvals: Annotated[int, Field(ge=1)] = 1
+    reasons: list[str]  # why a person decides: the rules and rounds that escalated it
+    cause: Cause = "approval-rule"  # requests stored before causes were recorded came from rules
+    requested_at: datetime
+    expires_at: datetime
+    state: ApprovalState = "pending"
+    answers: list[ApprovalAnswer] = []
+    claimed_by: str | None = None  # the waiter that resumed with the ended request
+
+    @property
+    def ended(self) -> bool:
+        return self.state != "pending"
+
+    def describe(self) -> str:
+        text = f"{self.id} ({self.state}): {self.action.describe()} for proposal {self.proposal}"
+        return text + f", by {self.approvers.describe()}"
+
+
+def new_request_id() -> str:
+    return f"a-{secrets.token_hex(4)}"

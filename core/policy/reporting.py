@@ -6,7 +6,7 @@ content, and a chat message. The structured report stays the source of truth; th
 
 from __future__ import annotations
 
-from mcp_servers.policy.findings import EvaluationReport, Verdict
+from core.policy.findings import EvaluationReport, Verdict
 
 _MARK = {
     "reject": "REJECT",

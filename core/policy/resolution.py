@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from mcp_servers.policy.actions import Action
-from mcp_servers.policy.documents.common import Concern
-from mcp_servers.policy.documents.priority import PrioritySpec
-from mcp_servers.policy.findings import (
+from core.policy.actions import Action
+from core.policy.documents.common import Concern
+from core.policy.documents.priority import PrioritySpec
+from core.policy.findings import (
     ApprovalNeed,
     ConcernVerdict,
     Counter,

@@ -17,15 +17,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from mcp_servers.common.errors import InvalidArgument, PermissionDenied
-from mcp_servers.policy.proposals import Identity
-from mcp_servers.policy.store.base import Store
+from core.errors import InvalidArgument, PermissionDenied
+from core.policy.proposals import Identity
+from core.policy.store.base import Store
 
 POLICIES_ENV = "KUBECREW_POLICIES"
 USER_ENV = "KUBECREW_USER"
 GROUPS_ENV = "KUBECREW_GROUPS"
 # The defaults kubecrew ships (the project's policies/), for a server started anywhere.
 SHIPPED = Path(__file__).resolve().parents[2] / "policies"
+
 
 @dataclass(frozen=True)
 class PolicySettings:

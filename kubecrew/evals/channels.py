@@ -22,6 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from agents.runtime.brain import Planner
+from core.policy.people import People, load_people
+from core.policy.proposals import Identity
+from core.policy.store import open_store
 from kubecrew import pr_comments
 from kubecrew.evals.format import Chat, PrComment
 from kubecrew.evals.world import Built, WorldFailed
@@ -32,9 +35,6 @@ from kubecrew.slack.owners import load_policies
 from mcp_servers.gitops.providers.local import LocalProvider
 from mcp_servers.gitops.repo import Repository
 from mcp_servers.gitops.settings import GitopsSettings
-from mcp_servers.policy.people import People, load_people
-from mcp_servers.policy.proposals import Identity
-from mcp_servers.policy.store import open_store
 
 OnCall = Callable[[str, dict[str, Any]], None]
 PENDING = "{pending}"

@@ -38,8 +38,8 @@ from pydantic import (
     model_validator,
 )
 
-from mcp_servers.policy.approvals import ApprovalState
-from mcp_servers.policy.people import People, Person
+from core.policy.people import People, Person
+from core.policy.proposals import ApprovalState
 from sandbox import scenario as sandbox_scenario
 from sandbox.faults import FaultSpecError, parse_spec
 

@@ -42,6 +42,7 @@ from agents.runtime.brain import (
 from agents.runtime.errors import ModelUnavailable
 from agents.runtime.roles import load_role
 from agents.runtime.toolbox import open_toolbox
+from core.policy.store import open_store
 from kubecrew.evals import triggers
 from kubecrew.evals.format import Scenario, load
 from kubecrew.evals.observe import changed
@@ -50,7 +51,6 @@ from kubecrew.evals.world import Built, build
 from mcp_servers.gitops.providers.local import LocalProvider
 from mcp_servers.gitops.repo import Repository
 from mcp_servers.policy.server import build as build_policy
-from mcp_servers.policy.store import open_store
 
 Mode = Literal["deterministic", "llm"]
 SCRIPTED_ENV = "KUBECREW_EVAL_SCRIPTED"  # tests only: the scripted model factory, module:function

@@ -26,6 +26,8 @@ from mcp.server.fastmcp import FastMCP
 from mcp.shared.memory import create_connected_server_and_client_session
 
 from agents.runtime.toolbox import Servers
+from core.policy.people import Person
+from core.policy.settings import SHIPPED, PolicySettings
 from kubecrew.evals.format import Edit, Scenario, Settle
 from kubecrew.evals.observe import Cluster, set_at
 from kubecrew.sandbox_faults import FAULTS_PATH
@@ -34,8 +36,6 @@ from mcp_servers.gitops.server import build as build_gitops
 from mcp_servers.gitops.settings import GitopsSettings
 from mcp_servers.kube.server import build as build_kube
 from mcp_servers.kube.settings import KubeSettings
-from mcp_servers.policy.people import Person
-from mcp_servers.policy.tools_base import SHIPPED, PolicySettings
 from sandbox.server import Options, Sandbox
 
 # An agent's role (agents/<role>/AGENTS.md: its allow-list) -> the name the policies know it by

@@ -11,7 +11,7 @@
     owners.py        the owners' channel of a request's target (Ownership spec.slack)
     conversation.py  the seam for mentions and DMs: a Router the agent runtime provides
 
-Approvals are the policy store's (`mcp_servers.policy.approvals`): this package only shows them
+Approvals are the policy store's (`core.policy.approvals`): this package only shows them
 and carries clicks to `approvals.answer`, so Slack authorises exactly as every other channel.
 Importing this package imports nothing heavy; `kubecrew --help` stays quick.
 """

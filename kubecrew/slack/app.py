@@ -29,6 +29,7 @@ from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
+from core.policy.proposals import AnswerVerdict
 from kubecrew.slack import approvals_ui, clicks
 from kubecrew.slack.conversation import Router, route_messages
 from kubecrew.slack.deps import SlackDeps
@@ -40,7 +41,6 @@ from kubecrew.slack.settings import (
     SetupError,
     SlackSettings,
 )
-from mcp_servers.policy.approvals import AnswerVerdict
 
 log = logging.getLogger(__name__)
 

@@ -22,10 +22,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, TypedDict
 
-from mcp_servers.policy import approvals
-from mcp_servers.policy.approvals import ApprovalAnswer, ApprovalRequest
-from mcp_servers.policy.findings import Citation
-from mcp_servers.policy.proposals import Decision
+from core.policy import approvals
+from core.policy.findings import Citation
+from core.policy.proposals import ApprovalAnswer, ApprovalRequest, Decision
 
 GRANT, DENY = "kubecrew-approval-grant", "kubecrew-approval-deny"  # the buttons' action_ids
 BLOCK = "kubecrew-approval"

@@ -20,14 +20,14 @@ from typing import Any
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from core.errors import Conflict, NotFound, PermissionDenied, ToolError
+from core.policy import approvals
+from core.policy.proposals import AnswerVerdict
+from core.policy.store.base import Store
 from kubecrew.slack import approvals_ui
 from kubecrew.slack.deps import SlackDeps
 from kubecrew.slack.ledger import Ledger, Post
 from kubecrew.slack.posts import show
-from mcp_servers.common.errors import Conflict, NotFound, PermissionDenied, ToolError
-from mcp_servers.policy import approvals
-from mcp_servers.policy.approvals import AnswerVerdict
-from mcp_servers.policy.store.base import Store
 
 log = logging.getLogger(__name__)
 

@@ -98,7 +98,7 @@ def slack(
     SLACK_BOT_TOKEN=xoxb-... SLACK_APP_TOKEN=xapp-... kubecrew slack --channel C0123ABCD
     ```
     """
-    from mcp_servers.common.errors import ToolError
+    from core.errors import ToolError
 
     try:
         service, settings, door = _service(
@@ -137,14 +137,14 @@ def _service(
     poll: float,
 ) -> tuple[SlackService, SlackSettings, FrontDoor]:
     """Everything checked and built before serving; ToolErrors say what is wrong."""
+    from core.policy.people import load_people
+    from core.policy.store import open_store
     from kubecrew.slack import settings as slack_settings
     from kubecrew.slack.app import SlackService, connect
     from kubecrew.slack.conversation import front_door_router
     from kubecrew.slack.deps import SlackDeps
     from kubecrew.slack.ledger import ledger_path
     from kubecrew.slack.owners import load_policies
-    from mcp_servers.policy.people import load_people
-    from mcp_servers.policy.store import open_store
 
     store = crew.policy_store
     settings = slack_settings.SlackSettings(
@@ -226,7 +226,7 @@ def _resume_answered(
 
 
 def _ready(what: str, store: str | None) -> None:
-    from mcp_servers.policy.store import describe_spec
+    from core.policy.store import describe_spec
 
     print(f"kubecrew slack: {what}; approvals from {describe_spec(store)}", file=sys.stderr)
     sys.stderr.flush()

@@ -33,10 +33,10 @@ from slack_bolt import Ack, App
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
+from core.policy.proposals import Identity
 from kubecrew.slack.approvals_ui import escape
 from kubecrew.slack.clicks import allowed
 from kubecrew.slack.deps import SlackDeps
-from mcp_servers.policy.proposals import Identity
 
 if TYPE_CHECKING:
     from kubecrew.frontdoor import FrontDoor, Reply

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from core.policy.catalog import PolicySet
+from core.policy.people import People
+from core.policy.store.base import Store
 from kubecrew.slack.ledger import Ledger
 from kubecrew.slack.settings import SlackSettings
-from mcp_servers.policy.catalog import PolicySet
-from mcp_servers.policy.people import People
-from mcp_servers.policy.store.base import Store
 
 
 def _utc_now() -> datetime:

@@ -42,16 +42,16 @@ from agents.runtime.notify.desk import Handler, HandlerResult
 from agents.runtime.notify.handlers import heal_incident
 from agents.runtime.notify.incidents import Incident
 from agents.runtime.toolbox import Servers
+from core.errors import ToolError
+from core.policy.actions import Action, EvaluationRequest
+from core.policy.actions import TargetRef as Subject
+from core.policy.catalog import PolicySet
+from core.policy.documents.priority import Ownership
+from core.policy.evaluation import stakeholders
 from kubecrew.slack.app import connect
 from kubecrew.slack.ledger import FILE_NAME, Ledger, Post
 from kubecrew.slack.owners import load_policies
 from kubecrew.slack.settings import BOT_TOKEN_ENV, Credentials, SetupError, SlackSettings
-from mcp_servers.common.errors import ToolError
-from mcp_servers.policy.actions import Action, EvaluationRequest
-from mcp_servers.policy.actions import TargetRef as Subject
-from mcp_servers.policy.catalog import PolicySet
-from mcp_servers.policy.documents.priority import Ownership
-from mcp_servers.policy.evaluation import stakeholders
 
 log = logging.getLogger(__name__)
 

@@ -18,9 +18,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from mcp_servers.common.errors import Unavailable
-from mcp_servers.policy.store import KUBERNETES, SPEC_ENV
-from mcp_servers.policy.store.sqlite import default_path
+from core.errors import Unavailable
+from core.policy.store import KUBERNETES, SPEC_ENV
+from core.policy.store.sqlite import default_path
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS posts (

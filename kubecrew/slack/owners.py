@@ -13,28 +13,20 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
-from mcp_servers.common.errors import InvalidArgument
-from mcp_servers.policy.actions import EvaluationRequest
-from mcp_servers.policy.approvals import ApprovalRequest
-from mcp_servers.policy.catalog import PolicySet
-from mcp_servers.policy.documents.priority import Ownership
-from mcp_servers.policy.evaluation import stakeholders
-from mcp_servers.policy.loading import load_report
-
-POLICIES_ENV = "KUBECREW_POLICIES"
-# The defaults kubecrew ships, for runs outside a checkout's root (as `kubecrew policy` reads).
-SHIPPED = Path(__file__).resolve().parents[2] / "policies"
+from core.errors import InvalidArgument
+from core.policy.actions import EvaluationRequest
+from core.policy.catalog import PolicySet
+from core.policy.documents.priority import Ownership
+from core.policy.evaluation import stakeholders
+from core.policy.loading import load_report
+from core.policy.proposals import ApprovalRequest
+from core.policy.settings import PolicySettings
 
 
 def load_policies(given: Iterable[Path] = (), environ: Mapping[str, str] = os.environ) -> PolicySet:
     """The policies `--policies` names, else ./policies or the shipped ones plus $KUBECREW_POLICIES;
     InvalidArgument with the first problem when a file is invalid."""
-    paths = list(given)
-    if not paths:
-        local = Path("policies")
-        paths = [local if local.is_dir() else SHIPPED]
-        paths += [Path(p) for p in environ.get(POLICIES_ENV, "").split(os.pathsep) if p]
-    report = load_report(paths)
+    report = load_report(PolicySettings(policies=tuple(given)).policy_paths(environ))
     if report.problems:
         raise InvalidArgument(f"{report.problems[0]}; `kubecrew policy validate` lists them all")
     return report.policy_set()

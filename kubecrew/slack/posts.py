@@ -18,13 +18,13 @@ import threading
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
+from core.errors import ToolError
+from core.policy.findings import Citation
+from core.policy.proposals import ApprovalRequest
+from core.policy.store.base import Store
 from kubecrew.slack import approvals_ui, owners
 from kubecrew.slack.deps import SlackDeps
 from kubecrew.slack.ledger import Ledger, Post
-from mcp_servers.common.errors import ToolError
-from mcp_servers.policy.approvals import ApprovalRequest
-from mcp_servers.policy.findings import Citation
-from mcp_servers.policy.store.base import Store
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from mcp_servers.common.errors import InvalidArgument
+from core.errors import InvalidArgument
 
 BOT_TOKEN_ENV, SIGNING_SECRET_ENV, APP_TOKEN_ENV = (
     "SLACK_BOT_TOKEN",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from mcp_servers.common.errors import InvalidArgument
+from core.errors import InvalidArgument
 
 _LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")

@@ -7,8 +7,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from core.errors import ToolError
 from mcp_servers.common import transport
-from mcp_servers.common.errors import ToolError
 from mcp_servers.gitops.server import build
 from mcp_servers.gitops.settings import GitopsSettings
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_servers.common.errors import Conflict, InvalidArgument, NotFound
+from core.errors import Conflict, InvalidArgument, NotFound
 from mcp_servers.gitops.drift import FieldDiff, compare
 from mcp_servers.gitops.repo import Document, matching
 from mcp_servers.gitops.resources import Resources

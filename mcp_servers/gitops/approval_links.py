@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import re
 
-from mcp_servers.common.errors import InvalidArgument
+from core.errors import InvalidArgument
 from mcp_servers.gitops.providers.base import PullRequest
 
 PREFIX = "kubecrew-approval:"
-_ID = re.compile(r"a-[0-9a-f]{8}")  # approvals.new_request_id's shape
+_ID = re.compile(r"a-[0-9a-f]{8}")  # proposals.new_request_id's shape
 _LINE = re.compile(rf"^[ \t]*{PREFIX}[ \t]*(\S*)[ \t]*$", re.MULTILINE)
 
 

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from mcp_servers.common.errors import InvalidArgument, NotFound, ToolError
-from mcp_servers.kube.connection import Api
+from core.connection import Api
+from core.errors import InvalidArgument, NotFound, ToolError
 
 Controller = Literal["argocd", "flux"]
 MAX_WAIT = 600  # seconds; a longer wait belongs to a person watching the controller's own UI

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 
 from mcp.types import ToolAnnotations
 
-from mcp_servers.common.errors import InvalidArgument
+from core.connection import Clusters
+from core.errors import InvalidArgument
 from mcp_servers.gitops.providers.base import Provider
 from mcp_servers.gitops.repo import Repository
 from mcp_servers.gitops.resources import Resources
 from mcp_servers.gitops.settings import GitopsSettings
-from mcp_servers.kube.connection import Clusters
 
 CLUSTER_READ = ToolAnnotations(
     readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=True

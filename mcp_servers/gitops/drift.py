@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_servers.common.errors import NotFound, ToolError
+from core.errors import NotFound, ToolError
 from mcp_servers.gitops.repo import Document
 from mcp_servers.gitops.resources import Resources
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-from mcp_servers.common.errors import InvalidArgument
+from core.errors import InvalidArgument
 
 _BAD = re.compile(r"[\x00-\x1f\\]")
 _BRANCH = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$")

@@ -26,7 +26,7 @@ import git
 import yaml
 from gitdb.base import IStream  # type: ignore[import-untyped]
 
-from mcp_servers.common.errors import Conflict, InvalidArgument, NotFound, ToolError
+from core.errors import Conflict, InvalidArgument, NotFound, ToolError
 from mcp_servers.gitops import paths
 
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
+from core.connection import Api
+from core.errors import InvalidArgument, NotFound
 from mcp_servers.common import arguments
-from mcp_servers.common.errors import InvalidArgument, NotFound
-from mcp_servers.kube.connection import Api
 
 
 @dataclass(frozen=True)

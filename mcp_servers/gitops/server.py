@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from mcp.server.fastmcp import FastMCP
 
+from core.connection import Clusters
 from mcp_servers.common import arguments
 from mcp_servers.common.bounds import page
 from mcp_servers.common.tools import READ_ONLY, new_server
@@ -25,7 +26,6 @@ from mcp_servers.gitops.deps import Deps
 from mcp_servers.gitops.providers import provider_for
 from mcp_servers.gitops.repo import Document, Repository, matching
 from mcp_servers.gitops.settings import GitopsSettings
-from mcp_servers.kube.connection import Clusters
 
 
 def build(settings: GitopsSettings) -> FastMCP:

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_servers.common.errors import NotFound, ToolError
+from core.errors import NotFound, ToolError
 from mcp_servers.gitops import deferral, kustomize
 from mcp_servers.gitops.drift import FieldDiff, compare
 from mcp_servers.gitops.repo import Document, Repository

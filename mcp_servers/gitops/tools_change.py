@@ -8,8 +8,8 @@ from typing import Any
 
 from mcp.server.fastmcp import FastMCP
 
+from core.errors import Conflict, InvalidArgument, PermissionDenied
 from mcp_servers.common import arguments
-from mcp_servers.common.errors import Conflict, InvalidArgument, PermissionDenied
 from mcp_servers.gitops import adopt, approval_links, paths, sync
 from mcp_servers.gitops.deps import Deps, text_arg, write_hints
 from mcp_servers.gitops.providers.base import Verdict

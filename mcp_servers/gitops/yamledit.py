@@ -21,7 +21,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 from ruamel.yaml.util import load_yaml_guess_indent
 
-from mcp_servers.common.errors import InvalidArgument, NotFound
+from core.errors import InvalidArgument, NotFound
 
 _SEPARATOR = re.compile(r"^---(\s.*)?$")
 _STEP = re.compile(

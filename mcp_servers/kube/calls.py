@@ -18,9 +18,11 @@ from typing import Any
 
 import yaml
 
-from mcp_servers.common.errors import InvalidArgument, ToolError
+from core.connection import Api, Json
+from core.errors import InvalidArgument, ToolError
+from core.policy.actions import Action, ReplicaChange, TargetRef
+from core.policy.documents.common import ActionType
 from mcp_servers.kube import drain, resizing
-from mcp_servers.kube.connection import Api, Json
 from mcp_servers.kube.settings import KubeSettings
 from mcp_servers.kube.writes import (
     APPLY_PATCH,
@@ -31,8 +33,6 @@ from mcp_servers.kube.writes import (
     Writes,
     parse_patch,
 )
-from mcp_servers.policy.actions import Action, ReplicaChange, TargetRef
-from mcp_servers.policy.documents.common import ActionType
 
 
 @dataclass(frozen=True)

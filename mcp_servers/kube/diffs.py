@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mcp_servers.kube.connection import Json
+from core.connection import Json
 from mcp_servers.kube.redaction import marker, redact
 
 # Fields the API server rewrites on every write: noise in a diff.

@@ -18,12 +18,9 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Literal
 
+from core.connection import Api, Json
+from core.errors import NotFound, PermissionDenied
 from mcp_servers.common import arguments
-from mcp_servers.common.errors import (
-    NotFound,
-    PermissionDenied,
-)
-from mcp_servers.kube.connection import Api, Json
 from mcp_servers.kube.settings import KubeSettings
 
 Action = Literal["evict", "skip", "refuse"]

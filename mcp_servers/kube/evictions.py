@@ -15,8 +15,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from mcp_servers.common.errors import InvalidArgument, NotFound, ToolError, TooManyRequests
-from mcp_servers.kube.connection import Api, Json
+from core.connection import Api, Json
+from core.errors import InvalidArgument, NotFound, ToolError, TooManyRequests
 from mcp_servers.kube.drain import DrainPlan, PodMove
 
 Progress = Callable[[int, int, str], None]  # (done, total, message)

@@ -16,7 +16,7 @@ resize's requests) and error messages, never from manifests or patches, so no Se
 reach it. A resize is carried only with the approved values (`differs`: the same quantities).
 
 Knows nothing of MCP (`tools_write.guard` wraps the tools with it). The store lives on a thread
-of its own (`tools_base.StoreThread`), as in the policy server.
+of its own (`core.policy.store.thread`), as in the policy server.
 """
 
 from __future__ import annotations
@@ -26,21 +26,21 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from mcp_servers.common.errors import NotFound, ToolError
+from core.connection import Json
+from core.errors import NotFound, ToolError
+from core.policy.actions import Action, EvaluationRequest, TargetRef
+from core.policy.audit import AuditEntry
+from core.policy.catalog import PolicySet
+from core.policy.checks.change import EVICTIONS_METRIC
+from core.policy.evaluation import evaluate
+from core.policy.findings import EvaluationReport
+from core.policy.loading import load
+from core.policy.proposals import ProposalRecord, record_id
+from core.policy.store import open_store
+from core.policy.store.thread import StoreThread
 from mcp_servers.kube.calls import Planned, plan_call
-from mcp_servers.kube.connection import Json
 from mcp_servers.kube.settings import KubeSettings
 from mcp_servers.kube.writes import Writes
-from mcp_servers.policy.actions import Action, EvaluationRequest, TargetRef
-from mcp_servers.policy.audit import AuditEntry
-from mcp_servers.policy.catalog import PolicySet
-from mcp_servers.policy.checks.change import EVICTIONS_METRIC
-from mcp_servers.policy.evaluation import evaluate
-from mcp_servers.policy.findings import EvaluationReport
-from mcp_servers.policy.loading import load
-from mcp_servers.policy.proposals import ProposalRecord, record_id
-from mcp_servers.policy.store import open_store
-from mcp_servers.policy.store.thread import StoreThread
 
 _BLOCKING = ("reject", "require-approval", "defer", "error")
 NEXT = (

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from mcp_servers.common.errors import Conflict, InvalidArgument, NotFound
-from mcp_servers.kube.connection import Json
+from core.connection import Json
+from core.errors import Conflict, InvalidArgument, NotFound
 from mcp_servers.kube.writes import CONTENT_TYPES, MANAGER, Writes, retrying
 
 Effect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]

@@ -9,9 +9,9 @@ strategy has a rollout to watch, as in kubectl. Pure functions of the object; no
 
 from __future__ import annotations
 
-from mcp_servers.common.errors import InvalidArgument
+from core.connection import Json
+from core.errors import InvalidArgument
 from mcp_servers.kube import rollouts
-from mcp_servers.kube.connection import Json
 
 KINDS = {"deployment": "Deployment", "statefulset": "StatefulSet", "daemonset": "DaemonSet"}
 ALIASES = {"deploy": "deployment", "deployments": "deployment", "sts": "statefulset",

@@ -16,10 +16,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from core.connection import Api, Clusters, Json
+from core.errors import InvalidArgument, NotFound, PermissionDenied
 from mcp_servers.common import arguments, bounds, yamltext
-from mcp_servers.common.errors import InvalidArgument, NotFound, PermissionDenied
 from mcp_servers.kube import rows
-from mcp_servers.kube.connection import Api, Clusters, Json
 from mcp_servers.kube.redaction import LAST_APPLIED, redact
 from mcp_servers.kube.resources import Catalog, Resource
 from mcp_servers.kube.settings import KubeSettings

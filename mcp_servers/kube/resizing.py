@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.connection import Json
+from core.errors import InvalidArgument, NotFound
+from core.policy.actions import QuantityChange, Resource, ResourceChange
+from core.policy.documents.blueprint import quantity
 from mcp_servers.common import arguments
-from mcp_servers.common.errors import InvalidArgument, NotFound
-from mcp_servers.kube.connection import Json
 from mcp_servers.kube.writes import CONTENT_TYPES, MANAGER, Writes, only
-from mcp_servers.policy.actions import QuantityChange, Resource, ResourceChange
-from mcp_servers.policy.documents.blueprint import quantity
 
 RESIZABLE = {"Deployment", "StatefulSet", "DaemonSet"}
 _FIELDS = ("containers", "initContainers")

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from core.connection import Api
+from core.errors import NotFound, PermissionDenied
 from mcp_servers.common import arguments
-from mcp_servers.common.errors import NotFound, PermissionDenied
-from mcp_servers.kube.connection import Api
 
 # Groups preferred when a short name or kind is ambiguous (the built-ins before extensions).
 _PREFERRED = ("", "apps", "batch", "autoscaling", "networking.k8s.io", "policy")

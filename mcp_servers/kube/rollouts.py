@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from mcp_servers.common.errors import InvalidArgument, NotFound
-from mcp_servers.kube.connection import Api, Json
+from core.connection import Api, Json
+from core.errors import InvalidArgument, NotFound
 from mcp_servers.kube.writes import CONTENT_TYPES, MANAGER, Target, Writes, only, result, retrying
 
 REVISION = "deployment.kubernetes.io/revision"

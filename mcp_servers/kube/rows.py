@@ -17,7 +17,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from mcp_servers.common.errors import InvalidArgument
+from core.errors import InvalidArgument
 
 Json = dict[str, Any]
 Row = dict[str, Any]

@@ -3,7 +3,7 @@
 Thin on purpose: each tool validates nothing itself and computes nothing itself; it hands its
 arguments to `Reads` / `Views` (which check them against `common.arguments` and the namespace
 allow-list) off the event loop, so one slow 5,000-pod list never stalls the session's other
-calls. Errors are the `common.errors` tree; FastMCP turns them into `isError` results whose text
+calls. Errors are the `core.errors` tree; FastMCP turns them into `isError` results whose text
 is the error's message, which says what to do next.
 
 Every tool here only reads, so each is annotated readOnly, non-destructive and idempotent; a
@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING
 
 from mcp.server.fastmcp import FastMCP
 
+from core.connection import Clusters, Json
 from mcp_servers.common.bounds import DEFAULT_LIMIT
 from mcp_servers.common.tools import READ_ONLY, new_server, off_loop
 from mcp_servers.kube import tools_diagnose, tools_drain, tools_watch, tools_write
-from mcp_servers.kube.connection import Clusters, Json
 from mcp_servers.kube.reads import Output, Reads
 from mcp_servers.kube.resources import Catalog
 from mcp_servers.kube.settings import KubeSettings

@@ -16,9 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from mcp_servers.common.errors import PermissionDenied
+from core.errors import PermissionDenied
+from core.policy.settings import POLICIES_ENV
 
-POLICIES_ENV = "KUBECREW_POLICIES"  # as the policy server reads it (policy.tools_base)
 AGENT = "kube-mcp"
 
 

@@ -13,11 +13,11 @@ from typing import Any
 
 from mcp.server.fastmcp import FastMCP
 
+from core.connection import Clusters
+from core.errors import InvalidArgument, PermissionDenied
 from mcp_servers.common import arguments
 from mcp_servers.common.bounds import page
-from mcp_servers.common.errors import InvalidArgument, PermissionDenied
 from mcp_servers.common.tools import READ_ONLY, off_loop
-from mcp_servers.kube.connection import Clusters
 from mcp_servers.kube.diagnosis import Diagnosis, diagnose
 from mcp_servers.kube.diagnosis.findings import ObjectRef, as_dict
 from mcp_servers.kube.diagnosis.recommend import recommend

@@ -16,10 +16,10 @@ import anyio.from_thread
 from mcp.server.fastmcp import Context, FastMCP
 from mcp.types import ToolAnnotations
 
+from core.connection import Clusters, Json
 from mcp_servers.common.tools import READ_ONLY, off_loop
 from mcp_servers.kube import drain as engine
 from mcp_servers.kube import evictions
-from mcp_servers.kube.connection import Clusters, Json
 from mcp_servers.kube.settings import KubeSettings
 from mcp_servers.kube.tools_write import gated
 

@@ -24,11 +24,11 @@ import urllib3
 from kubernetes.client.exceptions import ApiException
 from mcp.server.fastmcp import FastMCP
 
+from core.connection import Api, Clusters, Json
+from core.errors import InvalidArgument, NotFound, PermissionDenied, Unavailable
 from mcp_servers.common import arguments
-from mcp_servers.common.errors import InvalidArgument, NotFound, PermissionDenied, Unavailable
 from mcp_servers.common.tools import READ_ONLY, off_loop
 from mcp_servers.kube import rows
-from mcp_servers.kube.connection import Api, Clusters, Json
 from mcp_servers.kube.settings import KubeSettings
 
 MAX_TIMEOUT = 25  # below the client's 30 s request timeout of every other call

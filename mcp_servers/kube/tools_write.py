@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 from mcp.server.fastmcp import FastMCP
 from mcp.types import ToolAnnotations
 
-from mcp_servers.common.errors import PermissionDenied
+from core.connection import Json
+from core.errors import PermissionDenied
 from mcp_servers.common.tools import off_loop
 from mcp_servers.kube import node_writes, resizing, rollouts
-from mcp_servers.kube.connection import Json
 from mcp_servers.kube.node_writes import Effect
 from mcp_servers.kube.writes import PatchType, Propagation, Writes
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_servers.common import arguments, bounds, quantity
-from mcp_servers.common.errors import InvalidArgument
+from core import quantity
+from core.connection import Json
+from core.errors import InvalidArgument
+from mcp_servers.common import arguments, bounds
 from mcp_servers.kube import progress, rollouts, rows
-from mcp_servers.kube.connection import Json
 from mcp_servers.kube.reads import Reads
 
 MiB = 2**20

@@ -21,10 +21,10 @@ from typing import Any, Literal, cast
 
 import yaml
 
+from core.connection import Api, Clusters, Json
+from core.errors import Conflict, InvalidArgument, NotFound, PermissionDenied
 from mcp_servers.common import arguments, bounds
-from mcp_servers.common.errors import Conflict, InvalidArgument, NotFound, PermissionDenied
 from mcp_servers.kube import diffs
-from mcp_servers.kube.connection import Api, Clusters, Json
 from mcp_servers.kube.resources import Catalog, Resource
 from mcp_servers.kube.settings import KubeSettings
 

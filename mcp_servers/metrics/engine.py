@@ -15,9 +15,9 @@ import time
 from dataclasses import asdict
 from typing import Any
 
+from core.connection import Api, Clusters
+from core.errors import InvalidArgument
 from mcp_servers.common import arguments, bounds
-from mcp_servers.common.errors import InvalidArgument
-from mcp_servers.kube.connection import Api, Clusters
 from mcp_servers.metrics import fallback, promql, signals, slo, utilization
 from mcp_servers.metrics.prometheus import Json, Prometheus
 from mcp_servers.metrics.settings import MAX_POINTS, MAX_SERIES, MetricsSettings

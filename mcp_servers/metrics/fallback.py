@@ -6,7 +6,7 @@ current sample (average and peak are that sample; the window is ignored), node p
 Node conditions and current use against allocatable, and the request-based answers (golden
 signals, SLO burn rate) are unavailable: `unavailable(...)` says so and what would enable them.
 
-The cluster is reached only through `mcp_servers.kube.connection.Api` (the kubeconfig path a
+The cluster is reached only through `core.connection.Api` (the kubeconfig path a
 real cluster uses); requests and limits come from the pods' specs, owners from ownerReferences.
 """
 
@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.connection import Api
+from core.errors import Unavailable
+from core.quantity import amount
 from mcp_servers.common import arguments
-from mcp_servers.common.errors import Unavailable
-from mcp_servers.common.quantity import amount
-from mcp_servers.kube.connection import Api
 from mcp_servers.metrics.utilization import PRESSURES, NodePressure, WorkloadUsage
 
 METRICS = "/apis/metrics.k8s.io/v1beta1"

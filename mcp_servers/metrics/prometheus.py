@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 
-from mcp_servers.common.errors import InvalidArgument, PermissionDenied, Unavailable
+from core.errors import InvalidArgument, PermissionDenied, Unavailable
 from mcp_servers.metrics.settings import MetricsSettings
 
 Json = dict[str, Any]

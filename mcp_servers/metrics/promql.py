@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
+from core.errors import InvalidArgument
 from mcp_servers.common import arguments
-from mcp_servers.common.errors import InvalidArgument
 
 _DURATION = re.compile(r"^([1-9][0-9]{0,4})(s|m|h|d|w)$")
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from mcp_servers.common.errors import InvalidArgument, NotFound
+from core.errors import InvalidArgument, NotFound
 from mcp_servers.metrics import signals
 from mcp_servers.metrics.prometheus import Prometheus
 

@@ -1,25 +1,5 @@
-"""The shared policy store's engine: policy documents, CEL conditions, loading and evaluation.
+"""The policy store's MCP face: `server` builds the FastMCP server, `tools_*` its tools.
 
-Plain typed Python, no MCP and no cluster access: the policy MCP server, the negotiation protocol,
-approvals and the audit log build on these modules, and `kubecrew policy` drives them offline.
-
-    documents/   the Kubernetes-style policy kinds (pydantic, strict: a typo is an error),
-                 with their selectors and maintenance windows
-    cel          compiling, checking and running the CEL conditions rules carry
-    loading      files and directories -> a PolicySet, or precise one-line problems
-                 (fields: validation errors as YAML paths and lines)
-    catalog      the PolicySet: validated documents and where each came from
-    actions      the typed Action under evaluation and the CEL input built from it
-    checks/      what each kind says about one action, as findings citing policy and rule
-    resolution   findings -> one verdict, by the PriorityPolicy's order of concerns
-    evaluation   the dry run: which policies apply, which rules fire, who the stakeholders are
-    explaining   a policy in words, rule by rule; reporting: an evaluation report in words
-    proposals    the negotiation's records: Proposal, Evaluation, Decision, transcript events
-    negotiation  stakeholders' automatic answers, counter rounds, one decision per proposal;
-                 an escalation opens an approval request
-    approvals    durable ApprovalRequests: who may answer, what an answer or expiry settles,
-                 waiting for the answer exactly once
-    audit        the hash-chained audit log's records, what each store write records, verify
-    store/       the Store interface (base), the embedded SQLite backend (sqlite, sqlite_*)
-                 and the Kubernetes custom-resource backend (kubernetes, kube_*)
+The domain (documents, evaluation, negotiation, approvals, audit, stores) is `core.policy`; this
+package only turns it into tools, with who acts fixed by the server's configuration.
 """

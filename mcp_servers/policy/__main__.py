@@ -7,10 +7,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from core.errors import ToolError
+from core.policy.settings import PolicySettings
 from mcp_servers.common import transport
-from mcp_servers.common.errors import ToolError
 from mcp_servers.policy.server import build
-from mcp_servers.policy.tools_base import PolicySettings
 
 
 def main(argv: list[str] | None = None) -> None:

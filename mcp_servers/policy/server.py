@@ -2,8 +2,8 @@
 
 The tools read policy documents and run the dry run (`tools_policies`), propose and read
 proposals (`tools_proposals`), and list and answer approval requests and read the audit log
-(`tools_approvals`). Identity is configuration (`tools_base`): the server acts as one agent or
-one person, whoever calls its tools. What is registered says what that identity may do:
+(`tools_approvals`). Identity is configuration (`core.policy.settings`): the server acts as one
+agent or one person, whoever calls its tools. What is registered says what that identity may do:
 
     every server      list_policies get_policy explain_policy evaluate_action
                       get_proposal list_proposals evaluate_proposal
@@ -14,7 +14,7 @@ one person, whoever calls its tools. What is registered says what that identity 
 
 Policies are loaded once at start (a bad file stops the start, naming the file, line and
 field); the store is opened once and lives on its own thread until the process ends.
-Errors are the `common.errors` tree; FastMCP returns them as `isError` results whose text is
+Errors are the `core.errors` tree; FastMCP returns them as `isError` results whose text is
 the message, which says what to do next (PermissionDenied for a person who is no approver,
 Conflict for a request that already ended or expired).
 """
@@ -26,17 +26,13 @@ from collections.abc import Mapping
 
 from mcp.server.fastmcp import FastMCP
 
+from core.policy.loading import load
+from core.policy.settings import PolicySettings, claimed_identity, vouched_identity
+from core.policy.store import open_store
+from core.policy.store.thread import StoreThread
 from mcp_servers.common.tools import new_server
 from mcp_servers.policy import tools_approvals, tools_policies, tools_proposals
-from mcp_servers.policy.loading import load
-from mcp_servers.policy.store import open_store
-from mcp_servers.policy.tools_base import (
-    Deps,
-    PolicySettings,
-    StoreThread,
-    claimed_identity,
-    vouched_identity,
-)
+from mcp_servers.policy.tools_base import Deps
 
 INSTRUCTIONS = """The shared policy store. Before changing something another team owns, dry-run
 it with `evaluate_action`, then `propose` it: the stakeholders' policies answer at once and the

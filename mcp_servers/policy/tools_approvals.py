@@ -24,17 +24,16 @@ from typing import Any, Literal
 
 from mcp.server.fastmcp import FastMCP
 
+from core.errors import Conflict, PermissionDenied
+from core.policy import approvals
+from core.policy.audit import AuditKind, AuditRecord, verify
+from core.policy.catalog import PolicySet
+from core.policy.documents.change import ChangePolicy
+from core.policy.proposals import AnswerVerdict, ApprovalRequest, ApprovalState, Identity, record_id
+from core.policy.store.base import Store
 from mcp_servers.common.bounds import DEFAULT_LIMIT, MAX_LIMIT, page
-from mcp_servers.common.errors import Conflict, PermissionDenied
 from mcp_servers.common.tools import READ_ONLY
-from mcp_servers.policy import approvals
-from mcp_servers.policy.approvals import AnswerVerdict, ApprovalRequest, ApprovalState
-from mcp_servers.policy.audit import AuditKind, AuditRecord, verify
-from mcp_servers.policy.catalog import PolicySet
-from mcp_servers.policy.documents.change import ChangePolicy
-from mcp_servers.policy.proposals import Identity
-from mcp_servers.policy.store.base import Store
-from mcp_servers.policy.tools_base import Deps, record_id, text, write_hints
+from mcp_servers.policy.tools_base import Deps, text, write_hints
 from mcp_servers.policy.tools_proposals import approval_json, decision_json
 
 # answer_approval: an answer cannot be taken back and may end the request (and decide its

@@ -7,28 +7,22 @@ never tool arguments; the store runs on a thread of its own (`core.policy.store.
 
 from __future__ import annotations
 
-import asyncio
-import getpass
-import os
-import re
-from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from mcp.types import ToolAnnotations
 from pydantic import ValidationError
 
+from core.errors import InvalidArgument
+from core.policy.actions import Action, ReplicaChange, parse_target
+from core.policy.catalog import PolicySet
+from core.policy.documents.common import ActionType
+from core.policy.proposals import Identity
+from core.policy.settings import PolicySettings
+from core.policy.store.thread import StoreThread
 from mcp_servers.common import arguments
-from mcp_servers.common.errors import InvalidArgument, PermissionDenied
-from mcp_servers.policy.actions import Action, ReplicaChange, parse_target
-from mcp_servers.policy.catalog import PolicySet
-from mcp_servers.policy.documents.common import ActionType
-from mcp_servers.policy.proposals import Identity
-from mcp_servers.policy.settings import PolicySettings
-from mcp_servers.policy.store.thread import StoreThread
 
 T = TypeVar("T")
 

@@ -14,17 +14,17 @@ from typing import Any
 
 from mcp.server.fastmcp import FastMCP
 
+from core.policy.actions import EvaluationRequest
+from core.policy.catalog import LoadedPolicy, PolicySet
+from core.policy.documents.common import ActionType
+from core.policy.documents.priority import TEAM_LABEL
+from core.policy.evaluation import evaluate
+from core.policy.explaining import explain, summary
+from core.policy.findings import EvaluationReport
+from core.policy.reporting import render
 from mcp_servers.common.bounds import DEFAULT_LIMIT, page
 from mcp_servers.common.tools import READ_ONLY, off_loop
 from mcp_servers.common.yamltext import dump
-from mcp_servers.policy.actions import EvaluationRequest
-from mcp_servers.policy.catalog import LoadedPolicy, PolicySet
-from mcp_servers.policy.documents.common import ActionType
-from mcp_servers.policy.documents.priority import TEAM_LABEL
-from mcp_servers.policy.evaluation import evaluate
-from mcp_servers.policy.explaining import explain, summary
-from mcp_servers.policy.findings import EvaluationReport
-from mcp_servers.policy.reporting import render
 from mcp_servers.policy.tools_base import Deps, Via, action_json, build_action, moment
 from mcp_servers.policy.tools_proposals import resized
 

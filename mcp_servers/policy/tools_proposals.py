@@ -17,24 +17,30 @@ from typing import Any, Literal
 from mcp.server.fastmcp import FastMCP
 from pydantic import ValidationError
 
+from core.errors import InvalidArgument
+from core.policy.actions import Action, EvaluationRequest, ResourceChange
+from core.policy.documents.common import ActionType
+from core.policy.evaluation import evaluate
+from core.policy.findings import EvaluationReport, Stakeholder
+from core.policy.negotiation import answer_for, negotiate, new_proposal_id
+from core.policy.proposals import (
+    ApprovalRequest,
+    Decision,
+    Impact,
+    Proposal,
+    ProposalRecord,
+    ProposalState,
+    record_id,
+)
+from core.policy.store.base import Store
 from mcp_servers.common.bounds import DEFAULT_LIMIT, page
-from mcp_servers.common.errors import InvalidArgument
 from mcp_servers.common.tools import READ_ONLY, off_loop
-from mcp_servers.policy.actions import Action, EvaluationRequest, ResourceChange
-from mcp_servers.policy.approvals import ApprovalRequest
-from mcp_servers.policy.documents.common import ActionType
-from mcp_servers.policy.evaluation import evaluate
-from mcp_servers.policy.findings import EvaluationReport, Stakeholder
-from mcp_servers.policy.negotiation import answer_for, negotiate, new_proposal_id
-from mcp_servers.policy.proposals import Decision, Impact, Proposal, ProposalRecord, ProposalState
-from mcp_servers.policy.store.base import Store
 from mcp_servers.policy.tools_base import (
     Deps,
     Via,
     action_json,
     build_action,
     moment,
-    record_id,
     text,
     write_hints,
 )

@@ -9,11 +9,11 @@ import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from core.policy.proposals import ApprovalRequest
 from kubecrew.pr_approvals import Outcome
 from mcp_servers.gitops.approval_links import marked
 from mcp_servers.gitops.providers.base import Provider
 from mcp_servers.gitops.providers.local import LocalProvider
-from mcp_servers.policy.approvals import ApprovalRequest
 from tests.channels.conftest import comments_synced
 from tests.pr_channel.conftest import WEB, Policy, crew_pr, synced
 from tests.support.github import FakeGitHub

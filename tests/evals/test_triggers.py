@@ -14,9 +14,9 @@ from typing import Any
 
 import yaml
 
+from core.policy.settings import SHIPPED
 from kubecrew.evals.run import run_file
 from kubecrew.evals.world import IDENTITIES
-from mcp_servers.policy.tools_base import SHIPPED
 
 HEALTHY = """\
 name: {name}

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
+from core.policy.settings import SHIPPED
 from kubecrew.crew import CrewOptions
 from mcp_servers.gitops.providers.local import LocalProvider
 from mcp_servers.gitops.repo import Repository
 from mcp_servers.gitops.settings import GitopsSettings
-from mcp_servers.policy.tools_base import SHIPPED
 from sandbox.server import Sandbox
 from tests.agents.loop.conftest import Team, make_team
 from tests.agents.loop.test_approval_waits_durably import WEB_REVIEWS

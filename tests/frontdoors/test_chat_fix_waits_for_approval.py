@@ -16,10 +16,10 @@ import anyio
 import pytest
 
 from agents.runtime.brain import Deterministic
+from core.policy.proposals import Identity
+from core.policy.store import open_store
 from kubecrew.crew import resolve
 from kubecrew.frontdoor import FrontDoor
-from mcp_servers.policy.proposals import Identity
-from mcp_servers.policy.store import open_store
 from sandbox.server import Sandbox
 from tests.agents.loop.conftest import Team
 from tests.agents.loop.test_approval_waits_durably import proposals

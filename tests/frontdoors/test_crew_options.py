@@ -12,10 +12,10 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from core.errors import InvalidArgument, NotFound
+from core.policy.settings import SHIPPED
 from kubecrew.cli import app
 from kubecrew.crew import CrewOptions, resolve
-from mcp_servers.common.errors import InvalidArgument, NotFound
-from mcp_servers.policy.tools_base import SHIPPED
 from tests.frontdoors.conftest import crew_env
 from tests.mcp.gitops.conftest import git
 from tests.support.mcp_hosts import KUBECREW

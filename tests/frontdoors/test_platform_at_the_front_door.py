@@ -11,11 +11,11 @@ from pathlib import Path
 import anyio
 
 from agents.runtime.brain import Deterministic
+from core.policy.negotiation import negotiate
+from core.policy.proposals import Identity
+from core.policy.store import open_store
 from kubecrew.crew import resolve
 from kubecrew.frontdoor import FrontDoor, route
-from mcp_servers.policy.negotiation import negotiate
-from mcp_servers.policy.proposals import Identity
-from mcp_servers.policy.store import open_store
 from tests.agents.loop.conftest import Team
 from tests.frontdoors.conftest import crew_of
 from tests.policy.builders import defaults, downscale

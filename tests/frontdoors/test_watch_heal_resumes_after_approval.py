@@ -20,8 +20,8 @@ from agents.runtime.notify.handlers import Healer
 from agents.runtime.notify.incidents import Incident, Incidents, Wait
 from agents.runtime.notify.watcher import WatchPlan, watch
 from agents.runtime.toolbox import Servers
+from core.policy.store import open_store
 from kubecrew.crew import resolve
-from mcp_servers.policy.store import open_store
 from sandbox.server import Sandbox
 from tests.agents.loop.conftest import FAST, Team
 from tests.agents.loop.test_approval_waits_durably import proposals

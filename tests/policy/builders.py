@@ -6,13 +6,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from mcp_servers.policy.actions import Action, EvaluationRequest, ReplicaChange, parse_target
-from mcp_servers.policy.catalog import PolicySet
-from mcp_servers.policy.evaluation import evaluate
-from mcp_servers.policy.findings import EvaluationReport
-from mcp_servers.policy.loading import load
-from mcp_servers.policy.negotiation import new_proposal_id
-from mcp_servers.policy.proposals import Identity, Impact, Proposal
+from core.policy.actions import Action, EvaluationRequest, ReplicaChange, parse_target
+from core.policy.catalog import PolicySet
+from core.policy.evaluation import evaluate
+from core.policy.findings import EvaluationReport
+from core.policy.loading import load
+from core.policy.negotiation import new_proposal_id
+from core.policy.proposals import Identity, Impact, Proposal
 
 POLICIES = Path(__file__).parents[2] / "policies"
 # A Wednesday noon in Paris: outside the node maintenance windows.

@@ -14,15 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from mcp_servers.common.errors import Conflict, InvalidArgument, PermissionDenied
-from mcp_servers.policy import approvals
-from mcp_servers.policy.actions import Action, ReplicaChange, parse_target
-from mcp_servers.policy.approvals import ApprovalRequest
-from mcp_servers.policy.catalog import PolicySet
-from mcp_servers.policy.loading import load
-from mcp_servers.policy.negotiation import negotiate, new_proposal_id
-from mcp_servers.policy.proposals import Decision, Identity, Proposal
-from mcp_servers.policy.store.sqlite import SqliteStore
+from core.errors import Conflict, InvalidArgument, PermissionDenied
+from core.policy import approvals
+from core.policy.actions import Action, ReplicaChange, parse_target
+from core.policy.catalog import PolicySet
+from core.policy.loading import load
+from core.policy.negotiation import negotiate, new_proposal_id
+from core.policy.proposals import ApprovalRequest, Decision, Identity, Proposal
+from core.policy.store.sqlite import SqliteStore
 from tests.policy.builders import NOON, POLICIES, defaults
 
 OPERATOR = Identity(kind="agent", name="cluster-operator")

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from mcp_servers.policy.approvals import ApprovalRequest
-from mcp_servers.policy.negotiation import negotiate
-from mcp_servers.policy.store.sqlite import SqliteStore
+from core.policy.negotiation import negotiate
+from core.policy.proposals import ApprovalRequest
+from core.policy.store.sqlite import SqliteStore
 from tests.policy.builders import defaults, downscale
 
 KUBECREW = str(Path(sys.executable).parent / "kubecrew")

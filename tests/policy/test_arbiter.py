@@ -18,18 +18,17 @@ import anyio
 import pytest
 from mcp.shared.memory import create_connected_server_and_client_session
 
-from mcp_servers.common.errors import PermissionDenied
-from mcp_servers.policy import approvals
-from mcp_servers.policy.actions import Action, parse_target
-from mcp_servers.policy.approvals import ApprovalRequest
-from mcp_servers.policy.catalog import PolicySet
-from mcp_servers.policy.documents.common import Principals
-from mcp_servers.policy.loading import load
-from mcp_servers.policy.negotiation import negotiate
-from mcp_servers.policy.proposals import Identity, Proposal
+from core.errors import PermissionDenied
+from core.policy import approvals
+from core.policy.actions import Action, parse_target
+from core.policy.catalog import PolicySet
+from core.policy.documents.common import Principals
+from core.policy.loading import load
+from core.policy.negotiation import negotiate
+from core.policy.proposals import ApprovalRequest, Identity, Proposal
+from core.policy.settings import PolicySettings
+from core.policy.store.sqlite import SqliteStore
 from mcp_servers.policy.server import build
-from mcp_servers.policy.store.sqlite import SqliteStore
-from mcp_servers.policy.tools_base import PolicySettings
 from tests.policy.builders import NOON, POLICIES, downscale
 
 PLATFORM = Identity(kind="agent", name="platform")

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from mcp_servers.policy import audit
-from mcp_servers.policy.audit import AuditEntry
-from mcp_servers.policy.negotiation import negotiate
-from mcp_servers.policy.store.sqlite import SqliteStore
+from core.policy import audit
+from core.policy.audit import AuditEntry
+from core.policy.negotiation import negotiate
+from core.policy.store.sqlite import SqliteStore
 from tests.policy.builders import NOON, defaults, downscale
 
 KUBECREW = str(Path(sys.executable).parent / "kubecrew")

@@ -15,14 +15,14 @@ from typing import Any
 
 import pytest
 
-from mcp_servers.policy import approvals, audit
-from mcp_servers.policy.actions import Action, ReplicaChange, parse_target
-from mcp_servers.policy.catalog import PolicySet
-from mcp_servers.policy.negotiation import Deliberation, deliberate
-from mcp_servers.policy.proposals import Identity, Proposal
-from mcp_servers.policy.store.base import Store
-from mcp_servers.policy.store.kubernetes import KubernetesStore
-from mcp_servers.policy.store.sqlite import SqliteStore
+from core.policy import approvals, audit
+from core.policy.actions import Action, ReplicaChange, parse_target
+from core.policy.catalog import PolicySet
+from core.policy.negotiation import Deliberation, deliberate
+from core.policy.proposals import Identity, Proposal
+from core.policy.store.base import Store
+from core.policy.store.kubernetes import KubernetesStore
+from core.policy.store.sqlite import SqliteStore
 from sandbox.server import Sandbox
 from tests.policy.builders import NOON, defaults
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from mcp_servers.common.errors import InvalidArgument
-from mcp_servers.policy.catalog import LoadedPolicy, PolicySet
-from mcp_servers.policy.documents import Ownership, PriorityPolicy
-from mcp_servers.policy.loading import PolicyLoadError, load, load_report
+from core.errors import InvalidArgument
+from core.policy.catalog import LoadedPolicy, PolicySet
+from core.policy.documents import Ownership, PriorityPolicy
+from core.policy.loading import PolicyLoadError, load, load_report
 
 HEAD = "apiVersion: kubecrew.io/v1alpha1\nkind: {kind}\nmetadata:\n  name: {name}\n"
 

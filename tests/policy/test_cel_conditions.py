@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from mcp_servers.policy import cel
-from mcp_servers.policy.checks.base import Scope
+from core.policy import cel
+from core.policy.checks.base import Scope
 from tests.policy.builders import request
 
 LIVE = {

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from mcp_servers.policy.catalog import PolicySet
-from mcp_servers.policy.loading import parse_text
+from core.policy.catalog import PolicySet
+from core.policy.loading import parse_text
 from tests.policy.builders import check, defaults, fired
 
 DRAINS = "ChangePolicy node-changes / rule large-drains"

@@ -19,19 +19,19 @@ import time
 from multiprocessing.synchronize import Barrier
 from pathlib import Path
 
-from mcp_servers.common.errors import Conflict
-from mcp_servers.policy import approvals, audit
-from mcp_servers.policy.negotiation import negotiate
-from mcp_servers.policy.proposals import Identity
-from mcp_servers.policy.store.sqlite import SqliteStore
+from core.errors import Conflict
+from core.policy import approvals, audit
+from core.policy.negotiation import negotiate
+from core.policy.proposals import AnswerVerdict, Identity
+from core.policy.store.sqlite import SqliteStore
 from tests.policy.builders import NOON, defaults, downscale
 
 ROOT = Path(__file__).parents[2]
 CHILD = """
 import sys, time
 from pathlib import Path
-from mcp_servers.policy.negotiation import negotiate
-from mcp_servers.policy.store.sqlite import SqliteStore
+from core.policy.negotiation import negotiate
+from core.policy.store.sqlite import SqliteStore
 from tests.policy.builders import NOON, defaults, downscale
 
 path, proposal_id, marker = sys.argv[1:]
@@ -101,7 +101,7 @@ def answer_race(
 ) -> None:
     store = SqliteStore(path)
     person = Identity(kind="person", name=name, groups=("shop-admins",))
-    verdict: approvals.AnswerVerdict = "grant" if name == "alice" else "deny"
+    verdict: AnswerVerdict = "grant" if name == "alice" else "deny"
     for request_id in ids:
         barrier.wait()
         try:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from mcp_servers.policy.documents import KINDS
-from mcp_servers.policy.loading import load_report, parse_text
+from core.policy.documents import KINDS
+from core.policy.loading import load_report, parse_text
 from tests.policy.builders import POLICIES
 
 FILES = sorted(p for p in POLICIES.rglob("*") if p.suffix in (".yaml", ".yml"))

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_servers.policy.catalog import LoadedPolicy, PolicySet
-from mcp_servers.policy.documents import PriorityPolicy
+from core.policy.catalog import LoadedPolicy, PolicySet
+from core.policy.documents import PriorityPolicy
 from tests.policy.builders import check, defaults, fired
 
 LOW = {"cpu_utilization": 0.1}

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from mcp_servers.policy.catalog import PolicySet
+from core.policy.catalog import PolicySet
 from tests.policy.builders import check, defaults
 
 RULE = "EgressPolicy shop-egress / rule allowed-destinations"

@@ -12,8 +12,8 @@ import anyio
 import pytest
 from mcp.shared.memory import create_connected_server_and_client_session
 
+from core.policy.settings import PolicySettings
 from mcp_servers.policy.server import build
-from mcp_servers.policy.tools_base import PolicySettings
 from tests.policy.test_policy_cli import kubecrew
 
 VARIANTS = """\

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from mcp_servers.common.errors import PermissionDenied, Unavailable
-from mcp_servers.policy import audit
-from mcp_servers.policy.negotiation import negotiate
-from mcp_servers.policy.store.kubernetes import KubernetesStore
+from core.errors import PermissionDenied, Unavailable
+from core.policy import audit
+from core.policy.negotiation import negotiate
+from core.policy.store.kubernetes import KubernetesStore
 from sandbox.server import Sandbox
 from tests.policy.builders import NOON, defaults, downscale
 from tests.support.kubectl import Kubectl

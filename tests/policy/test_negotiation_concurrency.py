@@ -17,10 +17,10 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_servers.common.errors import Conflict
-from mcp_servers.policy.negotiation import deliberate, negotiate
-from mcp_servers.policy.proposals import Proposal, ProposalRecord
-from mcp_servers.policy.store.sqlite import SqliteStore
+from core.errors import Conflict
+from core.policy.negotiation import deliberate, negotiate
+from core.policy.proposals import Proposal, ProposalRecord
+from core.policy.store.sqlite import SqliteStore
 from tests.policy.builders import NOON, defaults, downscale
 
 POLICIES = defaults()

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from mcp_servers.common.errors import Conflict, NotFound
-from mcp_servers.policy.actions import Action, ReplicaChange, parse_target
-from mcp_servers.policy.catalog import PolicySet
-from mcp_servers.policy.negotiation import negotiate
-from mcp_servers.policy.proposals import Identity
-from mcp_servers.policy.store.sqlite import SqliteStore
+from core.errors import Conflict, NotFound
+from core.policy.actions import Action, ReplicaChange, parse_target
+from core.policy.catalog import PolicySet
+from core.policy.negotiation import negotiate
+from core.policy.proposals import Identity
+from core.policy.store.sqlite import SqliteStore
 from tests.policy.builders import NOON, defaults, downscale
 
 KUBECREW = str(Path(sys.executable).parent / "kubecrew")

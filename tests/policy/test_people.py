@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from mcp_servers.common.errors import InvalidArgument
-from mcp_servers.policy.approvals import authorized
-from mcp_servers.policy.documents.common import Principals
-from mcp_servers.policy.people import load_people
+from core.errors import InvalidArgument
+from core.policy.approvals import authorized
+from core.policy.documents.common import Principals
+from core.policy.people import load_people
 
 PEOPLE = """\
 apiVersion: kubecrew.io/v1alpha1

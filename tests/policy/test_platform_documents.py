@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mcp_servers.policy.documents.blueprint import NamespaceBlueprint, quantity
-from mcp_servers.policy.documents.images import ImagePolicy, pinned, repository
-from mcp_servers.policy.loading import load_report
+from core.policy.documents.blueprint import NamespaceBlueprint, quantity
+from core.policy.documents.images import ImagePolicy, pinned, repository
+from core.policy.loading import load_report
 from tests.policy.builders import POLICIES
 
 HEAD = "apiVersion: kubecrew.io/v1alpha1\nkind: {kind}\nmetadata:\n  name: p\n"

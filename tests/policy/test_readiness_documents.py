@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mcp_servers.policy.documents.readiness import NodeReadinessPolicy
-from mcp_servers.policy.loading import load_report
+from core.policy.documents.readiness import NodeReadinessPolicy
+from core.policy.loading import load_report
 from tests.policy.builders import POLICIES
 
 HEAD = "apiVersion: kubecrew.io/v1alpha1\nkind: NodeReadinessPolicy\nmetadata:\n  name: p\n"

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_servers.policy.actions import Action, ReplicaChange, TargetRef
-from mcp_servers.policy.documents.priority import PrioritySpec
-from mcp_servers.policy.findings import Citation, Finding, ReplicaBounds
-from mcp_servers.policy.resolution import resolve
+from core.policy.actions import Action, ReplicaChange, TargetRef
+from core.policy.documents.priority import PrioritySpec
+from core.policy.findings import Citation, Finding, ReplicaBounds
+from core.policy.resolution import resolve
 
 ACTION = Action(
     type="scale",

@@ -8,8 +8,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_servers.policy.documents.selectors import LabelSelector, Requirement, TargetSelector
-from mcp_servers.policy.documents.windows import WEEKDAYS, MaintenanceWindow
+from core.policy.documents.selectors import LabelSelector, Requirement, TargetSelector
+from core.policy.documents.windows import WEEKDAYS, MaintenanceWindow
 
 keys = st.sampled_from(["app", "tier", "team", "kubecrew.io/tier", "k8s-app"])
 values = st.sampled_from(["web", "api", "front", "back", "critical"])

@@ -16,19 +16,18 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mcp_servers.common.errors import Conflict, InvalidArgument, NotFound
-from mcp_servers.policy import approvals, audit
-from mcp_servers.policy.actions import Action, ReplicaChange, parse_target
-from mcp_servers.policy.approvals import ApprovalRequest
-from mcp_servers.policy.audit import AuditEntry
-from mcp_servers.policy.catalog import PolicySet
-from mcp_servers.policy.loading import load
-from mcp_servers.policy.negotiation import deliberate, negotiate, new_proposal_id
-from mcp_servers.policy.proposals import Identity, Proposal
-from mcp_servers.policy.store.base import Store
-from mcp_servers.policy.store.kube_crds import definitions
-from mcp_servers.policy.store.kubernetes import KubernetesStore
-from mcp_servers.policy.store.sqlite import SqliteStore
+from core.errors import Conflict, InvalidArgument, NotFound
+from core.policy import approvals, audit
+from core.policy.actions import Action, ReplicaChange, parse_target
+from core.policy.audit import AuditEntry
+from core.policy.catalog import PolicySet
+from core.policy.loading import load
+from core.policy.negotiation import deliberate, negotiate, new_proposal_id
+from core.policy.proposals import ApprovalRequest, Identity, Proposal
+from core.policy.store.base import Store
+from core.policy.store.kube_crds import definitions
+from core.policy.store.kubernetes import KubernetesStore
+from core.policy.store.sqlite import SqliteStore
 from sandbox.server import Sandbox
 from tests.policy.builders import NOON, POLICIES, defaults
 

@@ -13,16 +13,16 @@ from typing import Any
 
 import pytest
 
+from core.policy.negotiation import negotiate
+from core.policy.people import People, load_people
+from core.policy.proposals import ApprovalRequest
+from core.policy.store.sqlite import SqliteStore
 from kubecrew.pr_approvals import Ledger, Outcome, ledger_path, sync
 from mcp_servers.gitops.providers import provider_for
 from mcp_servers.gitops.providers.base import Provider
 from mcp_servers.gitops.repo import Repository
 from mcp_servers.gitops.server import build
 from mcp_servers.gitops.yamledit import Edit, edit
-from mcp_servers.policy.approvals import ApprovalRequest
-from mcp_servers.policy.negotiation import negotiate
-from mcp_servers.policy.people import People, load_people
-from mcp_servers.policy.store.sqlite import SqliteStore
 from tests.mcp.gitops.conftest import (
     Call,
     git,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_servers.common.errors import InvalidArgument
+from core.errors import InvalidArgument
 from mcp_servers.gitops.approval_links import mark, marked
 from mcp_servers.gitops.providers.base import PullRequest
 

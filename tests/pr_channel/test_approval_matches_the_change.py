@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
+from core.policy.actions import Action, parse_target
 from kubecrew.pr_changes import difference
 from mcp_servers.gitops.providers import provider_for
 from mcp_servers.gitops.providers.base import FileChange
 from mcp_servers.gitops.repo import Repository
 from mcp_servers.gitops.server import build
-from mcp_servers.policy.actions import Action, parse_target
 from tests.mcp.gitops.conftest import Call, session, settings_for
 from tests.pr_channel.conftest import WEB, Policy, crew_pr, live_count_in_git, synced
 from tests.support.github import FakeGitHub, running_github

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from mcp_servers.common.errors import Conflict
+from core.errors import Conflict
 from mcp_servers.gitops.providers import provider_for
 from mcp_servers.gitops.providers.base import Provider
 from mcp_servers.gitops.repo import Repository

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from core.policy.approvals import answer
+from core.policy.proposals import Identity
 from mcp_servers.gitops.approval_links import mark
 from mcp_servers.gitops.providers import provider_for
 from mcp_servers.gitops.repo import Repository
 from mcp_servers.gitops.server import build
-from mcp_servers.policy.approvals import answer
-from mcp_servers.policy.proposals import Identity
 from tests.mcp.gitops.conftest import Call, session, settings_for
 from tests.pr_channel.conftest import WEB, Policy, crew_pr, synced
 

@@ -18,16 +18,16 @@ from typing import Any
 import httpx
 import pytest
 
+from core.policy.negotiation import negotiate
+from core.policy.people import load_people
+from core.policy.proposals import ApprovalRequest
+from core.policy.store.sqlite import SqliteStore
 from kubecrew.slack.app import HttpServer, SlackService, connect
 from kubecrew.slack.conversation import Router
 from kubecrew.slack.deps import SlackDeps
 from kubecrew.slack.ledger import ledger_path
 from kubecrew.slack.owners import load_policies
 from kubecrew.slack.settings import Credentials, SlackSettings
-from mcp_servers.policy.approvals import ApprovalRequest
-from mcp_servers.policy.negotiation import negotiate
-from mcp_servers.policy.people import load_people
-from mcp_servers.policy.store.sqlite import SqliteStore
 from tests.policy.builders import defaults, downscale
 from tests.support.slack import FakeSlack, interaction, post_signed, running_slack
 from tests.support.waiting import eventually

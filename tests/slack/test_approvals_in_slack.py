@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
+from core.errors import Conflict
+from core.policy import approvals
+from core.policy.proposals import Identity
 from kubecrew.slack.approvals_ui import DENY, GRANT
-from mcp_servers.common.errors import Conflict
-from mcp_servers.policy import approvals
-from mcp_servers.policy.proposals import Identity
 from tests.slack.conftest import OWNERS, App, escalated
 from tests.support.slack import interaction
 from tests.support.waiting import eventually

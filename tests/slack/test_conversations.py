@@ -18,10 +18,10 @@ import pytest
 
 from agents.runtime.brain import Deterministic
 from agents.runtime.toolbox import Servers
+from core.policy.store.sqlite import SqliteStore
 from kubecrew.frontdoor import FrontDoor, thread_of
 from kubecrew.slack.conversation import Router, front_door_router
 from mcp_servers.kube.settings import KubeSettings
-from mcp_servers.policy.store.sqlite import SqliteStore
 from sandbox.server import Sandbox
 from tests.mcp.kube.test_diagnosis import NS, Doctor, deployment
 from tests.slack.conftest import OWNERS, App

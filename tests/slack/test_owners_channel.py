@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from core.errors import InvalidArgument
+from core.policy.actions import Action, ReplicaChange, parse_target
+from core.policy.documents.common import Principals
+from core.policy.proposals import ApprovalRequest
 from kubecrew.slack.owners import channel_for, load_policies
-from mcp_servers.common.errors import InvalidArgument
-from mcp_servers.policy.actions import Action, ReplicaChange, parse_target
-from mcp_servers.policy.approvals import ApprovalRequest
-from mcp_servers.policy.documents.common import Principals
 
 
 def request_on(target: str, namespace: str | None) -> ApprovalRequest:

@@ -9,12 +9,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from core.policy import approvals
+from core.policy.negotiation import negotiate
+from core.policy.people import People, Person
+from core.policy.proposals import Identity
 from kubecrew.pr_approvals import Ledger, ledger_path, sync
 from kubecrew.slack.approvals_ui import SUPERSEDED
-from mcp_servers.policy import approvals
-from mcp_servers.policy.negotiation import negotiate
-from mcp_servers.policy.people import People, Person
-from mcp_servers.policy.proposals import Identity
 from tests.mcp.gitops.conftest import manifests as manifests  # a fixture: the repository
 from tests.policy.builders import defaults, downscale
 from tests.pr_channel.conftest import crew_pr

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from mcp_servers.policy import approvals
-from mcp_servers.policy.proposals import Identity
-from mcp_servers.policy.store.sqlite import SqliteStore
+from core.policy import approvals
+from core.policy.proposals import Identity
+from core.policy.store.sqlite import SqliteStore
 from tests.slack.conftest import OWNERS, PEOPLE, SECRET, escalated
 from tests.support.slack import FakeSlack
 from tests.support.waiting import eventually

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
+from core.policy.people import load_people
+from core.policy.store.sqlite import SqliteStore
 from kubecrew.slack.app import SlackService, connect
 from kubecrew.slack.conversation import Incoming
 from kubecrew.slack.deps import SlackDeps
 from kubecrew.slack.ledger import ledger_path
 from kubecrew.slack.owners import load_policies
 from kubecrew.slack.settings import Credentials, SetupError, SlackSettings
-from mcp_servers.policy.people import load_people
-from mcp_servers.policy.store.sqlite import SqliteStore
 from tests.slack.conftest import OWNERS, PEOPLE
 from tests.slack.socket_mode import SocketMode, SocketSlack, events_api, running_socket_mode
 from tests.support.slack import mention

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from mcp_servers.policy.store.sqlite import SqliteStore
+from core.policy.store.sqlite import SqliteStore
 from sandbox.server import Sandbox
 from tests.mcp.kube.test_diagnosis import NS, Doctor, deployment
 from tests.slack.conftest import escalated

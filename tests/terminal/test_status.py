@@ -13,9 +13,9 @@ from pathlib import Path
 
 import git
 
-from mcp_servers.policy import approvals
-from mcp_servers.policy.proposals import Identity
-from mcp_servers.policy.store.sqlite import SqliteStore
+from core.policy import approvals
+from core.policy.proposals import Identity
+from core.policy.store.sqlite import SqliteStore
 from tests.slack.conftest import escalated
 
 KUBECREW = str(Path(sys.executable).parent / "kubecrew")

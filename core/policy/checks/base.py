@@ -13,13 +13,13 @@ from typing import Any
 
 import cel as celrs
 
-from mcp_servers.policy import cel
-from mcp_servers.policy.actions import Action, EvaluationRequest
-from mcp_servers.policy.documents import PolicyDocument
-from mcp_servers.policy.documents.capacity import CapacityRule
-from mcp_servers.policy.documents.common import Concern, Condition, Rule
-from mcp_servers.policy.documents.priority import TEAM_LABEL
-from mcp_servers.policy.findings import Citation, Effect, Finding, ReplicaBounds
+from core.policy import cel
+from core.policy.actions import Action, EvaluationRequest
+from core.policy.documents import PolicyDocument
+from core.policy.documents.capacity import CapacityRule
+from core.policy.documents.common import Concern, Condition, Rule
+from core.policy.documents.priority import TEAM_LABEL
+from core.policy.findings import Citation, Effect, Finding, ReplicaBounds
 
 
 @dataclass(frozen=True)

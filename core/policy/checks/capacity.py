@@ -7,10 +7,10 @@ evictions of the workload's pods against its current replicas, as a PodDisruptio
 
 from __future__ import annotations
 
-from mcp_servers.policy.checks.base import Scope, finding, rule_findings, unevaluable
-from mcp_servers.policy.documents.capacity import CapacityPolicy
-from mcp_servers.policy.documents.common import Concern, resolve_count
-from mcp_servers.policy.findings import Finding, ReplicaBounds
+from core.policy.checks.base import Scope, finding, rule_findings, unevaluable
+from core.policy.documents.capacity import CapacityPolicy
+from core.policy.documents.common import Concern, resolve_count
+from core.policy.findings import Finding, ReplicaBounds
 
 _CONCERN: Concern = "reliability"
 

@@ -9,9 +9,9 @@ A gate that lacks the input it needs is an error finding: the verdict cannot be 
 
 from __future__ import annotations
 
-from mcp_servers.policy.checks.base import Scope, condition, finding, rule_findings, unevaluable
-from mcp_servers.policy.documents.change import BlastRadius, ChangePolicy, Maintenance
-from mcp_servers.policy.findings import Finding, ReplicaBounds
+from core.policy.checks.base import Scope, condition, finding, rule_findings, unevaluable
+from core.policy.documents.change import BlastRadius, ChangePolicy, Maintenance
+from core.policy.findings import Finding, ReplicaBounds
 
 EVICTIONS_METRIC = "evictions_last_hour"
 # Actions a pull request can carry (a manifest change); drains, evictions and cordons cannot.

@@ -8,10 +8,10 @@ the target is underused: a missing metric makes cost have no opinion, never bloc
 
 from __future__ import annotations
 
-from mcp_servers.policy.checks.base import Scope, condition, finding, unevaluable
-from mcp_servers.policy.documents.common import Concern, format_duration
-from mcp_servers.policy.documents.cost import CostPolicy, Saving
-from mcp_servers.policy.findings import Finding
+from core.policy.checks.base import Scope, condition, finding, unevaluable
+from core.policy.documents.common import Concern, format_duration
+from core.policy.documents.cost import CostPolicy, Saving
+from core.policy.findings import Finding
 
 _CONCERN: Concern = "cost"
 

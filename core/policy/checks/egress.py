@@ -13,10 +13,10 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from mcp_servers.policy.checks.base import Scope, finding, rule_findings, unevaluable
-from mcp_servers.policy.documents.common import Concern
-from mcp_servers.policy.documents.egress import Destination, EgressPolicy
-from mcp_servers.policy.findings import Finding
+from core.policy.checks.base import Scope, finding, rule_findings, unevaluable
+from core.policy.documents.common import Concern
+from core.policy.documents.egress import Destination, EgressPolicy
+from core.policy.findings import Finding
 
 _CONCERN: Concern = "security"
 _NAME_LABEL = "kubernetes.io/metadata.name"

@@ -6,15 +6,15 @@ One module per kind, the shared parts in `common` and `selectors`. The same docu
 
 from __future__ import annotations
 
-from mcp_servers.policy.documents.blueprint import NamespaceBlueprint
-from mcp_servers.policy.documents.capacity import CapacityPolicy
-from mcp_servers.policy.documents.change import ChangePolicy
-from mcp_servers.policy.documents.common import API_VERSION, Concern
-from mcp_servers.policy.documents.cost import CostPolicy
-from mcp_servers.policy.documents.egress import EgressPolicy
-from mcp_servers.policy.documents.images import ImagePolicy
-from mcp_servers.policy.documents.priority import Ownership, PriorityPolicy
-from mcp_servers.policy.documents.readiness import NodeReadinessPolicy
+from core.policy.documents.blueprint import NamespaceBlueprint
+from core.policy.documents.capacity import CapacityPolicy
+from core.policy.documents.change import ChangePolicy
+from core.policy.documents.common import API_VERSION, Concern
+from core.policy.documents.cost import CostPolicy
+from core.policy.documents.egress import EgressPolicy
+from core.policy.documents.images import ImagePolicy
+from core.policy.documents.priority import Ownership, PriorityPolicy
+from core.policy.documents.readiness import NodeReadinessPolicy
 
 PolicyDocument = (
     CapacityPolicy

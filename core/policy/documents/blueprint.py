@@ -26,15 +26,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
-from mcp_servers.policy.documents.common import (
-    API_VERSION,
-    DnsLabel,
-    LabelKey,
-    Metadata,
-    Name,
-    Strict,
-)
-from mcp_servers.policy.documents.selectors import LabelSelector
+from core.policy.documents.common import API_VERSION, DnsLabel, LabelKey, Metadata, Name, Strict
+from core.policy.documents.selectors import LabelSelector
 
 _QUANTITY = re.compile(r"([+-]?(?:\d+(?:\.\d*)?|\.\d+))([KMGTPE]i|[numkMGTPE]|[eE][+-]?\d+)?")
 _SUFFIX = {

@@ -18,7 +18,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from mcp_servers.policy.documents.common import (
+from core.policy.documents.common import (
     API_VERSION,
     IntOrPercent,
     Located,
@@ -27,7 +27,7 @@ from mcp_servers.policy.documents.common import (
     Strict,
     unique_names,
 )
-from mcp_servers.policy.documents.selectors import TargetSelector
+from core.policy.documents.selectors import TargetSelector
 
 BUILT_IN_RULES = ("min-replicas", "min-available", "max-unavailable")
 

@@ -33,7 +33,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from mcp_servers.policy.documents.common import (
+from core.policy.documents.common import (
     API_VERSION,
     ActionType,
     CelCondition,
@@ -46,8 +46,8 @@ from mcp_servers.policy.documents.common import (
     Strict,
     unique_names,
 )
-from mcp_servers.policy.documents.selectors import TargetSelector
-from mcp_servers.policy.documents.windows import MaintenanceWindow
+from core.policy.documents.selectors import TargetSelector
+from core.policy.documents.windows import MaintenanceWindow
 
 BUILT_IN_RULES = (
     "maintenance-window",

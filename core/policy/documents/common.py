@@ -23,7 +23,7 @@ from pydantic import (
     model_validator,
 )
 
-from mcp_servers.policy import cel
+from core.policy import cel
 
 API_VERSION: Final = "kubecrew.io/v1alpha1"
 

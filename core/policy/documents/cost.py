@@ -23,7 +23,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from mcp_servers.policy.documents.common import (
+from core.policy.documents.common import (
     API_VERSION,
     Condition,
     Duration,
@@ -31,7 +31,7 @@ from mcp_servers.policy.documents.common import (
     Strict,
     unique_names,
 )
-from mcp_servers.policy.documents.selectors import TargetSelector
+from core.policy.documents.selectors import TargetSelector
 
 Saving = Literal["downscale", "right-size", "consolidate"]
 BUILT_IN_RULES = ("underused", "allowed-actions")

@@ -26,15 +26,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
-from mcp_servers.policy.documents.common import (
-    API_VERSION,
-    DnsLabel,
-    Metadata,
-    Rule,
-    Strict,
-    unique_names,
-)
-from mcp_servers.policy.documents.selectors import LabelSelector
+from core.policy.documents.common import API_VERSION, DnsLabel, Metadata, Rule, Strict, unique_names
+from core.policy.documents.selectors import LabelSelector
 
 BUILT_IN_RULES = ("allowed-destinations",)
 _HOST = re.compile(r"(\*\.)?([a-z0-9]([-a-z0-9]*[a-z0-9])?\.)*[a-z0-9]([-a-z0-9]*[a-z0-9])?")

@@ -19,8 +19,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field
 
-from mcp_servers.policy.documents.common import API_VERSION, DnsLabel, Metadata, Strict
-from mcp_servers.policy.documents.selectors import LabelSelector
+from core.policy.documents.common import API_VERSION, DnsLabel, Metadata, Strict
+from core.policy.documents.selectors import LabelSelector
 
 _HOST = r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:\d{1,5})?"
 _PATH = r"[a-z0-9]+([._-][a-z0-9]+)*"

@@ -35,7 +35,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from mcp_servers.policy.documents.common import (
+from core.policy.documents.common import (
     API_VERSION,
     CONCERNS,
     Agent,
@@ -45,7 +45,7 @@ from mcp_servers.policy.documents.common import (
     Principals,
     Strict,
 )
-from mcp_servers.policy.documents.selectors import TargetSelector
+from core.policy.documents.selectors import TargetSelector
 
 TieBreak = Literal["owner", "most-conservative", "escalate"]
 TEAM_LABEL = "kubecrew.io/team"

@@ -26,15 +26,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
-from mcp_servers.policy.documents.common import (
-    API_VERSION,
-    DnsLabel,
-    Metadata,
-    Name,
-    Strict,
-    unique_names,
-)
-from mcp_servers.policy.documents.selectors import LabelSelector
+from core.policy.documents.common import API_VERSION, DnsLabel, Metadata, Name, Strict, unique_names
+from core.policy.documents.selectors import LabelSelector
 
 DEFAULT_TAINT_KEY = "kubecrew.io/not-ready"
 _TAINT_KEY = re.compile(

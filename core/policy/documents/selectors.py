@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import model_validator
 
-from mcp_servers.policy.documents.common import DnsLabel, Kind, LabelKey, Labels, LabelValue, Strict
+from core.policy.documents.common import DnsLabel, Kind, LabelKey, Labels, LabelValue, Strict
 
 
 class Requirement(Strict):

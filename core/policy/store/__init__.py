@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from mcp_servers.policy.store.base import Store
+from core.policy.store.base import Store
 
 SPEC_ENV = "KUBECREW_POLICY_STORE"
 KUBERNETES = "kubernetes"
@@ -21,7 +21,7 @@ KUBERNETES = "kubernetes"
 
 def describe_spec(spec: str | None, environ: Mapping[str, str] = os.environ) -> str:
     """The store a spec names, in words, for messages: the file path, or the cluster."""
-    from mcp_servers.policy.store.sqlite import default_path
+    from core.policy.store.sqlite import default_path
 
     chosen = spec or environ.get(SPEC_ENV) or str(default_path(environ))
     if chosen == KUBERNETES or chosen.startswith(KUBERNETES + ":"):
@@ -36,11 +36,11 @@ def open_store(spec: str | None = None, environ: Mapping[str, str] = os.environ)
     """Open the store `spec` names (see the module docstring); errors are ToolErrors."""
     chosen = spec or environ.get(SPEC_ENV)
     if chosen is not None and (chosen == KUBERNETES or chosen.startswith(KUBERNETES + ":")):
-        from mcp_servers.policy.store.kubernetes import KubernetesStore
+        from core.policy.store.kubernetes import KubernetesStore
 
         context = chosen.partition(":")[2] or None
         kubeconfig = environ.get("KUBECONFIG")
         return KubernetesStore(kubeconfig=Path(kubeconfig) if kubeconfig else None, context=context)
-    from mcp_servers.policy.store.sqlite import SqliteStore, default_path
+    from core.policy.store.sqlite import SqliteStore, default_path
 
     return SqliteStore(Path(chosen).expanduser() if chosen else default_path(environ))

@@ -28,23 +28,23 @@ from __future__ import annotations
 import builtins
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from mcp_servers.common.errors import InvalidArgument
-from mcp_servers.policy.actions import TargetRef
-from mcp_servers.policy.audit import AuditEntry, AuditHead, AuditKind, AuditRecord
-from mcp_servers.policy.proposals import (
+from core.errors import InvalidArgument
+from core.policy.actions import TargetRef
+from core.policy.audit import AuditEntry, AuditHead, AuditKind, AuditRecord
+from core.policy.proposals import (
+    ApprovalAnswer,
+    ApprovalRequest,
+    ApprovalState,
     Decision,
     Proposal,
     ProposalRecord,
     ProposalState,
     TranscriptEvent,
 )
-
-if TYPE_CHECKING:
-    from mcp_servers.policy.approvals import ApprovalAnswer, ApprovalRequest, ApprovalState
 
 
 class TargetState(BaseModel):

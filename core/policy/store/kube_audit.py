@@ -31,10 +31,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from mcp_servers.common.errors import Conflict, Unavailable
-from mcp_servers.kube.connection import Json
-from mcp_servers.policy.audit import GENESIS, AuditEntry, AuditHead, AuditRecord, chain
-from mcp_servers.policy.store.kube_objects import Exists, Lost, Resources, labels_of, spec_of
+from core.connection import Json
+from core.errors import Conflict, Unavailable
+from core.policy.audit import GENESIS, AuditEntry, AuditHead, AuditRecord, chain
+from core.policy.store.kube_objects import Exists, Lost, Resources, labels_of, spec_of
 
 HEADS, RECORDS = "auditheads", "auditrecords"
 HEAD = "head"

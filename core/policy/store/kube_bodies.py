@@ -14,13 +14,19 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from mcp_servers.kube.connection import Json
-from mcp_servers.policy import audit
-from mcp_servers.policy.approvals import ApprovalRequest, Settlement
-from mcp_servers.policy.proposals import Decision, Proposal, ProposalRecord, TranscriptEvent
-from mcp_servers.policy.store.kube_audit import new_batch
-from mcp_servers.policy.store.kube_claims import Claim
-from mcp_servers.policy.store.kube_objects import spec_of
+from core.connection import Json
+from core.policy import audit
+from core.policy.approvals import Settlement
+from core.policy.proposals import (
+    ApprovalRequest,
+    Decision,
+    Proposal,
+    ProposalRecord,
+    TranscriptEvent,
+)
+from core.policy.store.kube_audit import new_batch
+from core.policy.store.kube_claims import Claim
+from core.policy.store.kube_objects import spec_of
 
 
 def dump(model: BaseModel) -> Json:

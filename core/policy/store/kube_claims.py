@@ -26,17 +26,10 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_servers.common.errors import Conflict
-from mcp_servers.kube.connection import Json
-from mcp_servers.policy.store.kube_audit import with_pending
-from mcp_servers.policy.store.kube_objects import (
-    Exists,
-    Lost,
-    Resources,
-    labels_of,
-    object_name,
-    spec_of,
-)
+from core.connection import Json
+from core.errors import Conflict
+from core.policy.store.kube_audit import with_pending
+from core.policy.store.kube_objects import Exists, Lost, Resources, labels_of, object_name, spec_of
 
 PROPOSALS, APPROVALS, TARGETS = "proposals", "approvalrequests", "policytargets"
 CLAIM_LABEL = "kubecrew.io/claim"

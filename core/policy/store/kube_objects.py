@@ -4,7 +4,7 @@ Every write here is a single-object compare-and-swap: `replace` carries the reso
 read and fails with `Lost` when the object moved, `create` fails with `Exists` when the name is
 taken. Those two are the backend's only synchronisation, so they are told apart from every other
 Conflict (the kube connection maps both 409s to one error). Reaching the API is
-`mcp_servers.kube.connection`'s job (kubeconfig, contexts, errors mapped to the ToolError tree).
+`core.connection`'s job (kubeconfig, contexts, errors mapped to the ToolError tree).
 
 Names: kube names are DNS-1123, ids and target keys are not always; `object_name` keeps a valid
 id as is (so `kubectl get proposal p-1a2b` works) and maps anything else through a stable hash.
@@ -18,9 +18,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from mcp_servers.common.errors import Conflict, NotFound, PermissionDenied, Unavailable
-from mcp_servers.kube.connection import Api, Json
-from mcp_servers.policy.store.kube_crds import API_VERSION, GROUP, VERSION, definitions
+from core.connection import Api, Json
+from core.errors import Conflict, NotFound, PermissionDenied, Unavailable
+from core.policy.store.kube_crds import API_VERSION, GROUP, VERSION, definitions
 
 _DNS1123 = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"

@@ -34,21 +34,16 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
-from mcp_servers.common.errors import Conflict, NotFound
-from mcp_servers.kube.connection import Clusters, Json
-from mcp_servers.policy import audit
-from mcp_servers.policy.actions import TargetRef
-from mcp_servers.policy.approvals import (
+from core.connection import Clusters, Json
+from core.errors import Conflict, NotFound
+from core.policy import audit
+from core.policy.actions import TargetRef
+from core.policy.approvals import ended_message, expired_message, lapse, settle
+from core.policy.audit import AuditEntry, AuditHead, AuditKind, AuditRecord
+from core.policy.proposals import (
     ApprovalAnswer,
     ApprovalRequest,
     ApprovalState,
-    ended_message,
-    expired_message,
-    lapse,
-    settle,
-)
-from mcp_servers.policy.audit import AuditEntry, AuditHead, AuditKind, AuditRecord
-from mcp_servers.policy.proposals import (
     Decision,
     Identity,
     Proposal,
@@ -56,13 +51,13 @@ from mcp_servers.policy.proposals import (
     ProposalState,
     TranscriptEvent,
 )
-from mcp_servers.policy.store import kube_bodies as bodies
-from mcp_servers.policy.store import kube_claims
-from mcp_servers.policy.store.base import TargetState, decided_state, proposed_event, target_key
-from mcp_servers.policy.store.kube_audit import AuditLog, new_batch, with_pending
-from mcp_servers.policy.store.kube_claims import APPROVALS, PROPOSALS, TARGETS, Claim, commit
-from mcp_servers.policy.store.kube_objects import Exists, Lost, Resources, install, object_name
-from mcp_servers.policy.store.kube_objects import spec_of as _spec
+from core.policy.store import kube_bodies as bodies
+from core.policy.store import kube_claims
+from core.policy.store.base import TargetState, decided_state, proposed_event, target_key
+from core.policy.store.kube_audit import AuditLog, new_batch, with_pending
+from core.policy.store.kube_claims import APPROVALS, PROPOSALS, TARGETS, Claim, commit
+from core.policy.store.kube_objects import Exists, Lost, Resources, install, object_name
+from core.policy.store.kube_objects import spec_of as _spec
 
 NAMESPACE = "kubecrew-system"
 ATTEMPTS = 20

@@ -23,29 +23,23 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
-from mcp_servers.common.errors import Conflict, NotFound, Unavailable
-from mcp_servers.policy import audit
-from mcp_servers.policy.actions import TargetRef
-from mcp_servers.policy.approvals import (
+from core.errors import Conflict, NotFound, Unavailable
+from core.policy import audit
+from core.policy.actions import TargetRef
+from core.policy.approvals import Settlement, ended_message, expired_message, lapse, settle
+from core.policy.audit import AuditEntry, AuditHead, AuditKind, AuditRecord
+from core.policy.proposals import (
     ApprovalAnswer,
     ApprovalRequest,
     ApprovalState,
-    Settlement,
-    ended_message,
-    expired_message,
-    lapse,
-    settle,
-)
-from mcp_servers.policy.audit import AuditEntry, AuditHead, AuditKind, AuditRecord
-from mcp_servers.policy.proposals import (
     Decision,
     Proposal,
     ProposalRecord,
     ProposalState,
     TranscriptEvent,
 )
-from mcp_servers.policy.store import sqlite_approvals, sqlite_audit
-from mcp_servers.policy.store.base import TargetState, decided_state, proposed_event, target_key
+from core.policy.store import sqlite_approvals, sqlite_audit
+from core.policy.store.base import TargetState, decided_state, proposed_event, target_key
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS proposals (

@@ -1,6 +1,6 @@
 """The SQLite store's approval requests table: rows in, rows out, nothing decided here.
 
-Each request is stored whole as the JSON of `approvals.ApprovalRequest`, with its proposal,
+Each request is stored whole as the JSON of `proposals.ApprovalRequest`, with its proposal,
 state, request time and claim copied into columns to filter and order on. Writes run inside the
 caller's BEGIN IMMEDIATE transaction, so a request is written with the decision that opens it
 and its end with the proposal's final decision; what an answer does is `approvals.settle`'s.
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from mcp_servers.policy.approvals import ApprovalRequest, ApprovalState
+from core.policy.proposals import ApprovalRequest, ApprovalState
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS approvals (

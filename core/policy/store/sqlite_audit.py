@@ -12,7 +12,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-from mcp_servers.policy.audit import AuditEntry, AuditHead, AuditKind, AuditRecord, chain
+from core.policy.audit import AuditEntry, AuditHead, AuditKind, AuditRecord, chain
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS audit (

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from mcp_servers.policy.store.base import Store
+from core.policy.store.base import Store
 
 T = TypeVar("T")
 

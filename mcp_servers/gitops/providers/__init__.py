@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from mcp_servers.common.errors import InvalidArgument
+from core.errors import InvalidArgument
 from mcp_servers.gitops.providers.base import Provider
 from mcp_servers.gitops.providers.github import GitHubProvider
 from mcp_servers.gitops.providers.local import LocalProvider

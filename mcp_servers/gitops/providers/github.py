@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from mcp_servers.common.errors import Conflict, InvalidArgument
+from core.errors import Conflict, InvalidArgument
 from mcp_servers.gitops.providers.base import (
     Check,
     CheckState,

@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from mcp_servers.common.errors import (
+from core.errors import (
     Conflict,
     InvalidArgument,
     NotFound,

@@ -12,7 +12,7 @@ import re
 
 import git
 
-from mcp_servers.common.errors import Conflict, Unavailable
+from core.errors import Conflict, Unavailable
 from mcp_servers.gitops.repo import Repository
 
 _CREDENTIALS_IN_URL = re.compile(r"(\w+://)[^/@\s]+@")

@@ -17,7 +17,7 @@ from typing import Literal
 
 import yaml
 
-from mcp_servers.common.errors import Conflict, InvalidArgument, NotFound
+from core.errors import Conflict, InvalidArgument, NotFound
 from mcp_servers.gitops.providers.base import (
     Check,
     Comment,

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from mcp_servers.kube.connection import Api
+from core.connection import Api
 from mcp_servers.kube.diagnosis import (
     events,
     links,

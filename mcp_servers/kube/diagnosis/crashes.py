@@ -11,7 +11,7 @@ It reads container statuses, metrics and logs; it knows nothing of fixes.
 
 from __future__ import annotations
 
-from mcp_servers.common.quantity import MIB, parse
+from core.quantity import MIB, parse
 from mcp_servers.kube.diagnosis.evidence import pod_finding, seconds_between, spec_container
 from mcp_servers.kube.diagnosis.findings import Evidence, Finding
 from mcp_servers.kube.diagnosis.snapshot import Json, Snapshot, name_of, namespace_of

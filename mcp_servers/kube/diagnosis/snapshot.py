@@ -28,8 +28,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcp_servers.common.errors import ToolError
-from mcp_servers.kube.connection import Api
+from core.connection import Api
+from core.errors import ToolError
 
 Json = dict[str, Any]
 

@@ -20,13 +20,12 @@ from agents.cluster_operator.conversation import Conversation, conversation
 from agents.cluster_operator.graph import Outcome
 from agents.runtime.brain import Deterministic
 from agents.runtime.toolbox import CallRecord, Servers
+from core.policy.audit import AuditRecord
+from core.policy.proposals import ApprovalRequest, ProposalRecord
+from core.policy.settings import PolicySettings
+from core.policy.store.sqlite import SqliteStore
 from kubecrew.demo_world import OWNERSHIP
 from mcp_servers.kube.settings import KubeSettings
-from mcp_servers.policy.approvals import ApprovalRequest
-from mcp_servers.policy.audit import AuditRecord
-from mcp_servers.policy.proposals import ProposalRecord
-from mcp_servers.policy.store.sqlite import SqliteStore
-from mcp_servers.policy.tools_base import PolicySettings
 from sandbox.server import Sandbox
 
 AGENT = "cluster-operator"

@@ -14,9 +14,9 @@ from typing import Any
 import anyio
 from mcp.shared.memory import create_connected_server_and_client_session
 
+from core.policy.settings import PolicySettings
 from kubecrew.demo_scenes import GOVERNANCE_POLICIES as CAPACITY
 from mcp_servers.policy.server import build
-from mcp_servers.policy.tools_base import PolicySettings
 from tests.agents.cluster_operator.conftest import Operator
 from tests.support.kubectl import Kubectl
 from tests.support.mcp_hosts import answer

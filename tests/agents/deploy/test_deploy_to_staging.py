@@ -22,10 +22,10 @@ from agents.dev_team.deploy import DeployRequest, read_request
 from agents.dev_team.graph import Outcome
 from agents.runtime.brain import Deterministic
 from agents.runtime.intents import parse
+from core.policy.settings import SHIPPED
 from mcp_servers.gitops.providers.local import LocalProvider
 from mcp_servers.gitops.repo import Repository
 from mcp_servers.gitops.settings import MANAGED_BY_LABEL
-from mcp_servers.policy.tools_base import SHIPPED
 from sandbox.server import Sandbox
 from tests.agents.loop.conftest import Team, make_team
 from tests.support.kubectl import Kubectl

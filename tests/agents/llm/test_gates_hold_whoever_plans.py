@@ -23,8 +23,8 @@ from mcp.shared.memory import create_connected_server_and_client_session
 from agents.dev_team.conversation import Conversation, conversation
 from agents.dev_team.graph import Outcome
 from agents.runtime.brain import Deterministic, ModelPlanner
+from core.policy.settings import SHIPPED
 from mcp_servers.gitops.server import build as build_gitops
-from mcp_servers.policy.tools_base import SHIPPED
 from sandbox.server import Sandbox
 from tests.agents.llm.conftest import ModelTeam, model_team
 from tests.agents.llm.scripts import investigator

@@ -23,12 +23,12 @@ from agents.runtime.brain import Planner
 from agents.runtime.loop.run import LoopResult
 from agents.runtime.loop.validation import LoopSettings
 from agents.runtime.toolbox import Servers
+from core.policy.audit import AuditRecord
+from core.policy.settings import SHIPPED, PolicySettings
+from core.policy.store import open_store
 from mcp_servers.gitops.server import build as build_gitops
 from mcp_servers.gitops.settings import GitopsSettings
 from mcp_servers.kube.settings import KubeSettings
-from mcp_servers.policy.audit import AuditRecord
-from mcp_servers.policy.store import open_store
-from mcp_servers.policy.tools_base import SHIPPED, PolicySettings
 from sandbox.server import Sandbox
 from tests.mcp.gitops.conftest import DEPLOYMENT, NAMESPACE, git
 from tests.support.kubectl import Kubectl

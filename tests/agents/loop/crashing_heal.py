@@ -22,9 +22,9 @@ import anyio
 
 from agents.dev_team.heal import heal
 from agents.runtime.toolbox import Servers
+from core.policy.settings import PolicySettings
 from mcp_servers.gitops.settings import GitopsSettings
 from mcp_servers.kube.settings import KubeSettings
-from mcp_servers.policy.tools_base import PolicySettings
 from tests.agents.loop.conftest import FAST
 
 

@@ -20,11 +20,11 @@ import anyio
 import pytest
 from mcp.shared.memory import create_connected_server_and_client_session
 
+from core.policy.settings import SHIPPED, PolicySettings
+from core.policy.store import open_store
 from mcp_servers.gitops.providers.local import LocalProvider
 from mcp_servers.gitops.repo import Repository
 from mcp_servers.policy.server import build as build_policy
-from mcp_servers.policy.store import open_store
-from mcp_servers.policy.tools_base import SHIPPED, PolicySettings
 from sandbox.server import Sandbox
 from tests.agents.loop.conftest import Team, make_team
 from tests.agents.loop.test_image_typo_heals_itself import TYPO, break_web

@@ -23,13 +23,13 @@ from agents.platform.conversation import Conversation, conversation
 from agents.platform.graph import Outcome
 from agents.runtime.brain import Deterministic
 from agents.runtime.toolbox import Servers
+from core.policy.audit import AuditRecord
+from core.policy.proposals import ProposalRecord
+from core.policy.settings import PolicySettings
+from core.policy.store.sqlite import SqliteStore
 from mcp_servers.gitops.server import build as build_gitops
 from mcp_servers.gitops.settings import GitopsSettings
 from mcp_servers.kube.settings import KubeSettings
-from mcp_servers.policy.audit import AuditRecord
-from mcp_servers.policy.proposals import ProposalRecord
-from mcp_servers.policy.store.sqlite import SqliteStore
-from mcp_servers.policy.tools_base import PolicySettings
 from sandbox.server import Sandbox
 from tests.mcp.gitops.conftest import git
 from tests.support.kubectl import Kubectl

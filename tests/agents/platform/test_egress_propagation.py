@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from agents.platform.rendering import DNS_ANNOTATION, render
-from mcp_servers.policy.documents.egress import EgressPolicy
+from core.policy.documents.egress import EgressPolicy
 from tests.agents.platform.conftest import EGRESS, Platform
 
 PATH_A = "platform/egress/team-a/egress-team-egress.yaml"

@@ -24,10 +24,10 @@ from agents.platform.conversation import conversation
 from agents.platform.graph import Outcome
 from agents.runtime.brain import Deterministic, Planner
 from agents.runtime.toolbox import Servers
+from core.policy.settings import PolicySettings
 from kubecrew.demo_scenes import GOVERNANCE_POLICIES as CAPACITY
 from mcp_servers.kube.settings import KubeSettings
 from mcp_servers.policy.server import build
-from mcp_servers.policy.tools_base import PolicySettings
 from sandbox.server import Sandbox
 from tests.agents.cluster_operator.conftest import Operator
 from tests.agents.cluster_operator.test_capacity_downscale import replicas, shop_of_five

@@ -16,10 +16,10 @@ from agents.dev_team.conversation import conversation
 from agents.dev_team.graph import Outcome
 from agents.runtime.brain import Deterministic
 from agents.runtime.toolbox import Servers
+from core.policy.audit import AuditRecord
+from core.policy.settings import SHIPPED
+from core.policy.store import open_store
 from mcp_servers.kube.settings import KubeSettings
-from mcp_servers.policy.audit import AuditRecord
-from mcp_servers.policy.store import open_store
-from mcp_servers.policy.tools_base import SHIPPED
 from sandbox.server import Sandbox
 from tests.support.kubectl import Kubectl
 from tests.support.waiting import eventually

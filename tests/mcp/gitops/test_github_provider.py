@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from core.errors import InvalidArgument, TooManyRequests
 from kubecrew.cli import app
-from mcp_servers.common.errors import InvalidArgument, TooManyRequests
 from mcp_servers.gitops.providers import provider_for
 from mcp_servers.gitops.repo import Repository
 from mcp_servers.gitops.server import build

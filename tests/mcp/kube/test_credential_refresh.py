@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from mcp_servers.kube.connection import Clusters
+from core.connection import Clusters
 from sandbox.server import Sandbox
 
 PLUGIN = """\

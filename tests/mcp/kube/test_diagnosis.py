@@ -20,7 +20,7 @@ import pytest
 from mcp.server.fastmcp import FastMCP
 from mcp.shared.memory import create_connected_server_and_client_session
 
-from mcp_servers.kube.connection import Clusters
+from core.connection import Clusters
 from mcp_servers.kube.settings import KubeSettings
 from mcp_servers.kube.tools_diagnose import register
 from sandbox.server import Sandbox

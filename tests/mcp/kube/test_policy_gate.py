@@ -18,8 +18,8 @@ import yaml
 from mcp import ClientSession
 from mcp.types import CallToolResult, TextContent
 
-from mcp_servers.policy.audit import AuditRecord
-from mcp_servers.policy.store.sqlite import SqliteStore
+from core.policy.audit import AuditRecord
+from core.policy.store.sqlite import SqliteStore
 from sandbox.server import Sandbox
 from tests.support.kubectl import Kubectl
 from tests.support.mcp_hosts import KUBECREW, answer, run, stdio_session

@@ -16,9 +16,9 @@ from typing import Any
 import anyio
 from mcp.shared.memory import create_connected_server_and_client_session
 
+from core.policy.settings import PolicySettings
 from mcp_servers.kube.settings import KubeSettings
 from mcp_servers.policy.server import build
-from mcp_servers.policy.tools_base import PolicySettings
 from sandbox.server import Sandbox
 from tests.mcp.kube.conftest import KubeTools
 from tests.mcp.kube.test_policy_gate import POLICIES, mutations

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcp_servers.common.errors import InvalidArgument
+from core.errors import InvalidArgument
 from mcp_servers.kube import progress
 from tests.mcp.kube.conftest import KubeTools
 from tests.support.kubectl import Kubectl

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from mcp_servers.common.quantity import MIB, mebibytes, parse
+from core.quantity import MIB, mebibytes, parse
 from mcp_servers.kube.diagnosis import history
 from mcp_servers.kube.diagnosis.findings import Finding, Fix, ObjectRef
 from mcp_servers.kube.diagnosis.playbooks.rollbacks import rollback

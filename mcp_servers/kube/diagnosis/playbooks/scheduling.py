@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from mcp_servers.common.quantity import mebibytes, parse
+from core.quantity import mebibytes, parse
 from mcp_servers.kube.diagnosis.findings import Finding, Fix, ObjectRef, Step
 from mcp_servers.kube.diagnosis.playbooks.templates import (
     TEMPLATED,
