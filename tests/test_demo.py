@@ -1,4 +1,5 @@
-"""`make demo` end to end: `python -m kubecrew.demo` in a subprocess, as the Makefile runs it."""
+"""`make demo` end to end: `python -m kubecrew.demo.tour` in a subprocess, as the Makefile runs
+it."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from kubecrew.demo import (
+from kubecrew.demo.tour import (
     ADMIN_QUESTIONS,
     VIEWER_QUESTIONS,
     StepFailed,
@@ -25,7 +26,7 @@ from kubecrew.demo import (
 @pytest.fixture(scope="module")
 def demo() -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "kubecrew.demo"],
+        [sys.executable, "-m", "kubecrew.demo.tour"],
         capture_output=True,
         text=True,
         timeout=110,

@@ -15,9 +15,9 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from kubecrew.cli import app
-from kubecrew.demo_commands import SCENES, Scene, play
-from kubecrew.demo_world import World
+from kubecrew.cli.demo import SCENES, Scene, play
+from kubecrew.cli.main import app
+from kubecrew.demo.world import World
 
 KUBECREW = str(Path(sys.executable).with_name("kubecrew"))
 

@@ -2,9 +2,9 @@
 the crew's pull request read by the PR channel's sync.
 
 Both go through the code production runs, not a shortcut to the agents: `chat` hands the text to
-`kubecrew.frontdoor.FrontDoor.handle` with the person the channel vouches for (the door decides
-whether it is an approval answer, which agent it is for, or a refusal), each agent behind it on
-its own servers as `kubecrew slack` builds them; `pr_comment` posts the comments on the crew's
+`kubecrew.channels.frontdoor.FrontDoor.handle` with the person the channel vouches for (the door
+decides whether it is an approval answer, which agent it is for, or a refusal), each agent behind it
+on its own servers as `kubecrew slack` builds them; `pr_comment` posts the comments on the crew's
 open PR with the world's forge, then runs one pass of `kubecrew approvals sync-prs` (comments
 first, then reviews) with the scenario's people file. What a person reads comes back as the
 run's answers: the door's reply, one line per comment or review handled.
@@ -25,13 +25,13 @@ from agents.runtime.brain import Planner
 from core.policy.people import People, load_people
 from core.policy.proposals import Identity
 from core.policy.store import open_store
-from kubecrew import pr_comments
+from kubecrew.channels.frontdoor import FrontDoor
+from kubecrew.channels.pr import comments as pr_comments
+from kubecrew.channels.pr.approvals import Ledger, ledger_path
+from kubecrew.channels.pr.approvals import sync as sync_reviews
+from kubecrew.channels.slack.owners import load_policies
 from kubecrew.evals.format import Chat, PrComment
 from kubecrew.evals.world import Built, WorldFailed
-from kubecrew.frontdoor import FrontDoor
-from kubecrew.pr_approvals import Ledger, ledger_path
-from kubecrew.pr_approvals import sync as sync_reviews
-from kubecrew.slack.owners import load_policies
 from mcp_servers.gitops.providers.local import LocalProvider
 from mcp_servers.gitops.repo import Repository
 from mcp_servers.gitops.settings import GitopsSettings

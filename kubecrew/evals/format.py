@@ -216,10 +216,10 @@ class Speaker(_Strict):
 
 
 class Chat(_Strict):
-    """One message said by a person to the front door (`kubecrew.frontdoor.FrontDoor.handle`),
-    in conversation `thread` of channel `via`. `{pending}` in the text stands for the id of the
-    one approval request pending when it is said (ids are random; a run where not exactly one
-    is pending is an error)."""
+    """One message said by a person to the front door
+    (`kubecrew.channels.frontdoor.FrontDoor.handle`), in conversation `thread` of channel `via`.
+    `{pending}` in the text stands for the id of the one approval request pending when it is said
+    (ids are random; a run where not exactly one is pending is an error)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
     speaker: Speaker = Field(alias="as")

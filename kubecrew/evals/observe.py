@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kubecrew.sandbox_probe import ApiClient, SandboxUnreachable
+from kubecrew.practice.probe import ApiClient, SandboxUnreachable
 
 Json = dict[str, Any]
 

@@ -5,8 +5,8 @@
     kubecrew-approval: a-1a2b3c4d
 
 A review on such a PR is then an answer to that request (the PR channel, wired in
-`kubecrew.pr_approvals`). Because an approval moves the cluster, who may *claim* a request is
-narrow: a marker counts only in a PR the crew opened itself (its author is the crew's bot
+`kubecrew.channels.pr.approvals`). Because an approval moves the cluster, who may *claim* a request
+is narrow: a marker counts only in a PR the crew opened itself (its author is the crew's bot
 author), and only when the body holds exactly one well-formed marker line. So a stranger's PR
 cannot borrow a pending request and collect approvals for a different change, and a body the
 crew did not mark (free text an agent passed along) cannot smuggle a marker in: `unmarked`

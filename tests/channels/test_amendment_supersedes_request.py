@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from core.policy.proposals import ApprovalRequest
-from kubecrew.pr_approvals import Outcome
+from kubecrew.channels.pr.approvals import Outcome
 from mcp_servers.gitops.approval_links import marked
 from mcp_servers.gitops.providers.base import Provider
 from mcp_servers.gitops.providers.local import LocalProvider

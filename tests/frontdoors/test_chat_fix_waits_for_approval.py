@@ -18,8 +18,8 @@ import pytest
 from agents.runtime.brain import Deterministic
 from core.policy.proposals import Identity
 from core.policy.store import open_store
+from kubecrew.channels.frontdoor import FrontDoor
 from kubecrew.crew import resolve
-from kubecrew.frontdoor import FrontDoor
 from sandbox.server import Sandbox
 from tests.agents.loop.conftest import Team
 from tests.agents.loop.test_approval_waits_durably import proposals

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from core.errors import InvalidArgument, NotFound
 from core.policy.settings import SHIPPED
-from kubecrew.cli import app
+from kubecrew.cli.main import app
 from kubecrew.crew import CrewOptions, resolve
 from tests.frontdoors.conftest import crew_env
 from tests.mcp.gitops.conftest import git

@@ -14,8 +14,8 @@ from agents.runtime.brain import Deterministic
 from core.policy.negotiation import negotiate
 from core.policy.proposals import Identity
 from core.policy.store import open_store
+from kubecrew.channels.frontdoor import FrontDoor, route
 from kubecrew.crew import resolve
-from kubecrew.frontdoor import FrontDoor, route
 from tests.agents.loop.conftest import Team
 from tests.frontdoors.conftest import crew_of
 from tests.policy.builders import defaults, downscale

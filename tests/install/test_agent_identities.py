@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kubecrew.install import Request, install
+from kubecrew.install.footprint import Request, install
 from sandbox.server import Sandbox
 from tests.support.kubectl import Kubectl
 

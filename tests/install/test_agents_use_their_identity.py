@@ -20,7 +20,7 @@ from agents.runtime.brain import Deterministic
 from agents.runtime.errors import ToolFailed
 from agents.runtime.identity import kube_for
 from agents.runtime.toolbox import Servers
-from kubecrew.install import Request, install
+from kubecrew.install.footprint import Request, install
 from mcp_servers.kube.settings import KubeSettings
 from sandbox.server import Sandbox
 from tests.agents.test_why_failing import assert_names_the_cause, image_typo

@@ -14,8 +14,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from kubecrew.cli import app
-from kubecrew.install import AGENTS, Request, documents, install
+from kubecrew.cli.main import app
+from kubecrew.install.footprint import AGENTS, Request, documents, install
 from sandbox.server import Sandbox
 from tests.support.kubectl import Kubectl
 

@@ -17,7 +17,7 @@ from core.policy.negotiation import negotiate
 from core.policy.people import People, load_people
 from core.policy.proposals import ApprovalRequest
 from core.policy.store.sqlite import SqliteStore
-from kubecrew.pr_approvals import Ledger, Outcome, ledger_path, sync
+from kubecrew.channels.pr.approvals import Ledger, Outcome, ledger_path, sync
 from mcp_servers.gitops.providers import provider_for
 from mcp_servers.gitops.providers.base import Provider
 from mcp_servers.gitops.repo import Repository

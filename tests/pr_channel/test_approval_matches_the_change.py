@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from core.policy.actions import Action, parse_target
-from kubecrew.pr_changes import difference
+from kubecrew.channels.pr.changes import difference
 from mcp_servers.gitops.providers import provider_for
 from mcp_servers.gitops.providers.base import FileChange
 from mcp_servers.gitops.repo import Repository

@@ -22,12 +22,12 @@ from core.policy.negotiation import negotiate
 from core.policy.people import load_people
 from core.policy.proposals import ApprovalRequest
 from core.policy.store.sqlite import SqliteStore
-from kubecrew.slack.app import HttpServer, SlackService, connect
-from kubecrew.slack.conversation import Router
-from kubecrew.slack.deps import SlackDeps
-from kubecrew.slack.ledger import ledger_path
-from kubecrew.slack.owners import load_policies
-from kubecrew.slack.settings import Credentials, SlackSettings
+from kubecrew.channels.slack.app import HttpServer, SlackService, connect
+from kubecrew.channels.slack.conversation import Router
+from kubecrew.channels.slack.deps import SlackDeps
+from kubecrew.channels.slack.ledger import ledger_path
+from kubecrew.channels.slack.owners import load_policies
+from kubecrew.channels.slack.settings import Credentials, SlackSettings
 from tests.policy.builders import defaults, downscale
 from tests.support.slack import FakeSlack, interaction, post_signed, running_slack
 from tests.support.waiting import eventually

@@ -20,7 +20,7 @@ import pytest
 from core.errors import Conflict
 from core.policy import approvals
 from core.policy.proposals import Identity
-from kubecrew.slack.approvals_ui import DENY, GRANT
+from kubecrew.channels.slack.approvals_ui import DENY, GRANT
 from tests.slack.conftest import OWNERS, App, escalated
 from tests.support.slack import interaction
 from tests.support.waiting import eventually

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from core.policy.proposals import Identity
-from kubecrew.slack.conversation import Incoming
+from kubecrew.channels.slack.conversation import Incoming
 from tests.slack.conftest import OWNERS, App
 from tests.support.slack import mention
 from tests.support.waiting import eventually

@@ -19,8 +19,8 @@ import pytest
 from agents.runtime.brain import Deterministic
 from agents.runtime.toolbox import Servers
 from core.policy.store.sqlite import SqliteStore
-from kubecrew.frontdoor import FrontDoor, thread_of
-from kubecrew.slack.conversation import Router, front_door_router
+from kubecrew.channels.frontdoor import FrontDoor, thread_of
+from kubecrew.channels.slack.conversation import Router, front_door_router
 from mcp_servers.kube.settings import KubeSettings
 from sandbox.server import Sandbox
 from tests.mcp.kube.test_diagnosis import NS, Doctor, deployment

@@ -25,8 +25,14 @@ import pytest
 from agents.runtime.notify.desk import Desk, HandlerResult
 from agents.runtime.notify.incidents import Incident, Incidents
 from agents.runtime.notify.signals import Signal
-from kubecrew.slack.incidents import IncidentMessages, OnNode, Stepped, healing, open_messages
-from kubecrew.slack.owners import SHIPPED
+from kubecrew.channels.slack.incidents import (
+    IncidentMessages,
+    OnNode,
+    Stepped,
+    healing,
+    open_messages,
+)
+from kubecrew.channels.slack.owners import SHIPPED
 from sandbox.server import Sandbox
 from tests.agents.loop.conftest import FAST, make_team
 from tests.mcp.kube.test_diagnosis import Doctor, deployment

@@ -11,7 +11,7 @@ from core.errors import InvalidArgument
 from core.policy.actions import Action, ReplicaChange, parse_target
 from core.policy.documents.common import Principals
 from core.policy.proposals import ApprovalRequest
-from kubecrew.slack.owners import channel_for, load_policies
+from kubecrew.channels.slack.owners import channel_for, load_policies
 
 
 def request_on(target: str, namespace: str | None) -> ApprovalRequest:

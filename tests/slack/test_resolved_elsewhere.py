@@ -13,8 +13,8 @@ from core.policy import approvals
 from core.policy.negotiation import negotiate
 from core.policy.people import People, Person
 from core.policy.proposals import Identity
-from kubecrew.pr_approvals import Ledger, ledger_path, sync
-from kubecrew.slack.approvals_ui import SUPERSEDED
+from kubecrew.channels.pr.approvals import Ledger, ledger_path, sync
+from kubecrew.channels.slack.approvals_ui import SUPERSEDED
 from tests.mcp.gitops.conftest import manifests as manifests  # a fixture: the repository
 from tests.policy.builders import defaults, downscale
 from tests.pr_channel.conftest import crew_pr

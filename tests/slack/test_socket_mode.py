@@ -12,12 +12,12 @@ import pytest
 
 from core.policy.people import load_people
 from core.policy.store.sqlite import SqliteStore
-from kubecrew.slack.app import SlackService, connect
-from kubecrew.slack.conversation import Incoming
-from kubecrew.slack.deps import SlackDeps
-from kubecrew.slack.ledger import ledger_path
-from kubecrew.slack.owners import load_policies
-from kubecrew.slack.settings import Credentials, SetupError, SlackSettings
+from kubecrew.channels.slack.app import SlackService, connect
+from kubecrew.channels.slack.conversation import Incoming
+from kubecrew.channels.slack.deps import SlackDeps
+from kubecrew.channels.slack.ledger import ledger_path
+from kubecrew.channels.slack.owners import load_policies
+from kubecrew.channels.slack.settings import Credentials, SetupError, SlackSettings
 from tests.slack.conftest import OWNERS, PEOPLE
 from tests.slack.socket_mode import SocketMode, SocketSlack, events_api, running_socket_mode
 from tests.support.slack import mention

@@ -15,7 +15,7 @@ import anyio
 from mcp.shared.memory import create_connected_server_and_client_session
 
 from core.policy.settings import PolicySettings
-from kubecrew.demo_scenes import GOVERNANCE_POLICIES as CAPACITY
+from kubecrew.demo.scenes import GOVERNANCE_POLICIES as CAPACITY
 from mcp_servers.policy.server import build
 from tests.agents.cluster_operator.conftest import Operator
 from tests.support.kubectl import Kubectl

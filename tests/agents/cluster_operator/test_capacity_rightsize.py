@@ -14,7 +14,7 @@ import math
 
 from agents.cluster_operator.capacity import TARGET
 from agents.cluster_operator.rightsizing import STEP
-from kubecrew.demo_scenes import GOVERNANCE_POLICIES as CAPACITY
+from kubecrew.demo.scenes import GOVERNANCE_POLICIES as CAPACITY
 from sandbox.server import Sandbox
 from tests.agents.cluster_operator.conftest import Operator
 from tests.support.kubectl import Kubectl

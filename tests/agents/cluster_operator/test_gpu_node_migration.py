@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from kubecrew.demo_scenes import NODE, TRAINING_JOB, WEB_WITH_PDB, node_policy
+from kubecrew.demo.scenes import NODE, TRAINING_JOB, WEB_WITH_PDB, node_policy
 from sandbox.server import Sandbox
 from tests.agents.cluster_operator.conftest import Operator
 from tests.support.kubectl import Kubectl

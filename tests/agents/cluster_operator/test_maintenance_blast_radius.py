@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from agents.cluster_operator.graph import Outcome
-from kubecrew.demo_scenes import NODE
+from kubecrew.demo.scenes import NODE
 from sandbox.server import Sandbox
 from tests.agents.cluster_operator.conftest import Operator, window_policy
 from tests.agents.cluster_operator.test_gpu_node_migration import on_node_1, running

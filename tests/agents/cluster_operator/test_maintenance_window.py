@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from kubecrew.demo_scenes import NODE
+from kubecrew.demo.scenes import NODE
 from sandbox.server import Sandbox
 from tests.agents.cluster_operator.conftest import Operator, window_policy
 from tests.agents.cluster_operator.test_gpu_node_migration import budget_watch, on_node_1, running

@@ -18,7 +18,7 @@ from langchain_core.messages import ToolMessage
 
 from agents.platform.graph import Outcome
 from agents.runtime.brain import ModelPlanner
-from kubecrew.demo_scenes import GOVERNANCE_POLICIES
+from kubecrew.demo.scenes import GOVERNANCE_POLICIES
 from tests.agents.cluster_operator.test_capacity_downscale import replicas, shop_of_five
 from tests.agents.llm_scenes.conftest import ModelOperator, Script
 from tests.agents.llm_scenes.scripts import arbiter_overreacher, escalation_reader

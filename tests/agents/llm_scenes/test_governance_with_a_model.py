@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from langchain_core.messages import ToolMessage
 
-from kubecrew.demo_scenes import GOVERNANCE_POLICIES
+from kubecrew.demo.scenes import GOVERNANCE_POLICIES
 from tests.agents.cluster_operator import test_capacity_downscale as deterministic
 from tests.agents.llm_scenes.conftest import ModelOperator
 from tests.support.chat_models import shown

@@ -12,7 +12,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, ToolMessage
 
-from kubecrew.demo_scenes import NODE
+from kubecrew.demo.scenes import NODE
 from sandbox.server import Sandbox
 from tests.agents.cluster_operator import test_gpu_node_migration as deterministic
 from tests.agents.llm_scenes.conftest import ModelOperator

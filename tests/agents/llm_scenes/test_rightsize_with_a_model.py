@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from langchain_core.messages import ToolMessage
 
-from kubecrew.demo_scenes import GOVERNANCE_POLICIES
+from kubecrew.demo.scenes import GOVERNANCE_POLICIES
 from sandbox.server import Sandbox
 from tests.agents.cluster_operator import test_capacity_rightsize as deterministic
 from tests.agents.llm_scenes.conftest import ModelOperator

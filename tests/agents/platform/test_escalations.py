@@ -25,7 +25,7 @@ from agents.platform.graph import Outcome
 from agents.runtime.brain import Deterministic, Planner
 from agents.runtime.toolbox import Servers
 from core.policy.settings import PolicySettings
-from kubecrew.demo_scenes import GOVERNANCE_POLICIES as CAPACITY
+from kubecrew.demo.scenes import GOVERNANCE_POLICIES as CAPACITY
 from mcp_servers.kube.settings import KubeSettings
 from mcp_servers.policy.server import build
 from sandbox.server import Sandbox

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from core.errors import InvalidArgument, TooManyRequests
-from kubecrew.cli import app
+from kubecrew.cli.main import app
 from mcp_servers.gitops.providers import provider_for
 from mcp_servers.gitops.repo import Repository
 from mcp_servers.gitops.server import build

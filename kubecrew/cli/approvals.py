@@ -1,0 +1,262 @@
+"""`kubecrew approvals list | show | grant | deny | wait`: a person's side of an escalation.
+
+An escalated proposal waits for an `ApprovalRequest` in the policy store; any channel may answer
+it, and this is the terminal's. Authorisation (is this person an approver, has she answered
+already, has the request expired) is `core.policy.approvals.answer`'s, so the CLI, Slack
+and MCP refuse alike; this module only says who is answering. With the SQLite store that is
+whoever the local user says (`--as`, `--group`): the file is theirs, so trusting them costs
+nothing. With `--store kubernetes` it is the API server's answer about the kubeconfig's
+credentials, which the user cannot choose. The engine is imported when a command runs, so
+`kubecrew --help` stays quick.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import socket
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import TYPE_CHECKING, Annotated, NoReturn
+
+import typer
+from rich.console import Console
+
+from core.policy.settings import GROUPS_ENV, USER_ENV
+from kubecrew.cli.proposals import StoreOption, opened_store, request_lines
+from kubecrew.terminal import print_failure
+
+if TYPE_CHECKING:
+    from core.policy.proposals import AnswerVerdict, ApprovalState, Identity
+    from core.policy.store.base import Store
+
+TIMED_OUT = 2
+
+app = typer.Typer(
+    name="approvals",
+    help="List, grant, deny and wait for the approval requests of escalated proposals.\n\n"
+    "Who you are: with the SQLite store, the local user is trusted as whoever `--as` and "
+    "`--group` say (the file is yours anyway); with `--store kubernetes` your identity is the "
+    "API server's answer for your kubeconfig credentials, and `--as` must agree with it.\n\n"
+    "Example: `kubecrew approvals grant a-1a2b3c4d --as alice --group shop-admins`.",
+    no_args_is_help=True,
+    rich_markup_mode="markdown",
+)
+
+
+class StateChoice(StrEnum):
+    pending = "pending"
+    granted = "granted"
+    denied = "denied"
+    expired = "expired"
+
+
+_STATES: dict[StateChoice, ApprovalState] = {
+    StateChoice.pending: "pending",
+    StateChoice.granted: "granted",
+    StateChoice.denied: "denied",
+    StateChoice.expired: "expired",
+}
+IdArgument = Annotated[str, typer.Argument(metavar="ID", help="The approval request's id.")]
+AsOption = Annotated[
+    str | None,
+    typer.Option(
+        "--as",
+        help=f"Answer as this person. With the SQLite store you are trusted as whoever you say; "
+        f"with --store kubernetes it must match the API server's name for you. "
+        f"[default: ${USER_ENV}, else your login name]",
+        show_default=False,
+    ),
+]
+GroupOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--group",
+        help=f"A group you answer as a member of (repeatable; SQLite store only). "
+        f"[default: ${GROUPS_ENV}, comma-separated]",
+        show_default=False,
+    ),
+]
+ReasonOption = Annotated[str, typer.Option(help="Why, for the transcript and the audit log.")]
+
+
+def _fail(message: str) -> NoReturn:
+    print_failure(message)
+    raise typer.Exit(1)
+
+
+def _out(text: str) -> None:
+    Console(highlight=False, markup=False).print(text, soft_wrap=True)
+
+
+def _identity(store: Store, name: str | None, groups: list[str] | None) -> Identity:
+    from core.policy.proposals import Identity
+
+    vouched = getattr(store, "identity", None)
+    if callable(vouched):  # the Kubernetes store: the API server says who we are
+        found: Identity = vouched()
+        if name is not None and name != found.name:
+            _fail(
+                f"the API server knows you as {found.name}, not {name}: with --store kubernetes "
+                f"your kubeconfig credentials decide who answers; drop --as"
+            )
+        return found
+    chosen = name or os.environ.get(USER_ENV) or getpass.getuser()
+    if groups is None:
+        groups = [g.strip() for g in os.environ.get(GROUPS_ENV, "").split(",") if g.strip()]
+    return Identity(kind="person", name=chosen, groups=tuple(groups))
+
+
+@app.command("list")
+def list_requests(
+    store: StoreOption = None,
+    state: Annotated[StateChoice | None, typer.Option(help="Only requests in this state.")] = None,
+) -> None:
+    """One line per approval request, oldest first: id, state, expiry, approvers and action.
+
+    **Example**
+
+    ```
+    kubecrew approvals list --state pending
+    ```
+    """
+    opened = opened_store(store)
+    try:
+        requests = opened.approvals(state=None if state is None else _STATES[state])
+    finally:
+        opened.close()
+    if not requests:
+        _out("no approval requests" + (f" in state {state.value}" if state else ""))
+    for request in requests:
+        _out(
+            f"{request.id}  {request.state:<7}  until {request.expires_at:%Y-%m-%d %H:%M}  "
+            f"{request.approvers.describe()}: {request.action.describe()} "
+            f"(proposal {request.proposal})"
+        )
+
+
+@app.command()
+def show(id_: IdArgument, store: StoreOption = None) -> None:
+    """The request: its action, approvers, expiry, why a person decides, and every answer.
+
+    **Example**
+
+    ```
+    kubecrew approvals show a-1a2b3c4d
+    ```
+    """
+    from core.errors import ToolError
+
+    opened = opened_store(store)
+    try:
+        request = opened.approval(id_)
+    except ToolError as exc:
+        _fail(exc.message)
+    finally:
+        opened.close()
+    for line in request_lines(request):
+        _out(line)
+
+
+def _answer_with(
+    id_: str,
+    verdict: AnswerVerdict,
+    reason: str,
+    store: str | None,
+    name: str | None,
+    groups: list[str] | None,
+) -> None:
+    from core.errors import ToolError
+    from core.policy import approvals
+
+    opened = opened_store(store)
+    try:
+        person = _identity(opened, name, groups)
+        now = datetime.now(UTC)
+        request = approvals.answer(opened, id_, person, verdict, via="cli", now=now, reason=reason)
+        decision = opened.get(request.proposal).decision if request.ended else None
+    except ToolError as exc:
+        _fail(exc.message)
+    finally:
+        opened.close()
+    _out(f"{id_}: {verdict} by {person} recorded; the request is {request.state}")
+    if decision is not None:
+        _out(f"proposal {request.proposal}: {decision.describe()}")
+
+
+@app.command()
+def grant(
+    id_: IdArgument,
+    reason: ReasonOption = "",
+    as_: AsOption = None,
+    group: GroupOption = None,
+    store: StoreOption = None,
+) -> None:
+    """Grant the request: once enough approvers grant, its proposal is approved.
+
+    **Example**
+
+    ```
+    kubecrew approvals grant a-1a2b3c4d --reason "looks fine" --as alice --group shop-admins
+    ```
+    """
+    _answer_with(id_, "grant", reason, store, as_, group)
+
+
+@app.command()
+def deny(
+    id_: IdArgument,
+    reason: ReasonOption = "",
+    as_: AsOption = None,
+    group: GroupOption = None,
+    store: StoreOption = None,
+) -> None:
+    """Deny the request: its proposal is rejected at once.
+
+    **Example**
+
+    ```
+    kubecrew approvals deny a-1a2b3c4d --reason "not during the sale" --as alice
+    ```
+    """
+    _answer_with(id_, "deny", reason, store, as_, group)
+
+
+@app.command()
+def wait(
+    id_: IdArgument,
+    timeout: Annotated[float, typer.Option(help="Seconds to wait before giving up.")] = 300.0,
+    store: StoreOption = None,
+) -> None:
+    """Block until the request is answered or expires, print the answer, and take it up.
+
+    Exit status: 0 granted (and its proposal approved), 1 denied, expired or superseded, 2 still
+    pending at the timeout. The answer is handed out once: a second waiter is refused.
+
+    **Example**
+
+    ```
+    kubecrew approvals wait a-1a2b3c4d --timeout 600 && kubectl scale ...
+    ```
+    """
+    from core.errors import ToolError
+    from core.policy import approvals
+
+    opened = opened_store(store)
+    waiter = f"kubecrew approvals wait on {socket.gethostname()} (pid {os.getpid()})"
+    try:
+        request = approvals.wait(opened, id_, waiter=waiter, timeout=timeout)
+        decision = None if request is None else opened.get(request.proposal).decision
+    except ToolError as exc:
+        _fail(exc.message)
+    finally:
+        opened.close()
+    if request is None:
+        print_failure(f"{id_} is still pending after {timeout:g}s; wait again or ask an approver")
+        raise typer.Exit(TIMED_OUT)
+    for line in request_lines(request):
+        _out(line)
+    if decision is not None:
+        _out(f"proposal {request.proposal}: {decision.describe()}")
+    if decision is None or decision.outcome != "approved":
+        raise typer.Exit(1)

@@ -1,0 +1,130 @@
+"""`kubecrew audit verify | list`: read the policy store's hash-chained audit log.
+
+`verify` reads every record and the store's head and asks `core.policy.audit.verify` for
+every break (a record modified, deleted, reordered, or cut off the end); it exits 1 listing them,
+so a cron job or CI step fails loudly. `list` prints records one per line for people and grep.
+Nothing here writes. The engine is imported when a command runs, so `kubecrew --help` stays quick.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import TYPE_CHECKING, Annotated, NoReturn
+
+import typer
+from rich.console import Console
+
+from kubecrew.cli.proposals import StoreOption, opened_store
+from kubecrew.terminal import print_failure
+
+if TYPE_CHECKING:
+    from core.policy.audit import AuditKind
+
+app = typer.Typer(
+    name="audit",
+    help="Verify and read the policy store's tamper-evident audit log.\n\n"
+    "Example: `kubecrew audit verify`.",
+    no_args_is_help=True,
+    rich_markup_mode="markdown",
+)
+
+
+class KindChoice(StrEnum):
+    proposal = "proposal"
+    evaluation = "evaluation"
+    decision = "decision"
+    approval = "approval"
+    answer = "answer"
+    mutation = "mutation"
+
+
+_KINDS: dict[KindChoice, AuditKind] = {
+    KindChoice.proposal: "proposal",
+    KindChoice.evaluation: "evaluation",
+    KindChoice.decision: "decision",
+    KindChoice.approval: "approval",
+    KindChoice.answer: "answer",
+    KindChoice.mutation: "mutation",
+}
+
+
+def _fail(message: str) -> NoReturn:
+    print_failure(message)
+    raise typer.Exit(1)
+
+
+def _out(text: str) -> None:
+    Console(highlight=False, markup=False).print(text, soft_wrap=True)
+
+
+@app.command()
+def verify(store: StoreOption = None) -> None:
+    """Check every record's hash and link and the head: exit 0 when intact, else 1 and why.
+
+    **Example**
+
+    ```
+    kubecrew audit verify --store ~/.kubecrew/policy/store.sqlite
+    ```
+    """
+    from core.errors import ToolError
+    from core.policy import audit
+
+    opened = opened_store(store)
+    try:
+        head = opened.audit_head()  # first: what is appended meanwhile lies past it
+        records = opened.audit()
+    except ToolError as exc:
+        _fail(exc.message)
+    finally:
+        opened.close()
+    problems = audit.verify(records, head)
+    if not problems:
+        _out(f"intact: {len(records)} records, head {head.hash[:12]}")
+        return
+    for problem in problems:
+        _out(problem)
+    _fail(f"the audit log is not intact: {len(problems)} problem(s) above")
+
+
+@app.command("list")
+def list_records(
+    store: StoreOption = None,
+    subject: Annotated[
+        str | None, typer.Option(help="Only records about this proposal or approval id.")
+    ] = None,
+    kind: Annotated[KindChoice | None, typer.Option(help="Only records of this kind.")] = None,
+    after: Annotated[int, typer.Option(help="Only records after this sequence number.")] = 0,
+    limit: Annotated[int | None, typer.Option(help="At most this many records.")] = None,
+) -> None:
+    """One line per record, oldest first: seq, time, kind, subject, who, what, result, citations.
+
+    **Example**
+
+    ```
+    kubecrew audit list --subject p-1a2b3c4d
+    ```
+    """
+    from core.errors import ToolError
+
+    opened = opened_store(store)
+    try:
+        records = opened.audit(
+            after=after,
+            limit=limit,
+            subject=subject,
+            kind=None if kind is None else _KINDS[kind],
+        )
+    except ToolError as exc:
+        _fail(exc.message)
+    finally:
+        opened.close()
+    if not records:
+        _out("no audit records")
+    for record in records:
+        line = (
+            f"{record.seq:>5}  {record.at:%Y-%m-%d %H:%M:%S}  {record.kind:<10}  "
+            f"{record.subject}  {record.actor}: {record.summary}"
+        )
+        line += f" -> {record.result}" if record.result else ""
+        _out(line + "".join(f"; cites {citation}" for citation in record.citations))

@@ -1,0 +1,105 @@
+"""The `kubecrew` command line: the front door to the crew and its practice cluster.
+
+This module only wires sub-apps together (each lives in its own module: `cli.sandbox` for
+`kubecrew sandbox ...`, `cli.faults` for `kubecrew sandbox fault ...`) and keeps the promise
+every command makes: a failure is one clear line on stderr, never a traceback. Commands report the
+failures they expect themselves; anything else is caught here. `KUBECREW_DEBUG=1` lets the
+traceback through for bug reports.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from importlib import metadata
+from typing import Any
+
+import typer
+from rich.console import Console
+
+from kubecrew.channels.slack import command as slack_command
+from kubecrew.cli import (
+    approvals,
+    ask,
+    audit,
+    chat,
+    demo,
+    evaluate,
+    faults,
+    heal,
+    install,
+    mcp,
+    policy,
+    proposals,
+    run,
+    sandbox,
+    status,
+    sync_prs,
+    watch,
+)
+from kubecrew.terminal import print_failure
+from sandbox.schemas import KUBERNETES_VERSION
+
+
+class _OneLineErrors(typer.Typer):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().__call__(*args, **kwargs)
+        except Exception as exc:
+            if os.environ.get("KUBECREW_DEBUG"):
+                raise
+            print_failure(
+                str(exc) or type(exc).__name__, hint="KUBECREW_DEBUG=1 shows the traceback"
+            )
+            sys.exit(1)
+
+
+app = _OneLineErrors(
+    name="kubecrew",
+    help="An operations crew for Kubernetes, with a practice cluster built in.\n\n"
+    "Start with `kubecrew sandbox up --detach`, then use kubectl with the printed "
+    "KUBECONFIG.",
+    no_args_is_help=True,
+    rich_markup_mode="markdown",
+    pretty_exceptions_enable=False,
+)
+sandbox.app.add_typer(faults.app)
+app.add_typer(sandbox.app)
+app.add_typer(mcp.app)
+app.add_typer(policy.app)
+app.add_typer(proposals.app)
+approvals.app.command("sync-prs")(sync_prs.sync_prs)
+app.add_typer(approvals.app)
+app.add_typer(audit.app)
+app.command(name="slack", help=slack_command.HELP)(slack_command.slack)
+app.command(name="ask")(ask.ask)
+app.command(name="heal")(heal.heal)
+app.command(name="watch")(watch.watch)
+app.command(name="run")(run.run)
+app.command(name="chat")(chat.chat)
+app.command(name="status")(status.status)
+app.command(name="eval")(evaluate.eval_corpus)
+app.command(name="demo")(demo.demo)
+app.command(name="install")(install.install)
+
+
+def _installed_version() -> str:
+    try:
+        return metadata.version("kubecrew")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+@app.command()
+def version() -> None:
+    """Print the kubecrew version and the Kubernetes version its sandbox serves.
+
+    **Example**
+
+    ```
+    kubecrew version
+    ```
+    """
+    Console(highlight=False).print(
+        f"kubecrew {_installed_version()} (sandbox serves Kubernetes v{KUBERNETES_VERSION})"
+    )

@@ -1,0 +1,218 @@
+"""`kubecrew run`: the Cluster Operator's and the Platform agent's scheduled work, on timers.
+
+The Dev Team's work starts from incidents (`kubecrew watch`); the other two agents work on a
+schedule: the node patrol (health, readiness taints, migration off a degrading node, queued
+maintenance in its window) and the capacity review (downscales, right-sizing, consolidation,
+each proposed through the policy store) for the Cluster Operator; the escalations org policy
+settles, egress propagation, the fleet audit and the blueprint sync for the Platform agent.
+
+Each job has its own period (`--patrol 5m`, `--escalations 5m`, `--audit 6h`, ...; `0` turns it
+off) and runs first at start, then whenever it is due, one job at a time, so two jobs never
+race on one cluster; Ctrl-C lets the job in hand finish (a second one stops at once). `--once`
+runs every enabled job once, in the order above, and exits 1 if any failed (or was cut short),
+for cron and CI. Each run opens the agent with the crew's servers (`kubecrew.crew`:
+its own identity, the kube gate, the policy store) and its home under `$KUBECREW_HOME/agents/`,
+the same the front doors use, so a proposal made here is remembered when a person asks in chat.
+
+A job that fails (the cluster unreachable, a tool refusing) is logged in one line and tried
+again when next due; the others go on. Output is one line per run on stderr (`--verbose`: the
+agent's whole answer under it); stdout stays empty.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+
+import anyio
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from kubecrew.cli.watch import period
+from kubecrew.crew import Crew, CrewOptions, crew_home, crew_options, resolve
+from kubecrew.terminal import print_failure
+
+if TYPE_CHECKING:
+    from agents.runtime.brain import Planner
+
+
+@dataclass(frozen=True)
+class Job:
+    name: str  # the option that sets its period
+    agent: str  # "cluster_operator" or "platform": the conversation module and the home
+    call: str  # the conversation's method
+    every: str  # the default period
+    what: str
+
+
+JOBS = (
+    Job("patrol", "cluster_operator", "patrol", "5m",
+        "the node patrol (health, readiness, migration off a degrading node)"),
+    Job("capacity", "cluster_operator", "capacity", "1h",
+        "the capacity review (downscales, right-sizing, consolidation)"),
+    Job("escalations", "platform", "answer_escalations", "5m",
+        "the Platform's answers to escalations org policy settles"),
+    Job("propagate", "platform", "propagate", "15m", "egress propagation to team namespaces"),
+    Job("audit", "platform", "audit", "6h", "the fleet audit (fixes by pull request)"),
+    Job("blueprints", "platform", "sync_blueprints", "6h", "the namespace blueprint sync"),
+)  # fmt: skip
+WHO = {"cluster_operator": "Cluster Operator", "platform": "Platform"}
+
+
+def _every(job: Job) -> Any:
+    """The option setting `job`'s period."""
+    return typer.Option(
+        f"--{job.name}", help=f"How often to run {job.what}: 30s, 5m, 1h, ...; 0 never."
+    )
+
+
+@crew_options
+def run(
+    patrol: Annotated[str, _every(JOBS[0])] = JOBS[0].every,
+    capacity: Annotated[str, _every(JOBS[1])] = JOBS[1].every,
+    escalations: Annotated[str, _every(JOBS[2])] = JOBS[2].every,
+    propagate: Annotated[str, _every(JOBS[3])] = JOBS[3].every,
+    audit: Annotated[str, _every(JOBS[4])] = JOBS[4].every,
+    blueprints: Annotated[str, _every(JOBS[5])] = JOBS[5].every,
+    once: Annotated[
+        bool, typer.Option("--once", help="Run each enabled job once, then exit (1 if any failed).")
+    ] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="Print each agent's whole answer.")
+    ] = False,
+    *,
+    crew: CrewOptions,
+) -> None:
+    """Run the Cluster Operator's and the Platform agent's scheduled work until Ctrl-C: node
+    patrol, capacity review, escalations, egress propagation, fleet audit, blueprint sync.
+
+    Every change still goes through policy: proposals, approvals, pull requests. Each job runs
+    at start, then every period; one at a time.
+
+    **Examples**
+
+    ```
+    kubecrew run                                   # the default schedule, until Ctrl-C
+    kubecrew run --once --capacity 0 --audit 0     # one pass for cron, without the slow jobs
+    kubecrew run --patrol 1m --escalations 1m --repo ./shop-gitops -v
+    ```
+    """
+    from agents.runtime.brain import planner_from_env
+    from core.errors import ToolError
+
+    asked = dict(zip((j.name for j in JOBS), (patrol, capacity, escalations, propagate, audit,
+                                               blueprints), strict=True))  # fmt: skip
+    periods = {job: period(asked[job.name], f"--{job.name}") for job in JOBS}
+    enabled = [job for job in JOBS if periods[job] is not None]
+    if not enabled:
+        _fail("every job is turned off (0); give at least one a period, e.g. --patrol 5m")
+    try:
+        resolved = resolve(crew)
+    except ToolError as exc:
+        _fail(exc.message)
+    log = Console(stderr=True, highlight=False, soft_wrap=True)
+    runner = _Runner(resolved, planner_from_env(), log, verbose)
+    stop = threading.Event()
+
+    def on_ctrl_c(_signal: int, _frame: object) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt  # the second Ctrl-C: at once
+        stop.set()
+        log.print("stopping after the job in hand (Ctrl-C again to stop at once)")
+
+    previous = signal.signal(signal.SIGINT, on_ctrl_c)
+    try:
+        failed = _schedule(runner, enabled, periods, stop, once=once, log=log, asked=asked)
+    except KeyboardInterrupt:
+        failed = True  # cut short: what it remembered (proposals, intents) goes on next run
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if stop.is_set():
+        log.print("stopped")
+    if failed or (once and stop.is_set()):
+        raise typer.Exit(1)
+
+
+def _schedule(
+    runner: _Runner,
+    enabled: list[Job],
+    periods: dict[Job, float | None],
+    stop: threading.Event,
+    *,
+    once: bool,
+    log: Console,
+    asked: dict[str, str],
+) -> bool:
+    """Each job once (`once`), else each whenever it is due, until `stop`: one at a time, a
+    Ctrl-C letting the job in hand finish. True when a --once job failed."""
+    if once:
+        return not all([runner.run(job) for job in enabled if not stop.is_set()])
+    due = dict.fromkeys(enabled, time.monotonic())
+    names = ", ".join(f"{job.name} every {asked[job.name]}" for job in enabled)
+    log.print(escape(f"running {names}; Ctrl-C stops"))
+    while not stop.is_set():
+        job = min(due, key=lambda j: due[j])
+        if stop.wait(max(0.0, due[job] - time.monotonic())):
+            break
+        runner.run(job)
+        due[job] = time.monotonic() + (periods[job] or 0.0)
+    return False
+
+
+@dataclass(frozen=True)
+class _Runner:
+    crew: Crew
+    planner: Planner
+    log: Console
+    verbose: bool
+
+    def run(self, job: Job) -> bool:
+        """One run of `job`, told in one line; False when it failed."""
+        from agents.runtime.errors import AgentError, ToolFailed
+
+        started = time.monotonic()
+        stamp = datetime.now().strftime("%H:%M:%S")
+        head = f"{stamp} {job.name} ({WHO[job.agent]})"
+        try:
+            answer = anyio.run(lambda: self._ask(job))
+        except ToolFailed as exc:
+            reason = f"no cluster reachable: {exc.reason}" if exc.unreachable else exc.message
+            self.log.print(escape(f"{head} failed: {reason}"))
+            return False
+        except AgentError as exc:
+            self.log.print(escape(f"{head} failed: {exc.message}"))
+            return False
+        took = time.monotonic() - started
+        first = answer.strip().splitlines()[0] if answer.strip() else "done"
+        self.log.print(escape(f"{head}, {took:.1f}s: {first}"))
+        if self.verbose:
+            for line in answer.strip().splitlines()[1:]:
+                self.log.print(escape(f"    {line}"))
+        return True
+
+    async def _ask(self, job: Job) -> str:
+        servers = self.crew.servers(job.agent)
+        home = crew_home(self.crew.environ) / "agents" / job.agent
+        opened: Callable[..., Any]
+        extra: dict[str, Any] = {}
+        if job.agent == "platform":
+            from agents.platform.conversation import conversation as opened
+
+            gitops = servers.gitops
+            extra["repos"] = {gitops.label_value: gitops} if gitops is not None else {}
+        else:
+            from agents.cluster_operator.conversation import conversation as opened
+        async with opened(servers, self.planner, home=home, **extra) as talk:
+            outcome = await getattr(talk, job.call)()
+        return str(outcome.answer)
+
+
+def _fail(message: str) -> NoReturn:
+    print_failure(message)
+    raise typer.Exit(1)

@@ -1,0 +1,206 @@
+"""`kubecrew status`: the crew at a glance, for a person (Rich) or a script (`--json`).
+
+It reads and never writes: which agents are installed and how they plan (the deterministic
+planner, or the model `KUBECREW_MODEL` names), the approval requests waiting for a person, the
+incidents the notify step recorded (`$KUBECREW_HOME/agents/incidents.sqlite`: absent means none
+recorded, not an error), the open pull requests of a GitOps repository (`--repo`, the local
+provider's records beside it), and the policy store's most recent decisions. A policy store
+that does not exist yet is an empty one here: `status` must not create files. The store and
+the repository default to the crew file's (`kubecrew.crew`), as for every front door; an
+incident whose heal waits for a person names the approval request it waits for.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from kubecrew.cli.proposals import StoreOption
+from kubecrew.terminal import print_failure
+
+if TYPE_CHECKING:
+    from core.policy.store.base import Store
+
+Json = dict[str, Any]
+
+
+def status(
+    store: StoreOption = None,
+    repo: Annotated[
+        Path | None,
+        typer.Option(help="A GitOps repository: list its open pull requests (local provider)."),
+    ] = None,
+    decisions: Annotated[int, typer.Option(help="How many recent decisions to show.")] = 5,
+    as_json: Annotated[bool, typer.Option("--json", help="print the status as JSON")] = False,
+) -> None:
+    """Agents, pending approvals, open incidents, open PRs and recent decisions.
+
+    **Examples**
+
+    ```
+    kubecrew status
+    kubecrew status --repo ./deploy --json
+    ```
+    """
+    from core.errors import ToolError
+    from kubecrew.crew import crew_file, read_crew_file
+
+    try:
+        crew = read_crew_file(crew_file())
+    except ToolError as exc:
+        print_failure(exc.message)
+        raise typer.Exit(1) from exc
+    store, repo = store or crew.policy_store, repo or crew.repo
+    data = {
+        "agents": _agents(),
+        **_policy(store, decisions),
+        "incidents": _incidents(),
+        "pull_requests": _pull_requests(repo) if repo is not None else None,
+    }
+    out = Console(highlight=False, soft_wrap=True)
+    if as_json:
+        out.print_json(json.dumps(data, default=str))
+        return
+    for line in _lines(data):
+        out.print(line)
+
+
+def _agents() -> list[Json]:
+    from agents.runtime.brain import MODEL_ENV
+    from kubecrew.channels.frontdoor import AGENTS, installed
+
+    model = os.environ.get(MODEL_ENV, "").strip()
+    brain = f"model {model}" if model else "deterministic"
+    return [
+        {"name": name, "installed": installed(name), "brain": brain, "about": about}
+        for name, about in AGENTS.items()
+    ]
+
+
+def _policy(spec: str | None, count: int) -> Json:
+    opened = _existing_store(spec)
+    if opened is None:
+        return {"approvals": [], "decisions": []}
+    try:
+        pending = opened.approvals(state="pending")
+        records = [opened.get(p.id) for p in opened.list() if p.state != "open"]
+    finally:
+        opened.close()
+    decided = sorted(
+        (r for r in records if r.decision is not None),
+        key=lambda r: r.decision.at if r.decision else 0,
+    )[-count:]
+    return {
+        "approvals": [
+            {
+                "id": r.id,
+                "action": r.action.describe(),
+                "proposal": r.proposal,
+                "approvers": r.approvers.describe(),
+                "expires_at": r.expires_at.isoformat(),
+            }
+            for r in pending
+        ],
+        "decisions": [
+            {
+                "proposal": r.proposal.id,
+                "decision": r.decision.describe(),
+                "at": r.decision.at.isoformat(),
+            }
+            for r in reversed(decided)
+            if r.decision is not None
+        ],
+    }
+
+
+def _existing_store(spec: str | None) -> Store | None:
+    from core.policy.store import KUBERNETES, SPEC_ENV, open_store
+    from core.policy.store.sqlite import default_path
+
+    spec = spec or os.environ.get(SPEC_ENV)
+    if spec is None or not (spec == KUBERNETES or spec.startswith(KUBERNETES + ":")):
+        path = Path(spec).expanduser() if spec else default_path()
+        if not path.is_file():
+            return None
+    return open_store(spec)
+
+
+def _incidents() -> list[Json]:
+    try:
+        from agents.runtime.notify.incidents import Incidents, default_path
+    except ImportError:  # the notify step is not installed: nothing can have been recorded
+        return []
+    path = default_path()
+    if not path.is_file():
+        return []
+    recorded = Incidents(path)
+    try:
+        found = recorded.unresolved()
+        waits = {i.fingerprint: w.request for i, w in recorded.waiting()}
+    finally:
+        recorded.close()
+    return [
+        {"subject": i.subject, "state": i.state, "summary": i.summary, "count": i.count}
+        | ({"waiting_for": waits[i.fingerprint]} if i.fingerprint in waits else {})
+        for i in found
+    ]
+
+
+def _state(incident: Json) -> str:
+    waiting = incident.get("waiting_for")
+    return f"waiting for approval {waiting}" if waiting else str(incident["state"])
+
+
+def _pull_requests(repo: Path) -> list[Json]:
+    from mcp_servers.gitops.providers.local import LocalProvider
+    from mcp_servers.gitops.repo import Repository
+    from mcp_servers.gitops.settings import GitopsSettings
+
+    root = repo.resolve()
+    forge = LocalProvider(
+        Repository(root, author_name="kubecrew", author_email=""),
+        GitopsSettings.default_state_dir(root),
+    )
+    return [
+        {"number": pr.number, "title": pr.title, "author": pr.author, "head": pr.head,
+         "approved": pr.approved}
+        for pr in forge.list_prs(state="open")
+    ]  # fmt: skip
+
+
+def _lines(data: Json) -> list[str]:
+    lines = ["[bold]Agents[/]"]
+    for agent in data["agents"]:
+        state = agent["brain"] if agent["installed"] else "not installed"
+        lines.append(f"  {agent['name']}: {escape(state)}")
+    lines.append(f"[bold]Pending approvals[/] ({len(data['approvals'])})")
+    lines += [
+        f"  {a['id']}: {escape(a['action'])} for {escape(a['approvers'])}, until {a['expires_at']}"
+        for a in data["approvals"]
+    ] or ["  none"]
+    lines.append(f"[bold]Open incidents[/] ({len(data['incidents'])})")
+    lines += [
+        f"  {escape(i['subject'])} ({_state(i)}, {i['count']} signal(s)): {escape(i['summary'])}"
+        for i in data["incidents"]
+    ] or ["  none recorded"]
+    prs = data["pull_requests"]
+    if prs is None:
+        lines.append("[bold]Open pull requests[/]: give --repo to list them")
+    else:
+        lines.append(f"[bold]Open pull requests[/] ({len(prs)})")
+        lines += [
+            f"  #{p['number']} {escape(p['title'])} by {escape(p['author'])}"
+            + (" (approved)" if p["approved"] else "")
+            for p in prs
+        ] or ["  none"]
+    lines.append("[bold]Recent decisions[/]")
+    lines += [
+        f"  {d['proposal']}: {escape(d['decision'])} ({d['at']})" for d in data["decisions"]
+    ] or ["  none"]
+    return lines

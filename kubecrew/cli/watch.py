@@ -1,0 +1,195 @@
+"""`kubecrew watch`: notice what goes wrong, open one incident per problem, and diagnose it.
+
+Runs until Ctrl-C: a Kubernetes watch of Warning events per namespace (`-n`, repeatable; none:
+the whole cluster), a `diagnose` patrol every `--every` (default 5m; `0` turns it off), and with
+`--alertmanager-port` an Alertmanager webhook receiver on loopback that demands a bearer token
+(`--token-file`, else $KUBECREW_WATCH_TOKEN, else one is generated into a 0600 file whose path,
+never the token, is printed). Each new or returning incident is diagnosed by the Dev Team agent
+and the answer printed. `--heal` hands it to the remediation loop instead, with the crew's
+servers (`kubecrew.crew`: the kube server gated by policy, the policy server and, with `--repo`,
+the GitOps repository): at most `--max-heals` at once, the rest waiting their turn (said in
+the log); a heal that a policy gives to a person waits, and resumes on a patrol pass once the
+request is answered (by `kubecrew approvals`, Slack, chat or a PR review), saying by whom.
+
+Incidents live in `$KUBECREW_HOME/agents/incidents.sqlite`, so a restart merges into the same
+ones. Progress and answers go to stderr, one line per event of note; stdout stays empty.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, NoReturn
+
+import anyio
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from kubecrew.channels.slack.settings import SLACK_API_URL
+from kubecrew.crew import CrewOptions, crew_options, resolve
+from kubecrew.terminal import print_failure
+
+if TYPE_CHECKING:
+    from agents.runtime.notify.desk import Handler
+    from agents.runtime.notify.handlers import Healer
+
+TOKEN_ENV = "KUBECREW_WATCH_TOKEN"
+_DURATION = re.compile(r"^(\d+)(s|m|h)?$")
+_UNITS = {"s": 1, "m": 60, "h": 3600, None: 1}
+
+
+@crew_options
+def watch(
+    namespace: Annotated[
+        list[str] | None,
+        typer.Option("--namespace", "-n", help="watch this namespace (repeat for more)"),
+    ] = None,
+    alertmanager_port: Annotated[
+        int | None, typer.Option(help="serve the Alertmanager webhook on this loopback port")
+    ] = None,
+    token_file: Annotated[
+        Path | None, typer.Option(help="file holding the webhook's bearer token")
+    ] = None,
+    every: Annotated[
+        str, typer.Option(help="patrol (diagnose) period, e.g. 30s, 5m; 0 turns it off")
+    ] = "5m",
+    heal: Annotated[
+        bool,
+        typer.Option(
+            help="let the Dev Team agent heal each incident through policy (and by pull "
+            "request with --repo) instead of only diagnosing it"
+        ),
+    ] = False,
+    max_heals: Annotated[
+        int,
+        typer.Option(min=1, help="with --heal: at most this many heals at once; others wait"),
+    ] = 2,
+    slack_channel: Annotated[
+        str | None,
+        typer.Option(
+            help="post one message per incident, updated as it is handled, to its owners' "
+            "Slack channel (else this one); needs $SLACK_BOT_TOKEN"
+        ),
+    ] = None,
+    slack_api_url: Annotated[str, typer.Option(help="The Slack Web API base URL.")] = SLACK_API_URL,
+    *,
+    crew: CrewOptions,
+) -> None:
+    """Watch the cluster and diagnose (or, with --heal, heal) each new incident once, until
+    Ctrl-C.
+
+    **Examples**
+
+    ```
+    kubecrew watch -n shop
+    kubecrew watch --alertmanager-port 9095 --every 1m
+    kubecrew watch -n shop --heal --repo ./shop-gitops --max-heals 1
+    SLACK_BOT_TOKEN=xoxb-... kubecrew watch -n shop --slack-channel C0123ABCD
+    ```
+    """
+    from agents.runtime.brain import planner_from_env
+    from agents.runtime.notify import handlers
+    from agents.runtime.notify.incidents import default_path
+    from agents.runtime.notify.watcher import WatchPlan
+    from agents.runtime.notify.watcher import watch as run_watch
+    from agents.runtime.toolbox import Servers
+    from core.errors import ToolError
+
+    log = Console(stderr=True, highlight=False, soft_wrap=True)
+    every_s = period(every, "--every")
+    if alertmanager_port is not None and not 0 < alertmanager_port < 65536:
+        _fail(f"--alertmanager-port {alertmanager_port} is not a TCP port (1-65535)")
+    try:
+        servers = resolve(crew).servers(handlers.AGENT)
+    except ToolError as exc:
+        _fail(exc.message)
+    token = _token(token_file, log) if alertmanager_port is not None else ""
+
+    def say(line: str) -> None:
+        log.print(escape(line))
+
+    healer = None
+    if heal:
+        healer = handlers.Healer(
+            servers,
+            incidents=default_path(),
+            planner=planner_from_env(),
+            max_heals=max_heals,
+            say=say,
+        )
+        handler: Handler = healer
+    else:
+        handler = handlers.diagnose_with_dev_team(servers, planner_from_env(), home=None)
+    if slack_channel is not None:
+        handler = _in_slack(handler, healer, slack_channel, slack_api_url)
+    plan = WatchPlan(
+        servers=Servers(kube=servers.kube),  # the watcher's own sessions only read the cluster
+        namespaces=tuple(namespace or ()),
+        every_s=every_s,
+        alertmanager_port=alertmanager_port,
+        token=token,
+    )
+    resume = healer.resume_answered if healer is not None else None
+
+    try:
+        anyio.run(lambda: run_watch(plan, handler, say=say, resume=resume))
+    except KeyboardInterrupt:
+        log.print("stopped")
+    except OSError as exc:  # the port is taken, the home is not writable
+        _fail(f"cannot watch: {exc}")
+
+
+def _in_slack(handler: Handler, healer: Healer | None, channel: str, api_url: str) -> Handler:
+    from agents.runtime.notify.incidents import default_path
+    from core.errors import ToolError
+    from kubecrew.channels.slack import incidents
+
+    try:
+        messages = incidents.open_messages(channel, api_url=api_url, incidents=default_path())
+    except ToolError as exc:
+        _fail(exc.message)
+    # The loop reports its nodes (learn, recommend, mutate, validate) for the message to follow.
+    steps = healer.stepped if healer is not None else incidents.stepped(handler)
+    return messages.handler(steps)
+
+
+def period(text: str, option: str) -> float | None:
+    """Seconds from a duration such as 30s, 5m or 1h (a bare number is seconds); None for 0.
+    A malformed one ends the command with a line naming `option`."""
+    found = _DURATION.match(text.strip())
+    if found is None:
+        _fail(f"{option} {text!r}: give a duration like 30s, 5m or 1h (0 turns it off)")
+    seconds = int(found.group(1)) * _UNITS[found.group(2)]
+    return float(seconds) if seconds else None
+
+
+def _token(path: Path | None, log: Console) -> str:
+    if path is not None:
+        try:
+            token = path.expanduser().read_text().strip()
+        except OSError as exc:
+            _fail(f"cannot read --token-file {path}: {exc.strerror}")
+        if not token:
+            _fail(f"--token-file {path} is empty; put the bearer token in it")
+        return token
+    token = os.environ.get(TOKEN_ENV, "").strip()
+    if token:
+        return token
+    base = os.environ.get("KUBECREW_HOME")
+    target = (Path(base) if base else Path.home() / ".kubecrew") / "watch" / "alertmanager.token"
+    target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    token = secrets.token_urlsafe(32)
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        os.fchmod(handle.fileno(), 0o600)
+        handle.write(token + "\n")
+    log.print(f"webhook bearer token written to {escape(str(target))}")
+    return token
+
+
+def _fail(message: str) -> NoReturn:
+    print_failure(message)
+    raise typer.Exit(1)
