@@ -14,7 +14,7 @@ A downscale the owners' policies would counter back to the replicas it has (a Ca
 minimum; `evaluate_action`, a dry run) is not proposed: that workload's waste is in its
 requests, which `rightsizing` proposes.
 The saving prices the removed replicas' requests at list prices per vCPU and GiB month
-(`PRICES`), an estimate for ranking and for the owners to weigh, not a bill.
+(`agents.runtime.prices`), an estimate for ranking and for the owners to weigh, not a bill.
 
 A proposal is made once per workload and remembered, with its decision, in the agent's store:
 a review that finds it escalated takes up the person's answer (`claim_approval`, exactly once)
@@ -38,10 +38,10 @@ from langgraph.store.base import BaseStore
 
 from agents.cluster_operator import proposals
 from agents.runtime.errors import ToolFailed
+from agents.runtime.prices import PRICES
 from agents.runtime.toolbox import Toolbox
 
 UNDERUSED, TARGET = 0.2, 0.6
-PRICES = {"cpu": 25.0, "memory_gib": 3.5}  # USD per month: an on-demand list-price estimate
 SPACE = ("cluster_operator", "savings")
 SYSTEM = frozenset({"kube-system", "kube-public", "kube-node-lease"})
 FIELDS = ["metadata.name", "metadata.namespace", "spec.replicas", "spec.template.spec.containers"]

@@ -12,7 +12,7 @@ schedulable nodes stay, so the cluster still outlives the loss of one. Of the no
 the emptiest is proposed, one at a time: none while a node queued for consolidation still
 holds its pods, since draining two at once could empty the room the first one's pods were
 counted into. The saving is the node's allocatable CPU and memory at
-`capacity.PRICES`, an estimate for the owners to weigh.
+`prices.PRICES`, an estimate for the owners to weigh.
 
 The proposal (action drain on the node, its pods and the saving in the rationale) is made
 once and remembered in the store, its decision taken up by later reviews; nothing is cordoned
@@ -31,8 +31,9 @@ from typing import Any, TypedDict, cast
 from langgraph.store.base import BaseStore
 
 from agents.cluster_operator import maintenance, migration, nodes, proposals
-from agents.cluster_operator.capacity import PRICES, SYSTEM, gib, millicores, requests
+from agents.cluster_operator.capacity import SYSTEM, gib, millicores, requests
 from agents.cluster_operator.clock import cluster_now
+from agents.runtime.prices import PRICES
 from agents.runtime.toolbox import Toolbox
 
 UNDERUSED = 0.3

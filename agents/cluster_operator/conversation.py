@@ -1,8 +1,8 @@
 """One conversation with the Cluster Operator, wired: tools, brain, role, skills, durable state.
 
-The same shape as the Dev Team's (`agents.dev_team.conversation`), so the front doors open either
-the same way: `patrol()` (the watch helper schedules it), `capacity()` (a capacity review),
-`fleet()` (every cluster in `clusters`, kubeconfig contexts of the kube server) and
+The agent contract's conversation (`agents.runtime.contract`), so the front doors open it as any
+agent's; its procedures: `patrol()` (the watch helper schedules it), `capacity()` (a capacity
+review), `fleet()` (every cluster in `clusters`, kubeconfig contexts of the kube server) and
 `ask(question)` for "which nodes are unhealthy?", "what would draining node X do?", "where can
 we save cost?", "plan maintenance of node-3 for a kernel upgrade", "are the nodes ready?".
 The planner is the brain: `Deterministic`, or a `ModelPlanner` whose model plans each
@@ -12,48 +12,32 @@ procedure's reads before the procedure decides and acts (graph.py, agents/runtim
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Literal
+from typing import Any, ClassVar, Literal
 
-from agents.cluster_operator.graph import AGENT, Context, Outcome, run
+from agents.cluster_operator.graph import AGENT, Context, compile_graph
 from agents.runtime.brain import Planner
-from agents.runtime.persistence import Durable
-from agents.runtime.toolbox import OnCall, Servers, Toolbox
+from agents.runtime.contract import Agent, OnNode, Outcome
+from agents.runtime.conversation import GraphConversation
+from agents.runtime.toolbox import OnCall, Servers
 from agents.runtime.wiring import agent_parts
 
-OnNode = Callable[[str], None]
 
-
-class Conversation:
-    def __init__(self, context: Context, durable: Durable) -> None:
-        self.context = context
-        self.durable = durable
-
-    @property
-    def toolbox(self) -> Toolbox:
-        return self.context.toolbox
+class Conversation(GraphConversation[Context]):
+    defaults: ClassVar[Mapping[str, Any]] = {
+        "task": "unsupported", "question": "", "node": "", "reason": "",
+    }  # fmt: skip
 
     async def patrol(self, *, on_node: OnNode | None = None) -> Outcome:
-        return await run(
-            {"task": "patrol"}, context=self.context, durable=self.durable, on_node=on_node
-        )
+        return await self.run(self.request(task="patrol"), on_node=on_node)
 
     async def capacity(self, *, on_node: OnNode | None = None) -> Outcome:
-        return await run(
-            {"task": "capacity"}, context=self.context, durable=self.durable, on_node=on_node
-        )
+        return await self.run(self.request(task="capacity"), on_node=on_node)
 
     async def fleet(self, *, on_node: OnNode | None = None) -> Outcome:
-        return await run(
-            {"task": "fleet"}, context=self.context, durable=self.durable, on_node=on_node
-        )
-
-    async def ask(self, question: str, *, on_node: OnNode | None = None) -> Outcome:
-        return await run(
-            {"question": question}, context=self.context, durable=self.durable, on_node=on_node
-        )
+        return await self.run(self.request(task="fleet"), on_node=on_node)
 
 
 @asynccontextmanager
@@ -72,4 +56,7 @@ async def conversation(
             parts.toolbox, planner, parts.role, parts.skills, thread or uuid.uuid4().hex,
             counters=counters, clusters=clusters,
         )  # fmt: skip
-        yield Conversation(context, parts.durable)
+        yield Conversation(compile_graph(parts.durable), context)
+
+
+entry = Agent(name=AGENT, open=conversation)

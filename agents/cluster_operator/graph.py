@@ -33,11 +33,9 @@ per thread, and the in-flight intents and the maintenance queue live in the stor
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, cast, get_args
 
-from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
@@ -57,13 +55,10 @@ from agents.cluster_operator import (
 )
 from agents.cluster_operator.clock import cluster_now
 from agents.cluster_operator.state import OperatorState, Task
-from agents.runtime.brain import Planner
 from agents.runtime.errors import AgentError
 from agents.runtime.modelsteps import planned
 from agents.runtime.persistence import Durable
-from agents.runtime.roles import Role
-from agents.runtime.skills import Skill
-from agents.runtime.toolbox import Toolbox
+from agents.runtime.wiring import AgentContext
 
 AGENT = "cluster_operator"
 UNSUPPORTED = (
@@ -100,12 +95,7 @@ ASKS: dict[str, str] = {
 
 
 @dataclass(frozen=True)
-class Context:
-    toolbox: Toolbox
-    planner: Planner
-    role: Role
-    skills: tuple[Skill, ...]
-    thread: str
+class Context(AgentContext):
     counters: Literal["accept", "refuse"] = "accept"  # how capacity proposals take counters
     clusters: tuple[str, ...] = ()  # the kubeconfig contexts the fleet survey covers
 
@@ -301,39 +291,5 @@ def compile_graph(durable: Durable) -> CompiledStateGraph[OperatorState, Context
     return builder.compile(checkpointer=durable.checkpointer, store=durable.store, name=AGENT)
 
 
-@dataclass(frozen=True)
-class Outcome:
-    thread: str
-    task: str
-    answer: str
-    result: dict[str, Any]
-
-
-async def run(
-    payload: OperatorState,
-    *,
-    context: Context,
-    durable: Durable,
-    on_node: Callable[[str], None] | None = None,
-) -> Outcome:
-    """One request on the context's thread: a procedure (task set) or a question."""
-    graph = compile_graph(durable)
-    config: RunnableConfig = {"configurable": {"thread_id": context.thread}}
-    fresh: OperatorState = {
-        "task": "unsupported",
-        "question": "",
-        "node": "",
-        "reason": "",
-        **payload,
-    }
-    async for update in graph.astream(fresh, config, context=context, stream_mode="updates"):
-        for node in update:
-            if on_node is not None and not node.startswith("__"):
-                on_node(node)
-    values = cast(OperatorState, (await graph.aget_state(config)).values)
-    return Outcome(
-        thread=context.thread,
-        task=values.get("task", ""),
-        answer=values.get("answer", ""),
-        result=values.get("result", {}),
-    )
+# For LangGraph's own tools (langgraph.json); the agent compiles with its durable state.
+graph = builder.compile(name=AGENT)

@@ -18,7 +18,7 @@ request gets a pod evicted or killed, where too small a CPU request only slows i
 
 One container per proposal, the one that saves most: the kube gate lets an approved proposal
 carry one `set_resources` call, and the next review takes the next container. The saving is
-priced like a downscale's (`capacity.PRICES`). The proposal is remembered per workload in the
+priced like a downscale's (`prices.PRICES`). The proposal is remembered per workload in the
 agent's store: an escalated one waits for the person's answer (`claim_approval`, once); a
 rejected one is not proposed again while the container's request is the one it was for.
 """
@@ -33,7 +33,6 @@ from langgraph.store.base import BaseStore
 from agents.cluster_operator import proposals
 from agents.cluster_operator.capacity import (
     FIELDS,
-    PRICES,
     SYSTEM,
     TARGET,
     UNDERUSED,
@@ -41,6 +40,7 @@ from agents.cluster_operator.capacity import (
     Usage,
     millicores,
 )
+from agents.runtime.prices import PRICES
 from agents.runtime.toolbox import Toolbox
 
 STEP, FLOOR = 10, 10  # millicores

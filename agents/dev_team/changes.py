@@ -1,10 +1,10 @@
 """How the Dev Team's tasks change a workload: decided by policy, carried by one pull request.
 
 Deploying, right-sizing, hardening and adopting a drift all end the same way: ask the policy
-store (`decide`), open the pull request or find the one an earlier ask opened (`open_pr`), merge
-it once policy approved (`merge`), then sync and validate (the loop's own `sync_change` and
-`validate`). A key (the branch name, carried in the proposal's rationale) ties the three
-together, so asking again while a person decides reuses the proposal and the PR instead of
+store (`decide`, the loop's `decide_proposal`), open the pull request or find the one an earlier ask
+opened (`open_pr`), merge it once policy approved (`merge`), then sync and validate (the loop's own
+`sync_change` and `validate`). A key (the branch name, carried in the proposal's rationale) ties the
+three together, so asking again while a person decides reuses the proposal and the PR instead of
 opening new ones.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from agents.dev_team.state import TargetRef
-from agents.runtime.loop.mutation import NeedsApproval, Refused, find_pr, find_proposal
+from agents.runtime.loop.mutation import Refused, decide_proposal, find_pr
 from agents.runtime.toolbox import Toolbox
 
 
@@ -22,26 +22,6 @@ def by_pr(ref: TargetRef, action: str) -> dict[str, Any]:
     target = f"{ref['kind'].lower()}/{ref['name']}"
     return {"action": action, "target": target, "namespace": ref["namespace"], "risk": "low",
             "via": "pull-request"}  # fmt: skip
-
-
-async def decide(toolbox: Toolbox, *, key: str, agent: str, **proposal: Any) -> str:
-    """The approved proposal's id, or NeedsApproval / Refused. A proposal made under `key`
-    before (an earlier ask's) answers instead of a new one."""
-    decided = await find_proposal(toolbox, key, agent=agent)
-    if decided is None:
-        decided = await toolbox.call("propose", **proposal)
-    decision = decided.get("decision") or {}
-    approval = decided.get("approval") or {}
-    if approval.get("state") == "pending":
-        raise NeedsApproval(
-            decided.get("next") or "a person decides",
-            proposal=str(decided["proposal"]),
-            request=str(approval["id"]),
-        )
-    if approval.get("state") == "granted" or decision.get("outcome") == "approved":
-        return str(decided["proposal"])
-    reasons = "; ".join(decision.get("reasons") or []) or str(approval.get("state") or "")
-    raise Refused(f"policy did not approve it ({decision.get('outcome')}): {reasons}")
 
 
 async def open_pr(toolbox: Toolbox, *, key: str, **change: Any) -> int:
@@ -72,3 +52,6 @@ async def merge(toolbox: Toolbox, number: int, proposal: str, *, agent: str) -> 
         )
     await toolbox.call("merge_pr", number=number)
     return [f"merged PR #{number}"]
+
+
+decide = decide_proposal  # a task's change is decided as the loop decides a fix

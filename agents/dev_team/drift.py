@@ -30,17 +30,14 @@ import itertools
 import json
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-from agents.dev_team import changes
+from agents.dev_team import changes, tasks
 from agents.dev_team.state import TargetRef
 from agents.runtime.errors import ToolFailed
 from agents.runtime.loop.mutation import NeedsApproval, Refused, sync_change
 from agents.runtime.loop.state import Target
 from agents.runtime.toolbox import Toolbox
-
-if TYPE_CHECKING:  # tasks.py registers this module's task, so it is imported only when used
-    from agents.dev_team import tasks
 
 SYNC_MANAGER = "kubecrew"  # the gitops server's field manager: sync's writes are git's, not drift
 ADOPT_LABEL = "adopt-live"
@@ -86,6 +83,7 @@ class Found:
         return [d["path"] for row in self.objects for d in row.get("diffs", [])]
 
 
+@tasks.register("drift")
 async def reconcile(request: tasks.Request) -> tasks.Done:
     toolbox, ref = request.toolbox, request.target
     where = f"{ref['kind']} {ref['name']} in {ref['namespace']}"
@@ -361,8 +359,6 @@ def _short(value: Any) -> str:
 
 
 def _done(outcome: Outcome, summary: str, found: Found, **extra: Any) -> tasks.Done:
-    from agents.dev_team.tasks import Done  # tasks.py imports this module to register it
-
     report: dict[str, Any] = {"outcome": outcome, "commit": found.commit, "file": found.file}
     report |= {"drift": found.objects, "proposal": "", "approval": "", "prs": [], "notes": []}
-    return Done(summary, {**report, "verified": False, **extra})
+    return tasks.Done(summary, {**report, "verified": False, **extra})

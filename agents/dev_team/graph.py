@@ -24,34 +24,31 @@ runs the work registered for the kind in agents/dev_team/tasks.py.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from agents.dev_team import deploy as deploying
-from agents.dev_team import prompts, report, tasks
+from agents.dev_team import intents, prompts, report, tasks
 from agents.dev_team.heal import learner
 from agents.dev_team.investigate import investigate_workload
-from agents.dev_team.state import DevTeamState, Observation, TargetRef
-from agents.runtime import brain, intents, memory
-from agents.runtime.brain import Deterministic, Planner
+from agents.dev_team.state import AGENT, DevTeamState, Observation, TargetRef
+from agents.runtime import brain, memory
+from agents.runtime.brain import Deterministic
 from agents.runtime.errors import AgentError
 from agents.runtime.loop.graph import LoopContext
 from agents.runtime.loop.graph import builder as loop_builder
 from agents.runtime.loop.state import LoopState, Target
 from agents.runtime.loop.validation import LoopSettings
 from agents.runtime.persistence import Durable
-from agents.runtime.roles import Role
-from agents.runtime.skills import Skill, select
-from agents.runtime.toolbox import Toolbox, result_of, text_of
+from agents.runtime.skills import select
+from agents.runtime.toolbox import result_of, text_of
+from agents.runtime.wiring import AgentContext
 
-AGENT = "dev_team"
 UNSUPPORTED = (
     "In this version I answer why a workload is failing, e.g. 'why is web failing in shop?' "
     "or 'what's wrong with checkout?', fix one ('fix web'), or deploy one ('deploy web to "
@@ -67,12 +64,7 @@ TASK_KINDS = (
 
 
 @dataclass(frozen=True)
-class Context:
-    toolbox: Toolbox
-    planner: Planner
-    role: Role
-    skills: tuple[Skill, ...]
-    thread: str
+class Context(AgentContext):
     settings: LoopSettings = field(default_factory=LoopSettings)  # deploy's validation
 
 
@@ -263,52 +255,5 @@ def compile_graph(durable: Durable) -> CompiledStateGraph[DevTeamState, Context,
     return builder.compile(checkpointer=durable.checkpointer, store=durable.store, name=AGENT)
 
 
-@dataclass(frozen=True)
-class Outcome:
-    thread: str
-    answer: str  # empty when the run was interrupted before answering
-    report: dict[str, Any]
-    clarifying: bool  # the answer is a question back to the person
-    target: TargetRef | None
-    finished: bool  # False: interrupted; `run(None, ...)` on the same thread resumes it
-    nodes: list[str] = field(default_factory=list)  # the nodes that ran, in order
-
-
-async def run(
-    question: str | None,
-    *,
-    context: Context,
-    durable: Durable,
-    namespace: str | None = None,
-    on_node: Callable[[str], None] | None = None,
-    interrupt_after: list[str] | None = None,
-) -> Outcome:
-    """Ask `question` on the context's thread, or (question None) resume that thread."""
-    graph = compile_graph(durable)
-    config: RunnableConfig = {"configurable": {"thread_id": context.thread}}
-    payload = None if question is None else {"question": question, "namespace": namespace}
-    nodes: list[str] = []
-    async for update in graph.astream(
-        payload,
-        config,
-        context=context,
-        stream_mode="updates",
-        interrupt_after=interrupt_after,
-    ):
-        for node in update:
-            if node.startswith("__"):
-                continue
-            nodes.append(node)
-            if on_node is not None:
-                on_node(node)
-    snapshot = await graph.aget_state(config)
-    values = cast(DevTeamState, snapshot.values)
-    return Outcome(
-        thread=context.thread,
-        answer=values.get("answer", ""),
-        report=values.get("report", {}),
-        clarifying=bool(values.get("clarification")),
-        target=values.get("target"),
-        finished=not snapshot.next,
-        nodes=nodes,
-    )
+# For LangGraph's own tools (langgraph.json); the agent compiles with its durable state.
+graph = builder.compile(name=AGENT)

@@ -25,10 +25,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agents.dev_team import prompts
+from agents.dev_team import intents, prompts
 from agents.dev_team.investigate import investigate_workload, observe
-from agents.dev_team.state import TargetRef
-from agents.runtime import intents, modelsteps
+from agents.dev_team.state import AGENT, TargetRef
+from agents.runtime import modelsteps
 from agents.runtime.brain import Deterministic, ModelPlanner, Planner
 from agents.runtime.errors import AgentError, first_agent_error
 from agents.runtime.loop.graph import Learn, LoopContext
@@ -39,8 +39,6 @@ from agents.runtime.persistence import agent_home, open_durable
 from agents.runtime.roles import load_role
 from agents.runtime.skills import skills_for
 from agents.runtime.toolbox import OnCall, Servers, Toolbox, open_toolbox
-
-AGENT = "dev_team"
 
 
 async def heal(

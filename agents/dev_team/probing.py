@@ -21,17 +21,15 @@ import hashlib
 import json
 import re
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 import yaml
 
+from agents.dev_team import tasks
 from agents.runtime.errors import ToolFailed
 from agents.runtime.loop.validation import cluster_now
 from agents.runtime.toolbox import Toolbox
-
-if TYPE_CHECKING:  # tasks.py registers this module's task, so it is imported only when used
-    from agents.dev_team import tasks
 
 IMAGE = "curlimages/curl:8.10.1"
 LABEL = "kubecrew.io/prober"
@@ -59,6 +57,7 @@ class Check:
     meaning: str = ""
 
 
+@tasks.register("probe")
 async def probe(request: tasks.Request) -> tasks.Done:
     toolbox, target = request.toolbox, request.target
     name, namespace = target["name"], target["namespace"]
@@ -414,6 +413,4 @@ def _done(
 
 
 def _answer(summary: str, report: dict[str, Any]) -> tasks.Done:
-    from agents.dev_team.tasks import Done  # tasks.py imports this module to register it
-
-    return Done(summary, report)
+    return tasks.Done(summary, report)

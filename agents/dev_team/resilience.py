@@ -19,19 +19,16 @@ the change belongs in the repository.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 
-from agents.dev_team import changes
+from agents.dev_team import changes, tasks
 from agents.runtime.errors import ToolFailed
 from agents.runtime.loop.mutation import NeedsApproval, Refused, sync_change
 from agents.runtime.loop.state import Target
 from agents.runtime.loop.validation import validate
 from agents.runtime.toolbox import Toolbox
-
-if TYPE_CHECKING:  # tasks.py registers this module's task, so it is imported only when used
-    from agents.dev_team import tasks
 
 LABEL = "kubecrew-resilience"
 HOSTNAME = "kubernetes.io/hostname"
@@ -39,6 +36,7 @@ KINDS = ("Deployment", "StatefulSet")
 _REPLICAS = re.compile(r"\b(\d{1,2})\s+replicas?\b")
 
 
+@tasks.register("resilience")
 async def harden(request: tasks.Request) -> tasks.Done:
     toolbox, ref = request.toolbox, request.target
     kind = "Deployment" if ref["kind"] == "Service" else ref["kind"]
@@ -274,6 +272,4 @@ def _listing(missing: list[str]) -> str:
 
 
 def _done(outcome: str, summary: str, **report: Any) -> tasks.Done:
-    from agents.dev_team.tasks import Done
-
-    return Done(summary, {"outcome": outcome, **report})
+    return tasks.Done(summary, {"outcome": outcome, **report})

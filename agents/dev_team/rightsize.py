@@ -25,19 +25,16 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from agents.cluster_operator.capacity import PRICES
-from agents.dev_team import changes
+from agents.dev_team import changes, tasks
 from agents.dev_team.state import TargetRef
 from agents.runtime.errors import ToolFailed
 from agents.runtime.loop.mutation import NeedsApproval, Refused, sync_change
 from agents.runtime.loop.state import Target
 from agents.runtime.loop.validation import validate
+from agents.runtime.prices import PRICES
 from agents.runtime.toolbox import Toolbox
-
-if TYPE_CHECKING:  # tasks.py registers this module's task, so it is imported only when used
-    from agents.dev_team import tasks
 
 LABEL = "kubecrew-rightsize"
 WINDOW = "1h"
@@ -114,7 +111,7 @@ class Size:
         return f"{self.container}: {cpu}, {memory} ({self.samples} samples, {pods})"
 
     def saving(self) -> float:
-        """Per replica and month at the Cluster Operator's list prices (negative: a cost)."""
+        """Per replica and month at the crew's list prices (`prices.PRICES`; negative: a cost)."""
         cpu = (self.cpu or 0.0) - self.new.get("requests.cpu", self.cpu or 0.0)
         memory = (self.memory or 0.0) - self.new.get("requests.memory", self.memory or 0.0)
         return cpu * PRICES["cpu"] + memory / GIB * PRICES["memory_gib"]
@@ -152,6 +149,7 @@ def recommend(container: dict[str, Any], used: dict[str, float]) -> Size:
     return dataclasses.replace(size, new=new)
 
 
+@tasks.register("rightsize")
 async def right_size(request: tasks.Request) -> tasks.Done:
     toolbox, ref = request.toolbox, request.target
     where = f"{ref['kind']} {ref['name']} in {ref['namespace']}"
@@ -367,6 +365,4 @@ def _quantity(text: object) -> float | None:
 
 
 def _done(outcome: str, summary: str, data: dict[str, Any] | None = None) -> tasks.Done:
-    from agents.dev_team.tasks import Done  # tasks.py imports this module to register it
-
-    return Done(summary, {"outcome": outcome, "pr": 0, "proposal": "", **(data or {})})
+    return tasks.Done(summary, {"outcome": outcome, "pr": 0, "proposal": "", **(data or {})})

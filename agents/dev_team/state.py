@@ -12,6 +12,8 @@ from typing import Annotated, Any, TypedDict
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 
+AGENT = "dev_team"  # the agent's name: its role, its home, its identity in the policy store
+
 
 class Observation(TypedDict):
     """One tool answer, whichever brain asked for it: the evidence the answer is built from."""

@@ -4,7 +4,12 @@
 of work on it. The graph resolves the name (`intents.resolve`), then hands a `Request` to the
 task registered for the intent kind here and shows the `Done` it returns. A kind with no task
 registered is answered as unsupported, so the grammar may know a cue before its work exists.
-Each task lives in its own module and is registered with one line below.
+
+The registry is filled by its entries, as kopf's handlers fill kopf's: each task lives in its
+own module (`drift`, `probing`, `resilience`, `rightsize`) and registers itself with
+`@register(kind)`, and this module imports none of them, so a task's module may import the types
+here without a cycle. The package's `__init__` imports the task modules, so every task is
+registered before anything in the package (the graph included) runs.
 """
 
 from __future__ import annotations
@@ -13,10 +18,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agents.dev_team.drift import reconcile
-from agents.dev_team.probing import probe
-from agents.dev_team.resilience import harden
-from agents.dev_team.rightsize import right_size
 from agents.dev_team.state import TargetRef
 from agents.runtime.loop.validation import LoopSettings
 from agents.runtime.toolbox import Toolbox
@@ -39,9 +40,14 @@ class Done:
 
 Task = Callable[[Request], Awaitable[Done]]
 
-TASKS: dict[str, Task] = {
-    "drift": reconcile,
-    "probe": probe,
-    "resilience": harden,
-    "rightsize": right_size,
-}
+TASKS: dict[str, Task] = {}  # intent kind -> its task, filled by `register`
+
+
+def register(kind: str) -> Callable[[Task], Task]:
+    """`@register("drift")`: the decorated task serves the intent kind `kind`."""
+
+    def registering(task: Task) -> Task:
+        TASKS[kind] = task
+        return task
+
+    return registering

@@ -1,6 +1,6 @@
 """One conversation with the Platform agent, wired: tools, brain, role, skills, durable state.
 
-The same shape as the other agents' (`agents.cluster_operator.conversation`), plus the teams'
+The agent contract's conversation (`agents.runtime.contract`), plus the teams'
 GitOps repositories: `repos` maps a repository id (the `kubecrew.io/gitops-repo` label the sync
 stamps on what it applies) to that repository's gitops server settings, and each gets a toolbox
 of its own, since one gitops server serves one repository. `clusters` names the kubeconfig contexts
@@ -19,61 +19,46 @@ agents/runtime/modelsteps.py).
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from agents.platform.graph import AGENT, Context, Outcome, run
-from agents.platform.state import PlatformState
+from agents.platform.graph import AGENT, Context, compile_graph
 from agents.runtime.brain import Planner
-from agents.runtime.persistence import Durable
+from agents.runtime.contract import Agent, OnNode, Outcome
+from agents.runtime.conversation import GraphConversation
 from agents.runtime.toolbox import OnCall, Servers, Toolbox, open_toolbox
 from agents.runtime.wiring import agent_parts
 
 if TYPE_CHECKING:
     from mcp_servers.gitops.settings import GitopsSettings
 
-OnNode = Callable[[str], None]
 
-
-class Conversation:
-    def __init__(self, context: Context, durable: Durable) -> None:
-        self.context = context
-        self.durable = durable
-
-    @property
-    def toolbox(self) -> Toolbox:
-        return self.context.toolbox
+class Conversation(GraphConversation[Context]):
+    defaults: ClassVar[Mapping[str, Any]] = {
+        "task": "unsupported", "question": "", "namespace": "", "fix": True,
+    }  # fmt: skip
 
     async def propagate(self, *, on_node: OnNode | None = None) -> Outcome:
-        return await run(
-            {"task": "propagate"}, context=self.context, durable=self.durable, on_node=on_node
-        )
+        return await self.run(self.request(task="propagate"), on_node=on_node)
 
     async def audit(
         self, namespace: str = "", *, fix: bool = True, on_node: OnNode | None = None
     ) -> Outcome:
         """The scheduled audit: the fleet, or one namespace."""
-        payload: PlatformState = {"task": "audit", "namespace": namespace, "fix": fix}
-        return await run(payload, context=self.context, durable=self.durable, on_node=on_node)
+        payload = self.request(task="audit", namespace=namespace, fix=fix)
+        return await self.run(payload, on_node=on_node)
 
     async def sync_blueprints(
         self, namespace: str = "", *, fix: bool = True, on_node: OnNode | None = None
     ) -> Outcome:
-        payload: PlatformState = {"task": "blueprints", "namespace": namespace, "fix": fix}
-        return await run(payload, context=self.context, durable=self.durable, on_node=on_node)
+        payload = self.request(task="blueprints", namespace=namespace, fix=fix)
+        return await self.run(payload, on_node=on_node)
 
     async def answer_escalations(self, *, on_node: OnNode | None = None) -> Outcome:
         """The escalations org policy settles: granted, denied or left to people, each why."""
-        return await run(
-            {"task": "escalations"}, context=self.context, durable=self.durable, on_node=on_node
-        )
-
-    async def ask(self, question: str, *, on_node: OnNode | None = None) -> Outcome:
-        return await run(
-            {"question": question}, context=self.context, durable=self.durable, on_node=on_node
-        )
+        return await self.run(self.request(task="escalations"), on_node=on_node)
 
 
 @asynccontextmanager
@@ -102,4 +87,7 @@ async def conversation(
             parts.toolbox, planner, parts.role, parts.skills, thread_id, opened,
             clusters=clusters, homes=homes,
         )  # fmt: skip
-        yield Conversation(context, parts.durable)
+        yield Conversation(compile_graph(parts.durable), context)
+
+
+entry = Agent(name=AGENT, open=conversation)

@@ -32,23 +32,20 @@ state holds only JSON, checkpointed per thread.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
-from langchain_core.runnables import RunnableConfig
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from agents.platform import arbitration, audits, blueprints, propagation, report
 from agents.platform.state import PlatformState, Task
-from agents.runtime.brain import Planner
 from agents.runtime.modelsteps import planned
 from agents.runtime.persistence import Durable
-from agents.runtime.roles import Role
-from agents.runtime.skills import Skill
 from agents.runtime.toolbox import Toolbox
+from agents.runtime.wiring import AgentContext
 
 AGENT = "platform"
 UNSUPPORTED = (
@@ -94,12 +91,7 @@ ASKS: dict[str, str] = {
 
 
 @dataclass(frozen=True)
-class Context:
-    toolbox: Toolbox  # kube and policy servers
-    planner: Planner
-    role: Role
-    skills: tuple[Skill, ...]
-    thread: str
+class Context(AgentContext):
     repos: Mapping[str, Toolbox] = field(default_factory=dict)  # repo id -> its gitops tools
     clusters: tuple[str, ...] = ()  # the contexts blueprints are kept in; () the default one
     homes: Mapping[str, str] = field(default_factory=dict)  # repo id -> context it syncs to
@@ -220,35 +212,5 @@ def compile_graph(durable: Durable) -> CompiledStateGraph[PlatformState, Context
     return builder.compile(checkpointer=durable.checkpointer, store=durable.store, name=AGENT)
 
 
-@dataclass(frozen=True)
-class Outcome:
-    thread: str
-    task: str
-    answer: str
-    result: dict[str, Any]
-
-
-async def run(
-    payload: PlatformState,
-    *,
-    context: Context,
-    durable: Durable,
-    on_node: Callable[[str], None] | None = None,
-) -> Outcome:
-    """One request on the context's thread: a procedure (task set) or a question."""
-    graph = compile_graph(durable)
-    config: RunnableConfig = {"configurable": {"thread_id": context.thread}}
-    fresh: PlatformState = {
-        "task": "unsupported", "question": "", "namespace": "", "fix": True, **payload,
-    }  # fmt: skip
-    async for update in graph.astream(fresh, config, context=context, stream_mode="updates"):
-        for node in update:
-            if on_node is not None and not node.startswith("__"):
-                on_node(node)
-    values = cast(PlatformState, (await graph.aget_state(config)).values)
-    return Outcome(
-        thread=context.thread,
-        task=values.get("task", ""),
-        answer=values.get("answer", ""),
-        result=values.get("result", {}),
-    )
+# For LangGraph's own tools (langgraph.json); the agent compiles with its durable state.
+graph = builder.compile(name=AGENT)

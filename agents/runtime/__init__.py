@@ -1,6 +1,20 @@
-"""What every agent shares: its tools (`toolbox`), its two brains (`brain`), the intent grammar
-(`intents`), skills, its role file (`roles`), durable state and memory (`persistence`, `memory`).
+"""What every agent shares; nothing here knows which agent runs it (import-linter holds that).
 
-Nothing here knows which agent runs it; each agent package (`dev_team/`, later `platform/` and
-`cluster_operator/`) builds its own graph on these pieces.
+    contract      the one `Outcome`, the `Conversation` protocol, `Agent` (what the registry
+                  lists) and what the two brains mean
+    registry      finding an agent by name, from the entry points the agents declare
+    conversation  the one run loop: a graph streamed on a thread, its state read as an Outcome
+    wiring        what a conversation is opened with (`AgentContext`, `agent_parts`)
+    toolbox       the MCP servers, in-process or remote, as the role's allowed tools
+    brain         the deterministic planner, or a chat model from KUBECREW_MODEL
+    modelsteps    a model's reads before a procedure decides
+    identity      each agent's own kubeconfig for the kube server
+    skills, roles SKILL.md bundles and AGENTS.md role files
+    persistence   checkpoints per thread and the agent's store (SQLite)
+    memory        diagnoses remembered by fingerprint
+    prices        the unit prices cost estimates use
+    loop/         the remediation loop (learn, recommend, decide, plan, mutate, validate)
+    notify/       signals turned into incidents, each handed to a handler once
+
+Each agent package (`dev_team/`, `cluster_operator/`, `platform/`) builds its graph on these.
 """

@@ -13,7 +13,9 @@ kubeconfig at all. Kubeconfigs left behind by a sandbox that is gone must not si
 agent away from the cluster the person is working on. An explicit `--kubeconfig` or `--context`
 always wins: the person said which identity to use.
 
-Only files are read here (YAML, no Kubernetes client: agents never import one).
+Only files are read here (YAML, no Kubernetes client: agents never import one). The decision
+is about the kube server's settings alone: the toolbox passes them in (`kube_for`) and puts
+the answer in its `Servers`, so this module knows nothing of the toolbox.
 """
 
 from __future__ import annotations
@@ -22,14 +24,11 @@ import os
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 
 from mcp_servers.kube.settings import KubeSettings
-
-if TYPE_CHECKING:
-    from agents.runtime.toolbox import Servers
 
 KUBECONFIGS = "kubeconfigs"
 
@@ -48,11 +47,6 @@ def service_account(agent: str) -> str:
 
 def identity_kubeconfig(agent: str, environ: Mapping[str, str] = os.environ) -> Path:
     return kubeconfigs_dir(environ) / f"{service_account(agent)}.yaml"
-
-
-def with_identity(agent: str, servers: Servers) -> Servers:
-    """`servers` with the agent's kube server speaking as the agent (see `kube_for`)."""
-    return replace(servers, kube=kube_for(agent, servers.kube))
 
 
 def kube_for(

@@ -21,7 +21,7 @@ import json
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import ToolCall, ToolMessage
@@ -34,7 +34,7 @@ from mcp.server.fastmcp import FastMCP
 from mcp.shared.memory import create_connected_server_and_client_session
 
 from agents.runtime.errors import ToolFailed, ToolNotAllowed
-from agents.runtime.identity import with_identity
+from agents.runtime.identity import kube_for
 from agents.runtime.roles import Role
 from mcp_servers.kube.settings import KubeSettings
 from mcp_servers.metrics.settings import MetricsSettings
@@ -138,9 +138,10 @@ async def open_toolbox(
 ) -> AsyncIterator[Toolbox]:
     """Sessions to every configured server, open for as long as the block runs. The kube
     server speaks as the agent's own ServiceAccount when one is installed (`identity`)."""
+    own = replace(servers, kube=kube_for(role.name, servers.kube))
     async with AsyncExitStack() as stack:
         tools: list[BaseTool] = []
-        for name, session in await _sessions(with_identity(role.name, servers), stack):
+        for name, session in await _sessions(own, stack):
             tools.extend(await load_mcp_tools(session, server_name=name))
         yield Toolbox(role, tools, on_call=on_call)
 

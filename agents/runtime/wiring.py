@@ -1,9 +1,10 @@
 """What every agent's conversation is opened with: its role, skills, toolbox and durable state.
 
 Each agent's `conversation()` opens `agent_parts(AGENT, servers, ...)` and builds its own graph
-`Context` from the parts, so the front doors and the tests open any agent the same way. An agent
-error raised inside the MCP sessions' task groups comes out as itself, not wrapped in an
-exception group, wherever in the conversation it was raised.
+`Context` (an `AgentContext` with the agent's own fields added) from the parts, so the front
+doors and the tests open any agent the same way. An agent error raised inside the MCP sessions'
+task groups comes out as itself, not wrapped in an exception group, wherever in the conversation
+it was raised.
 """
 
 from __future__ import annotations
@@ -13,11 +14,23 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from agents.runtime.brain import Planner
 from agents.runtime.errors import first_agent_error
 from agents.runtime.persistence import Durable, agent_home, open_durable
 from agents.runtime.roles import Role, load_role
 from agents.runtime.skills import Skill, skills_for
 from agents.runtime.toolbox import OnCall, Servers, Toolbox, open_toolbox
+
+
+@dataclass(frozen=True)
+class AgentContext:
+    """What every agent's graph runs with: its tools, its brain, its role and skills, its thread."""
+
+    toolbox: Toolbox
+    planner: Planner
+    role: Role
+    skills: tuple[Skill, ...]
+    thread: str
 
 
 @dataclass(frozen=True)

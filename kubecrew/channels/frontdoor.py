@@ -29,29 +29,30 @@ it. What happens, in order:
 Each agent gets its own servers when the door has `agent_servers` (`kubecrew.crew`: the kube
 server's gate and the policy server act as that agent); else every agent shares `servers`.
 
-An agent is imported when first asked for (`agents.<agent>.conversation`, all of the same
-shape), so an agent that is not installed is an answer saying so, not an import error.
+An agent is found by name in the registry (`agents.runtime.registry`) and loaded when first asked
+for; every agent opens and answers through the one contract (`agents.runtime.contract`), so an
+agent that is not installed is an answer saying so, not an import error.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 import re
 import sqlite3
 import uuid
 from collections.abc import Callable
-from contextlib import closing
+from contextlib import AbstractAsyncContextManager, closing
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from types import ModuleType
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
-from agents.runtime import intents
+from agents.dev_team import intents
+from agents.runtime import registry
 from agents.runtime.brain import Planner
+from agents.runtime.contract import Agent, Conversation
 from agents.runtime.errors import AgentError, ToolFailed
-from agents.runtime.toolbox import Servers
+from agents.runtime.toolbox import OnCall, Servers
 from core.errors import ToolError
 from core.policy import approvals
 from core.policy.proposals import AnswerVerdict, Channel, Identity
@@ -168,8 +169,8 @@ class FrontDoor:
         namespace: str | None,
         progress: Progress | None,
     ) -> Reply:
-        module = _agent_module(agent)
-        if module is None:
+        found = registry.find(agent)
+        if found is None:
             return Reply(
                 f"{AGENTS[agent].capitalize()}. That agent is not installed here, so I cannot "
                 f"ask it; {_which_agent(exclude=agent)}",
@@ -186,37 +187,36 @@ class FrontDoor:
                 progress(f"{node} done")
 
         try:
-            async with self._talk(module, agent, remembered, on_call) as talk:
-                narrowed = {} if namespace is None else {"namespace": namespace}
-                outcome = await talk.ask(question, on_node=on_node, **narrowed)
-                waits = await _waiting(talk, outcome)
+            async with self._talk(found, remembered, on_call) as talk:
+                outcome = await talk.ask(question, namespace=namespace, on_node=on_node)
         except ToolFailed as exc:
             reason = f"no cluster reachable: {exc.reason}" if exc.unreachable else exc.message
             return Reply(reason, "unavailable", agent=agent, thread=remembered.thread)
         except AgentError as exc:
             return Reply(exc.message, "unavailable", agent=agent, thread=remembered.thread)
-        # The agents' outcomes share thread and answer; the rest is read where an agent has it.
-        report = dict(getattr(outcome, "report", None) or getattr(outcome, "result", {}))
-        clarifying, target = getattr(outcome, "clarifying", False), getattr(outcome, "target", None)
+        report, waits = dict(outcome.data), outcome.waiting
         remembered.question, remembered.namespace = question, namespace
-        if target:
-            remembered.target = dict(target)
-        remembered.options = list(report.get("options", [])) if clarifying else []
+        if outcome.target:
+            remembered.target = dict(outcome.target)
+        remembered.options = list(report.get("options", [])) if outcome.clarifying else []
         remembered.waiting = waits.request if waits is not None else ""
         if waits is not None:
             text = _waiting_text(waits.request, waits.asked, self.via)
             report = {**report, "waiting_for": waits.request, "asked": waits.asked}
             return Reply(text, "approval", agent=agent, thread=outcome.thread, report=report)
-        kind: ReplyKind = "clarify" if clarifying else "answer"
+        kind: ReplyKind = "clarify" if outcome.clarifying else "answer"
         return Reply(outcome.answer, kind, agent=agent, thread=outcome.thread, report=report)
 
-    def _talk(self, module: ModuleType, agent: AgentName, remembered: _Thread, on_call: Any) -> Any:
+    def _talk(
+        self, agent: Agent, remembered: _Thread, on_call: OnCall | None
+    ) -> AbstractAsyncContextManager[Conversation]:
         """The agent's conversation on the remembered thread, with the agent's own servers."""
-        servers = self.agent_servers(agent) if self.agent_servers else self.servers
-        return module.conversation(
+        name = cast(AgentName, agent.name)
+        servers = self.agent_servers(name) if self.agent_servers else self.servers
+        return agent.open(
             servers,
             self.planner,
-            home=self.home / "agents" / agent,
+            home=self.home / "agents" / agent.name,
             thread=remembered.thread,
             on_call=on_call,
         )
@@ -256,8 +256,8 @@ class FrontDoor:
         remembered = self._take_waiting(key, request)
         if remembered is None or remembered.agent is None:
             return None  # not waiting on it, or another caller took it up first
-        module = _agent_module(remembered.agent)
-        if module is None:
+        found = registry.find(remembered.agent)
+        if found is None:
             return None
 
         def on_node(node: str) -> None:
@@ -265,19 +265,19 @@ class FrontDoor:
                 progress(f"{node} done")
 
         try:
-            async with self._talk(module, remembered.agent, remembered, None) as talk:
+            async with self._talk(found, remembered, None) as talk:
                 outcome = await talk.resume(on_node=on_node)
-                waits = await _waiting(talk, outcome)
         except (ToolFailed, AgentError) as exc:
             text = f"Resuming the work that waited for {request} failed: {exc}"
             return Reply(text, "unavailable", agent=remembered.agent, thread=remembered.thread)
+        waits = outcome.waiting
         if waits is not None:  # asked again (a next fix that also needs a person)
             remembered.waiting = waits.request
             self._save(remembered)
             more = _waiting_text(waits.request, waits.asked, self.via)
         else:
             more = outcome.answer
-        data = {"resumed": outcome.thread, "outcome": outcome.report}
+        data = {"resumed": outcome.thread, "outcome": outcome.data}
         text = f"Resumed the work that waited for {request} (thread {outcome.thread}):\n{more}"
         return Reply(text, "answer", agent=remembered.agent, thread=outcome.thread, report=data)
 
@@ -368,14 +368,6 @@ def _ended(store: Store, request: str) -> bool:
         return True
 
 
-async def _waiting(talk: Any, outcome: Any) -> Any:
-    """What an unfinished outcome's thread waits for, where the agent can say."""
-    waiting = getattr(talk, "waiting", None)
-    if getattr(outcome, "finished", True) or waiting is None:
-        return None
-    return await waiting()
-
-
 def _waiting_text(request: str, asked: str, via: Channel) -> str:
     how = "click Approve on its message, or say" if via == "slack" else "say"
     return "\n".join(
@@ -414,17 +406,7 @@ def thread_of(home: Path, key: str) -> str | None:
 
 
 def installed(agent: AgentName) -> bool:
-    return _agent_module(agent) is not None
-
-
-def _agent_module(agent: AgentName) -> ModuleType | None:
-    name = f"agents.{agent}.conversation"
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        if exc.name is not None and name.startswith(exc.name):
-            return None  # not installed; a missing dependency inside it is a real error
-        raise
+    return registry.find(agent) is not None
 
 
 def _named_agent(text: str) -> AgentName | None:

@@ -3,32 +3,37 @@
 An escalated proposal waits for an `ApprovalRequest` in the policy store; any channel may answer
 it, and this is the terminal's. Authorisation (is this person an approver, has she answered
 already, has the request expired) is `core.policy.approvals.answer`'s, so the CLI, Slack
-and MCP refuse alike; this module only says who is answering. With the SQLite store that is
-whoever the local user says (`--as`, `--group`): the file is theirs, so trusting them costs
-nothing. With `--store kubernetes` it is the API server's answer about the kubeconfig's
-credentials, which the user cannot choose. The engine is imported when a command runs, so
-`kubecrew --help` stays quick.
+and MCP refuse alike; this module only says who is answering (`options.person`, shared with
+`kubecrew chat`). With the SQLite store that is whoever the local user says (`--as`,
+`--group`): the file is theirs, so trusting them costs nothing. With `--store kubernetes` it is
+the API server's answer about the kubeconfig's credentials, which the user cannot choose. The
+engine is imported when a command runs, so `kubecrew --help` stays quick.
 """
 
 from __future__ import annotations
 
-import getpass
 import os
 import socket
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 
-from core.policy.settings import GROUPS_ENV, USER_ENV
-from kubecrew.cli.proposals import StoreOption, opened_store, request_lines
+from kubecrew.cli.options import (
+    AsOption,
+    GroupOption,
+    StoreOption,
+    fail,
+    opened_store,
+    out,
+    person,
+    request_lines,
+)
 from kubecrew.terminal import print_failure
 
 if TYPE_CHECKING:
-    from core.policy.proposals import AnswerVerdict, ApprovalState, Identity
-    from core.policy.store.base import Store
+    from core.policy.proposals import AnswerVerdict, ApprovalState
 
 TIMED_OUT = 2
 
@@ -58,53 +63,7 @@ _STATES: dict[StateChoice, ApprovalState] = {
     StateChoice.expired: "expired",
 }
 IdArgument = Annotated[str, typer.Argument(metavar="ID", help="The approval request's id.")]
-AsOption = Annotated[
-    str | None,
-    typer.Option(
-        "--as",
-        help=f"Answer as this person. With the SQLite store you are trusted as whoever you say; "
-        f"with --store kubernetes it must match the API server's name for you. "
-        f"[default: ${USER_ENV}, else your login name]",
-        show_default=False,
-    ),
-]
-GroupOption = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--group",
-        help=f"A group you answer as a member of (repeatable; SQLite store only). "
-        f"[default: ${GROUPS_ENV}, comma-separated]",
-        show_default=False,
-    ),
-]
 ReasonOption = Annotated[str, typer.Option(help="Why, for the transcript and the audit log.")]
-
-
-def _fail(message: str) -> NoReturn:
-    print_failure(message)
-    raise typer.Exit(1)
-
-
-def _out(text: str) -> None:
-    Console(highlight=False, markup=False).print(text, soft_wrap=True)
-
-
-def _identity(store: Store, name: str | None, groups: list[str] | None) -> Identity:
-    from core.policy.proposals import Identity
-
-    vouched = getattr(store, "identity", None)
-    if callable(vouched):  # the Kubernetes store: the API server says who we are
-        found: Identity = vouched()
-        if name is not None and name != found.name:
-            _fail(
-                f"the API server knows you as {found.name}, not {name}: with --store kubernetes "
-                f"your kubeconfig credentials decide who answers; drop --as"
-            )
-        return found
-    chosen = name or os.environ.get(USER_ENV) or getpass.getuser()
-    if groups is None:
-        groups = [g.strip() for g in os.environ.get(GROUPS_ENV, "").split(",") if g.strip()]
-    return Identity(kind="person", name=chosen, groups=tuple(groups))
 
 
 @app.command("list")
@@ -126,9 +85,9 @@ def list_requests(
     finally:
         opened.close()
     if not requests:
-        _out("no approval requests" + (f" in state {state.value}" if state else ""))
+        out("no approval requests" + (f" in state {state.value}" if state else ""))
     for request in requests:
-        _out(
+        out(
             f"{request.id}  {request.state:<7}  until {request.expires_at:%Y-%m-%d %H:%M}  "
             f"{request.approvers.describe()}: {request.action.describe()} "
             f"(proposal {request.proposal})"
@@ -151,11 +110,11 @@ def show(id_: IdArgument, store: StoreOption = None) -> None:
     try:
         request = opened.approval(id_)
     except ToolError as exc:
-        _fail(exc.message)
+        fail(exc.message)
     finally:
         opened.close()
     for line in request_lines(request):
-        _out(line)
+        out(line)
 
 
 def _answer_with(
@@ -171,17 +130,17 @@ def _answer_with(
 
     opened = opened_store(store)
     try:
-        person = _identity(opened, name, groups)
+        who = person(opened, name, groups)
         now = datetime.now(UTC)
-        request = approvals.answer(opened, id_, person, verdict, via="cli", now=now, reason=reason)
+        request = approvals.answer(opened, id_, who, verdict, via="cli", now=now, reason=reason)
         decision = opened.get(request.proposal).decision if request.ended else None
     except ToolError as exc:
-        _fail(exc.message)
+        fail(exc.message)
     finally:
         opened.close()
-    _out(f"{id_}: {verdict} by {person} recorded; the request is {request.state}")
+    out(f"{id_}: {verdict} by {who} recorded; the request is {request.state}")
     if decision is not None:
-        _out(f"proposal {request.proposal}: {decision.describe()}")
+        out(f"proposal {request.proposal}: {decision.describe()}")
 
 
 @app.command()
@@ -248,15 +207,15 @@ def wait(
         request = approvals.wait(opened, id_, waiter=waiter, timeout=timeout)
         decision = None if request is None else opened.get(request.proposal).decision
     except ToolError as exc:
-        _fail(exc.message)
+        fail(exc.message)
     finally:
         opened.close()
     if request is None:
         print_failure(f"{id_} is still pending after {timeout:g}s; wait again or ask an approver")
         raise typer.Exit(TIMED_OUT)
     for line in request_lines(request):
-        _out(line)
+        out(line)
     if decision is not None:
-        _out(f"proposal {request.proposal}: {decision.describe()}")
+        out(f"proposal {request.proposal}: {decision.describe()}")
     if decision is None or decision.outcome != "approved":
         raise typer.Exit(1)

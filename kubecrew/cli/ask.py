@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import anyio
 import typer
 from rich.console import Console
 from rich.markup import escape
 
+from kubecrew.cli.options import fail
 from kubecrew.crew import CrewOptions, crew_options, resolve
 from kubecrew.terminal import print_failure
 
@@ -89,16 +90,16 @@ def ask(
     from_stdin = question is None
     asked = _question(question)  # before the engine is imported: a missing one fails at once
     from agents.dev_team.conversation import conversation
-    from agents.dev_team.graph import Outcome
+    from agents.dev_team.intents import parse
     from agents.runtime.brain import planner_from_env
+    from agents.runtime.contract import Outcome
     from agents.runtime.errors import AgentError, ToolFailed
-    from agents.runtime.intents import parse
     from core.errors import ToolError
 
     try:
         servers = resolve(crew).servers(AGENT)
     except ToolError as exc:
-        _fail(exc.message)
+        fail(exc.message)
     progress = Console(stderr=True, highlight=False, quiet=quiet)
     changes = parse(asked, namespace=namespace).kind not in READ_ONLY_INTENTS
     if changes and not skip_permissions:
@@ -118,12 +119,12 @@ def ask(
         outcome = anyio.run(go)
     except ToolFailed as exc:
         if exc.unreachable:
-            _fail(f"no cluster reachable: {exc.reason}")
-        _fail(exc.message)
+            fail(f"no cluster reachable: {exc.reason}")
+        fail(exc.message)
     except AgentError as exc:
-        _fail(exc.message)
+        fail(exc.message)
     out = Console(highlight=False, soft_wrap=True)
-    if not outcome.finished or outcome.report.get("outcome") == "escalated":
+    if not outcome.finished or outcome.data.get("outcome") == "escalated":
         out.print(escape(outcome.answer or "not done: the change waits for a person's approval"))
         print_failure(
             "this change is a person's call under policy, and --skip-permissions never skips "
@@ -136,7 +137,7 @@ def ask(
             "answer": outcome.answer,
             "clarifying": outcome.clarifying,
             "target": outcome.target,
-            **outcome.report,
+            **outcome.data,
         }
         out.print_json(json.dumps(data, default=str))
     else:
@@ -153,20 +154,15 @@ def _question(given: str | None) -> str:
         piped = sys.stdin.read().strip()
         if piped:
             return piped
-    _fail('no question: give one (kubecrew ask "why is web failing?") or pipe it on stdin')
+    fail('no question: give one (kubecrew ask "why is web failing?") or pipe it on stdin')
 
 
 def _permit(question: str, *, interactive: bool) -> None:
     """Ask before a change; with nobody to ask, refuse and say how to allow it."""
     if not interactive:
-        _fail(
+        fail(
             f"{question!r} would change the cluster and there is no terminal to ask on: "
             "rerun with --skip-permissions to let policy-allowed changes proceed"
         )
     if not typer.confirm(f"{question!r} may change the cluster. Proceed?", err=True):
-        _fail("not done: you said no")
-
-
-def _fail(message: str) -> NoReturn:
-    print_failure(message)
-    raise typer.Exit(1)
+        fail("not done: you said no")

@@ -9,13 +9,11 @@ Nothing here writes. The engine is imported when a command runs, so `kubecrew --
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 
-from kubecrew.cli.proposals import StoreOption, opened_store
-from kubecrew.terminal import print_failure
+from kubecrew.cli.options import StoreOption, fail, opened_store, out
 
 if TYPE_CHECKING:
     from core.policy.audit import AuditKind
@@ -48,15 +46,6 @@ _KINDS: dict[KindChoice, AuditKind] = {
 }
 
 
-def _fail(message: str) -> NoReturn:
-    print_failure(message)
-    raise typer.Exit(1)
-
-
-def _out(text: str) -> None:
-    Console(highlight=False, markup=False).print(text, soft_wrap=True)
-
-
 @app.command()
 def verify(store: StoreOption = None) -> None:
     """Check every record's hash and link and the head: exit 0 when intact, else 1 and why.
@@ -75,16 +64,16 @@ def verify(store: StoreOption = None) -> None:
         head = opened.audit_head()  # first: what is appended meanwhile lies past it
         records = opened.audit()
     except ToolError as exc:
-        _fail(exc.message)
+        fail(exc.message)
     finally:
         opened.close()
     problems = audit.verify(records, head)
     if not problems:
-        _out(f"intact: {len(records)} records, head {head.hash[:12]}")
+        out(f"intact: {len(records)} records, head {head.hash[:12]}")
         return
     for problem in problems:
-        _out(problem)
-    _fail(f"the audit log is not intact: {len(problems)} problem(s) above")
+        out(problem)
+    fail(f"the audit log is not intact: {len(problems)} problem(s) above")
 
 
 @app.command("list")
@@ -116,15 +105,15 @@ def list_records(
             kind=None if kind is None else _KINDS[kind],
         )
     except ToolError as exc:
-        _fail(exc.message)
+        fail(exc.message)
     finally:
         opened.close()
     if not records:
-        _out("no audit records")
+        out("no audit records")
     for record in records:
         line = (
             f"{record.seq:>5}  {record.at:%Y-%m-%d %H:%M:%S}  {record.kind:<10}  "
             f"{record.subject}  {record.actor}: {record.summary}"
         )
         line += f" -> {record.result}" if record.result else ""
-        _out(line + "".join(f"; cites {citation}" for citation in record.citations))
+        out(line + "".join(f"; cites {citation}" for citation in record.citations))

@@ -32,7 +32,7 @@ from rich.markup import escape
 from rich.rule import Rule
 from rich.status import Status
 
-from kubecrew.cli.approvals import AsOption, GroupOption
+from kubecrew.cli.options import AsOption, GroupOption, person
 from kubecrew.crew import CrewOptions, crew_home, crew_options, resolve
 from kubecrew.terminal import print_failure
 
@@ -78,7 +78,6 @@ def chat(
     from core.errors import ToolError
     from core.policy.store import open_store
     from kubecrew.channels.frontdoor import FrontDoor
-    from kubecrew.cli.approvals import _identity
 
     try:
         resolved = resolve(crew)
@@ -87,7 +86,7 @@ def chat(
         print_failure(exc.message)
         raise typer.Exit(1) from exc
     try:
-        person = _identity(opened, as_, group)
+        who = person(opened, as_, group)
     finally:
         opened.close()
     home = crew_home()
@@ -102,10 +101,10 @@ def chat(
     out = Console(highlight=False, soft_wrap=True)
     key = f"terminal:{session or uuid.uuid4().hex[:12]}"
     out.print(
-        f"[bold]kubecrew chat[/] as {escape(str(person))} (conversation {escape(key)}). Ask "
+        f"[bold]kubecrew chat[/] as {escape(str(who))} (conversation {escape(key)}). Ask "
         "about a workload or nodes, or say 'approvals'. 'exit' or Ctrl-D leaves."
     )
-    _session(door, key, person, _reader(home), out)
+    _session(door, key, who, _reader(home), out)
 
 
 def _session(door: FrontDoor, key: str, person: Identity, read: Reader, out: Console) -> None:

@@ -14,14 +14,12 @@ from typing import Annotated, Any
 
 import typer
 import yaml
-from rich.console import Console
 from rich.markup import escape
 
-from kubecrew.cli.sandbox import HomeOption, fail
+from kubecrew.cli.options import HomeOption, fail, out
 from kubecrew.practice.home import Home
-from kubecrew.practice.probe import ApiClient, SandboxUnreachable
+from kubecrew.practice.probe import FAULTS_PATH, ApiClient, SandboxUnreachable
 
-FAULTS_PATH = "/kubecrew/v1/faults"
 app = typer.Typer(
     name="fault",
     help="Break the running sandbox on purpose (dead nodes, missing images, leaks, API errors), "
@@ -31,10 +29,6 @@ app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode="markdown",
 )
-
-
-def _line(text: str) -> None:
-    Console(highlight=False).print(text, soft_wrap=True)
 
 
 def _admin_call(home: Home, method: str, path: str, body: object = None) -> Any:
@@ -129,8 +123,11 @@ def fault_add(
     named = {"node": node, "image": image, "namespace": namespace, "selector": selector, "at": at}
     spec = _fault_spec(kind, param or [], named)
     fault = _admin_call(Home.resolve(home), "POST", FAULTS_PATH, spec)
-    _line(escape(f"Fault {fault['id']} added: {_fault_line(fault).split(None, 1)[1].strip()}"))
-    _line(escape(f"Clear it with: kubecrew sandbox fault clear {fault['id']}"))
+    out(
+        escape(f"Fault {fault['id']} added: {_fault_line(fault).split(None, 1)[1].strip()}"),
+        markup=True,
+    )
+    out(escape(f"Clear it with: kubecrew sandbox fault clear {fault['id']}"), markup=True)
 
 
 @app.command("list")
@@ -146,11 +143,11 @@ def fault_list(home: HomeOption = None) -> None:
     """
     faults = _admin_call(Home.resolve(home), "GET", FAULTS_PATH)["items"]
     if not faults:
-        _line("No faults.")
+        out("No faults.", markup=True)
         return
-    _line(f"{'ID':<6} {'KIND':<15} {'STATE':<10} {'SINCE':<21} PARAMS")
+    out(f"{'ID':<6} {'KIND':<15} {'STATE':<10} {'SINCE':<21} PARAMS", markup=True)
     for fault in faults:
-        _line(escape(_fault_line(fault)))
+        out(escape(_fault_line(fault)), markup=True)
 
 
 @app.command("clear")
@@ -175,7 +172,7 @@ def fault_clear(
     where = Home.resolve(home)
     if all_faults:
         cleared = _admin_call(where, "DELETE", FAULTS_PATH)["items"]
-        _line(f"Cleared {len(cleared)} fault{'s' if len(cleared) != 1 else ''}.")
+        out(f"Cleared {len(cleared)} fault{'s' if len(cleared) != 1 else ''}.", markup=True)
     else:
         fault = _admin_call(where, "DELETE", f"{FAULTS_PATH}/{fault_id}")
-        _line(escape(f"Cleared {fault['id']} ({fault['kind']})."))
+        out(escape(f"Cleared {fault['id']} ({fault['kind']})."), markup=True)

@@ -14,11 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated
 
 import typer
 
-from kubecrew.terminal import print_failure
+from kubecrew.cli.options import fail
 from mcp_servers.common.transport import (
     DEFAULT_PORT,
     LOOPBACK,
@@ -76,11 +76,6 @@ ContextOption = Annotated[
 ReadOnlyOption = Annotated[bool, typer.Option(help="Register no write tool.")]
 
 
-def _fail(message: str) -> NoReturn:
-    print_failure(message)
-    raise typer.Exit(1)
-
-
 def _transport(
     transport: Transport, host: str, port: int, token_file: Path | None, allow_remote: bool
 ) -> TransportOptions:
@@ -94,7 +89,7 @@ def _transport(
     try:
         check(options)
     except TransportError as exc:
-        _fail(str(exc))
+        fail(str(exc))
     return options
 
 
@@ -162,7 +157,7 @@ def kube(
     try:
         server = build(settings)
     except ToolError as exc:  # unusable policies or policy store
-        _fail(exc.message)
+        fail(exc.message)
     _serve(lambda: serve(server, options, name="kube"))
 
 
@@ -274,7 +269,7 @@ def gitops(
 
     repo = repo.expanduser().resolve()
     if not repo.exists():
-        _fail(f"--repo {repo} does not exist; give the path of a git repository of manifests")
+        fail(f"--repo {repo} does not exist; give the path of a git repository of manifests")
     settings = GitopsSettings(
         repo=repo,
         state_dir=state_dir or GitopsSettings.default_state_dir(repo),
@@ -292,7 +287,7 @@ def gitops(
     try:
         server = build(settings)
     except ToolError as exc:  # a configuration the server cannot start with
-        _fail(exc.message)
+        fail(exc.message)
     _serve(lambda: serve(server, options, name="gitops"))
 
 
@@ -381,7 +376,7 @@ def policy(
     try:
         server = build(settings)
     except ToolError as exc:  # bad policies, an unusable store, an identity refused
-        _fail(exc.message)
+        fail(exc.message)
     _serve(lambda: serve(server, options, name="policy"))
 
 
@@ -389,4 +384,4 @@ def _serve(run: Callable[[], None]) -> None:
     try:
         run()
     except TransportError as exc:
-        _fail(str(exc))
+        fail(str(exc))

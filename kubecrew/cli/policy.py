@@ -14,12 +14,12 @@ import json
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, get_args
+from typing import TYPE_CHECKING, Annotated, Any, get_args
 
 import typer
 import yaml
-from rich.console import Console
 
+from kubecrew.cli.options import fail, out
 from kubecrew.terminal import print_failure
 
 if TYPE_CHECKING:
@@ -60,15 +60,6 @@ KindOption = Annotated[
     str | None,
     typer.Option(help="Only this kind (CapacityPolicy, CostPolicy, ...).", show_default=False),
 ]
-
-
-def _fail(message: str) -> NoReturn:
-    print_failure(message)
-    raise typer.Exit(1)
-
-
-def _out(text: str) -> None:
-    Console(highlight=False, markup=False).print(text, soft_wrap=True)
 
 
 def _paths(given: list[Path] | None) -> list[Path]:
@@ -113,9 +104,9 @@ def validate(
     for file in report.files:
         if file.policies and not file.problems:
             names = ", ".join(str(policy) for policy in file.policies)
-            _out(f"ok {file.path}: {names}")
+            out(f"ok {file.path}: {names}")
         elif not file.problems:
-            _out(f"ok {file.path}: no documents")
+            out(f"ok {file.path}: no documents")
     for problem in report.problems:
         print_failure(str(problem))
     if report.problems:
@@ -147,13 +138,13 @@ def list_policies(
         rows += [(p.kind, p.name, summary(p.document), str(p.source)) for p in chosen]
         widths = [max(len(row[column]) for row in rows) for column in range(3)]
         for row in rows:
-            _out("   ".join([*(row[i].ljust(widths[i]) for i in range(3)), row[3]]))
+            out("   ".join([*(row[i].ljust(widths[i]) for i in range(3)), row[3]]))
         return
     documents = [p.document.model_dump(mode="json", exclude_unset=True) for p in chosen]
     if output is ListFormat.json:
-        _out(json.dumps(documents, indent=2))
+        out(json.dumps(documents, indent=2))
     else:
-        _out("---\n".join(dump(document) for document in documents).rstrip("\n"))
+        out("---\n".join(dump(document) for document in documents).rstrip("\n"))
 
 
 @app.command()
@@ -177,9 +168,9 @@ def explain(
     try:
         policy = _policies(policies).get(name, kind=kind)
     except ToolError as exc:
-        _fail(exc.message)
+        fail(exc.message)
     for line in in_words(policy):
-        _out(line)
+        out(line)
 
 
 def _pairs(values: list[str] | None, option: str) -> dict[str, str]:
@@ -187,7 +178,7 @@ def _pairs(values: list[str] | None, option: str) -> dict[str, str]:
     for value in values or []:
         key, equals, text = value.partition("=")
         if not equals or not key:
-            _fail(f"{option} {value!r}: write KEY=VALUE")
+            fail(f"{option} {value!r}: write KEY=VALUE")
         pairs[key] = text
     return pairs
 
@@ -198,7 +189,7 @@ def _numbers(values: list[str] | None) -> dict[str, float]:
         try:
             numbers[key] = float(text)
         except ValueError:
-            _fail(f"--metric {key}={text}: the value must be a number, such as 0.15")
+            fail(f"--metric {key}={text}: the value must be a number, such as 0.15")
     return numbers
 
 
@@ -208,9 +199,9 @@ def _target_object(path: Path | None) -> dict[str, Any] | None:
     try:
         loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
-        _fail(f"--target-file {path}: {exc}".splitlines()[0])
+        fail(f"--target-file {path}: {exc}".splitlines()[0])
     if not isinstance(loaded, dict):
-        _fail(f"--target-file {path}: expected one Kubernetes object (a mapping)")
+        fail(f"--target-file {path}: expected one Kubernetes object (a mapping)")
     return loaded
 
 
@@ -220,9 +211,9 @@ def _moment(text: str | None) -> datetime:
     try:
         moment = datetime.fromisoformat(text)
     except ValueError:
-        _fail(f"--now {text!r}: write an ISO 8601 time such as 2026-12-02T23:00:00+01:00")
+        fail(f"--now {text!r}: write an ISO 8601 time such as 2026-12-02T23:00:00+01:00")
     if moment.tzinfo is None:
-        _fail(f"--now {text!r}: add a time zone (Z or +01:00)")
+        fail(f"--now {text!r}: add a time zone (Z or +01:00)")
     return moment
 
 
@@ -278,9 +269,9 @@ def check(
     from core.policy.reporting import render
 
     if action not in get_args(ActionType):
-        _fail(f"unknown action {action!r}; one of: {', '.join(get_args(ActionType))}")
+        fail(f"unknown action {action!r}; one of: {', '.join(get_args(ActionType))}")
     if via not in ("direct", "pull-request"):
-        _fail(f"--via {via!r}: direct or pull-request")
+        fail(f"--via {via!r}: direct or pull-request")
     live = _target_object(target_file)
     namespace = namespace or ((live or {}).get("metadata") or {}).get("namespace")
     try:
@@ -303,13 +294,13 @@ def check(
             namespace_labels=_pairs(namespace_label, "--namespace-label"),
         )
     except ToolError as exc:
-        _fail(exc.message)
+        fail(exc.message)
     except ValidationError as exc:  # a negative count, say
         first = exc.errors()[0]
-        _fail(f"{'.'.join(str(part) for part in first['loc'])}: {first['msg']}")
+        fail(f"{'.'.join(str(part) for part in first['loc'])}: {first['msg']}")
     report = evaluate(_policies(policies), request)
     if output is CheckFormat.json:
-        _out(report.model_dump_json(indent=2))
+        out(report.model_dump_json(indent=2))
         return
     for line in render(report, passed=not fired_only):
-        _out(line)
+        out(line)

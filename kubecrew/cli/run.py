@@ -27,16 +27,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from kubecrew.cli.watch import period
+from kubecrew.cli.options import fail, period
 from kubecrew.crew import Crew, CrewOptions, crew_home, crew_options, resolve
-from kubecrew.terminal import print_failure
 
 if TYPE_CHECKING:
     from agents.runtime.brain import Planner
@@ -111,11 +110,11 @@ def run(
     periods = {job: period(asked[job.name], f"--{job.name}") for job in JOBS}
     enabled = [job for job in JOBS if periods[job] is not None]
     if not enabled:
-        _fail("every job is turned off (0); give at least one a period, e.g. --patrol 5m")
+        fail("every job is turned off (0); give at least one a period, e.g. --patrol 5m")
     try:
         resolved = resolve(crew)
     except ToolError as exc:
-        _fail(exc.message)
+        fail(exc.message)
     log = Console(stderr=True, highlight=False, soft_wrap=True)
     runner = _Runner(resolved, planner_from_env(), log, verbose)
     stop = threading.Event()
@@ -211,8 +210,3 @@ class _Runner:
         async with opened(servers, self.planner, home=home, **extra) as talk:
             outcome = await getattr(talk, job.call)()
         return str(outcome.answer)
-
-
-def _fail(message: str) -> NoReturn:
-    print_failure(message)
-    raise typer.Exit(1)

@@ -1,11 +1,11 @@
 """`kubecrew sandbox up | down | status`: run the practice cluster from a home directory.
 
-A sandbox home (`sandbox_home.Home`) is the whole contract between these commands and a running
+A sandbox home (`practice.home.Home`) is the whole contract between these commands and a running
 sandbox: the server writes `sandbox.pid`, `url` and `kubeconfig` there, `down` signals that pid,
-and `status` asks the cluster over HTTP with the kubeconfig's token (`sandbox_probe`), as any
+and `status` asks the cluster over HTTP with the kubeconfig's token (`practice.probe`), as any
 client would. This module starts `sandbox.server` (in this process, or detached as
 `python -m sandbox.server`) and says what happened; it never reaches into a running cluster's
-objects, and it never prints a token. `kubecrew sandbox fault ...` lives in `sandbox_faults`.
+objects, and it never prints a token. `kubecrew sandbox fault ...` lives in `cli.faults`.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from kubecrew.cli.options import HomeOption, fail, out
 from kubecrew.practice.home import Home, wait_gone
 from kubecrew.practice.probe import ApiClient, SandboxUnreachable, read_counts
 from kubecrew.terminal import print_failure
@@ -39,35 +40,17 @@ app = typer.Typer(
     rich_markup_mode="markdown",
 )
 
-HomeOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--home",
-        help="Sandbox home: holds kubeconfig, sandbox.pid, url and sandbox.log. "
-        "[default: $KUBECREW_HOME/sandbox, else ~/.kubecrew/sandbox]",
-        show_default=False,
-    ),
-]
-
-
-def fail(message: str) -> NoReturn:
-    """End the command with one line on stderr and exit status 1."""
-    print_failure(message)
-    raise typer.Exit(1)
-
-
-def _line(text: str) -> None:
-    # Paths and URLs must stay copy-pasteable, so never let Rich wrap them.
-    Console(highlight=False).print(text, soft_wrap=True)
-
 
 def _report_ready(home: Home, url: str, *, detail: str) -> None:
     try:
         nodes = str(read_counts(ApiClient.from_kubeconfig(home.kubeconfig)).nodes)
     except SandboxUnreachable:
         nodes = "an unknown number of"
-    _line(f"[bold green]Sandbox ready[/] at {escape(url)} with {nodes} nodes ({escape(detail)}).")
-    _line(escape(f"export KUBECONFIG={home.kubeconfig}"))
+    out(
+        f"[bold green]Sandbox ready[/] at {escape(url)} with {nodes} nodes ({escape(detail)}).",
+        markup=True,
+    )
+    out(escape(f"export KUBECONFIG={home.kubeconfig}"), markup=True)
     _install_agents(home)
     _crew_file(home)
 
@@ -79,9 +62,12 @@ def _crew_file(home: Home) -> None:
 
     written = write_crew_file(kubeconfig=home.kubeconfig)
     if written is not None:
-        _line(escape(f"Crew file written: {written} (the crew's commands use this sandbox)"))
+        out(
+            escape(f"Crew file written: {written} (the crew's commands use this sandbox)"),
+            markup=True,
+        )
     else:
-        _line(escape(f"Crew file {crew_file()} already exists: left as it is"))
+        out(escape(f"Crew file {crew_file()} already exists: left as it is"), markup=True)
 
 
 def _install_agents(home: Home) -> None:
@@ -98,7 +84,7 @@ def _install_agents(home: Home) -> None:
     if report.kubeconfigs:
         where = report.kubeconfigs[0].path.parent
         names = ", ".join(k.path.name for k in report.kubeconfigs)
-        _line(escape(f"Agent kubeconfigs (one ServiceAccount each): {where}/ {names}"))
+        out(escape(f"Agent kubeconfigs (one ServiceAccount each): {where}/ {names}"), markup=True)
 
 
 # --- up ------------------------------------------------------------------------------------------
@@ -190,7 +176,7 @@ def _up_foreground(launch: Launch) -> None:
             f"the sandbox could not start from {home}: {exc}"
             + (f" (state file {launch.state})" if launch.state else "")
         )
-    _line("Sandbox stopped.")
+    out("Sandbox stopped.", markup=True)
 
 
 def _child_failed(home: Home, message: str) -> NoReturn:
@@ -241,7 +227,7 @@ def _up_detached(launch: Launch) -> None:
     with Console(stderr=True).status("Starting the sandbox…"):
         url = _wait_ready(home, child)
     _report_ready(home, url, detail=f"pid {child.pid}, log {home.log}")
-    _line(escape(f"Stop it with: kubecrew sandbox down --home {home}"))
+    out(escape(f"Stop it with: kubecrew sandbox down --home {home}"), markup=True)
 
 
 @app.command()
@@ -353,7 +339,7 @@ def down(home: HomeOption = None) -> None:
     pid = where.running_pid()
     if pid is None:
         where.forget()
-        _line(escape(f"no sandbox is running from {where}"))
+        out(escape(f"no sandbox is running from {where}"), markup=True)
         return
     _signal(pid, signal.SIGTERM)
     with Console(stderr=True).status(f"Stopping the sandbox (pid {pid})…"):
@@ -364,7 +350,7 @@ def down(home: HomeOption = None) -> None:
         wait_gone(pid, timeout=2.0)
         how = f"killed (it ignored SIGTERM for {STOP_TIMEOUT:.0f} s)"
     where.forget()
-    _line(escape(f"Sandbox {how}: pid {pid}, home {where}."))
+    out(escape(f"Sandbox {how}: pid {pid}, home {where}."), markup=True)
 
 
 def _status_rows(where: Home, pid: int) -> tuple[list[tuple[str, str]], str | None]:
@@ -398,12 +384,13 @@ def status(home: HomeOption = None) -> None:
     where = Home.resolve(home)
     pid = where.running_pid()
     if pid is None:
-        _line(
-            f"state       [yellow]not running[/] (no sandbox is running from {escape(str(where))})"
+        out(
+            f"state       [yellow]not running[/] (no sandbox is running from {escape(str(where))})",
+            markup=True,
         )
         raise typer.Exit(1)
     rows, problem = _status_rows(where, pid)
     for label, value in rows:
-        _line(f"{label:<11} {value}")
+        out(f"{label:<11} {value}", markup=True)
     if problem is not None:
         fail(f"the sandbox process runs but its API does not answer: {problem}")

@@ -21,7 +21,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from kubecrew.cli.proposals import StoreOption
+from kubecrew.cli.options import StoreOption
 from kubecrew.terminal import print_failure
 
 if TYPE_CHECKING:

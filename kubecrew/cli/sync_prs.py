@@ -15,27 +15,16 @@ import time
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated
 
 import typer
-from rich.console import Console
 
-from kubecrew.cli.proposals import StoreOption, opened_store
-from kubecrew.terminal import print_failure
+from kubecrew.cli.options import StoreOption, fail, opened_store, out
 
 
 class ForgeChoice(StrEnum):
     local = "local"
     github = "github"
-
-
-def _fail(message: str) -> NoReturn:
-    print_failure(message)
-    raise typer.Exit(1)
-
-
-def _out(text: str) -> None:
-    Console(highlight=False, markup=False).print(text, soft_wrap=True)
 
 
 def sync_prs(
@@ -126,7 +115,7 @@ def sync_prs(
     from mcp_servers.gitops.settings import GitopsSettings
 
     if watch is not None and watch <= 0:
-        _fail("--watch takes a positive number of seconds")
+        fail("--watch takes a positive number of seconds")
     root = repo.resolve()
     settings = GitopsSettings(
         repo=root,
@@ -151,14 +140,14 @@ def sync_prs(
             for handled in pr_comments.sync(
                 forge, clone, opened, who, owners, now, crew_author=author, ledger=ledger
             ):
-                _out(handled.describe())
+                out(handled.describe())
             for outcome in sync(forge, opened, who, now, crew_author=author, ledger=ledger):
-                _out(outcome.describe())
+                out(outcome.describe())
             if watch is None:
                 break
             time.sleep(watch)
     except ToolError as exc:
-        _fail(exc.message)
+        fail(exc.message)
     except KeyboardInterrupt:
         pass  # --watch ends on Ctrl-C: what was applied is in the ledger
     finally:

@@ -18,10 +18,9 @@ ones. Progress and answers go to stderr, one line per event of note; stdout stay
 from __future__ import annotations
 
 import os
-import re
 import secrets
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated
 
 import anyio
 import typer
@@ -29,16 +28,14 @@ from rich.console import Console
 from rich.markup import escape
 
 from kubecrew.channels.slack.settings import SLACK_API_URL
+from kubecrew.cli.options import fail, period
 from kubecrew.crew import CrewOptions, crew_options, resolve
-from kubecrew.terminal import print_failure
 
 if TYPE_CHECKING:
+    from agents.dev_team.incidents import Healer
     from agents.runtime.notify.desk import Handler
-    from agents.runtime.notify.handlers import Healer
 
 TOKEN_ENV = "KUBECREW_WATCH_TOKEN"
-_DURATION = re.compile(r"^(\d+)(s|m|h)?$")
-_UNITS = {"s": 1, "m": 60, "h": 3600, None: 1}
 
 
 @crew_options
@@ -90,8 +87,9 @@ def watch(
     SLACK_BOT_TOKEN=xoxb-... kubecrew watch -n shop --slack-channel C0123ABCD
     ```
     """
+    from agents.dev_team import incidents
+    from agents.dev_team.state import AGENT
     from agents.runtime.brain import planner_from_env
-    from agents.runtime.notify import handlers
     from agents.runtime.notify.incidents import default_path
     from agents.runtime.notify.watcher import WatchPlan
     from agents.runtime.notify.watcher import watch as run_watch
@@ -101,11 +99,11 @@ def watch(
     log = Console(stderr=True, highlight=False, soft_wrap=True)
     every_s = period(every, "--every")
     if alertmanager_port is not None and not 0 < alertmanager_port < 65536:
-        _fail(f"--alertmanager-port {alertmanager_port} is not a TCP port (1-65535)")
+        fail(f"--alertmanager-port {alertmanager_port} is not a TCP port (1-65535)")
     try:
-        servers = resolve(crew).servers(handlers.AGENT)
+        servers = resolve(crew).servers(AGENT)
     except ToolError as exc:
-        _fail(exc.message)
+        fail(exc.message)
     token = _token(token_file, log) if alertmanager_port is not None else ""
 
     def say(line: str) -> None:
@@ -113,7 +111,7 @@ def watch(
 
     healer = None
     if heal:
-        healer = handlers.Healer(
+        healer = incidents.Healer(
             servers,
             incidents=default_path(),
             planner=planner_from_env(),
@@ -122,7 +120,7 @@ def watch(
         )
         handler: Handler = healer
     else:
-        handler = handlers.diagnose_with_dev_team(servers, planner_from_env(), home=None)
+        handler = incidents.diagnose_with_dev_team(servers, planner_from_env(), home=None)
     if slack_channel is not None:
         handler = _in_slack(handler, healer, slack_channel, slack_api_url)
     plan = WatchPlan(
@@ -139,7 +137,7 @@ def watch(
     except KeyboardInterrupt:
         log.print("stopped")
     except OSError as exc:  # the port is taken, the home is not writable
-        _fail(f"cannot watch: {exc}")
+        fail(f"cannot watch: {exc}")
 
 
 def _in_slack(handler: Handler, healer: Healer | None, channel: str, api_url: str) -> Handler:
@@ -150,20 +148,10 @@ def _in_slack(handler: Handler, healer: Healer | None, channel: str, api_url: st
     try:
         messages = incidents.open_messages(channel, api_url=api_url, incidents=default_path())
     except ToolError as exc:
-        _fail(exc.message)
+        fail(exc.message)
     # The loop reports its nodes (learn, recommend, mutate, validate) for the message to follow.
     steps = healer.stepped if healer is not None else incidents.stepped(handler)
     return messages.handler(steps)
-
-
-def period(text: str, option: str) -> float | None:
-    """Seconds from a duration such as 30s, 5m or 1h (a bare number is seconds); None for 0.
-    A malformed one ends the command with a line naming `option`."""
-    found = _DURATION.match(text.strip())
-    if found is None:
-        _fail(f"{option} {text!r}: give a duration like 30s, 5m or 1h (0 turns it off)")
-    seconds = int(found.group(1)) * _UNITS[found.group(2)]
-    return float(seconds) if seconds else None
 
 
 def _token(path: Path | None, log: Console) -> str:
@@ -171,9 +159,9 @@ def _token(path: Path | None, log: Console) -> str:
         try:
             token = path.expanduser().read_text().strip()
         except OSError as exc:
-            _fail(f"cannot read --token-file {path}: {exc.strerror}")
+            fail(f"cannot read --token-file {path}: {exc.strerror}")
         if not token:
-            _fail(f"--token-file {path} is empty; put the bearer token in it")
+            fail(f"--token-file {path} is empty; put the bearer token in it")
         return token
     token = os.environ.get(TOKEN_ENV, "").strip()
     if token:
@@ -188,8 +176,3 @@ def _token(path: Path | None, log: Console) -> str:
         handle.write(token + "\n")
     log.print(f"webhook bearer token written to {escape(str(target))}")
     return token
-
-
-def _fail(message: str) -> NoReturn:
-    print_failure(message)
-    raise typer.Exit(1)

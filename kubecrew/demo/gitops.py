@@ -75,7 +75,7 @@ def _ask(world: World, repo: Path, question: str) -> dict[str, Any]:
             home=world.root / "agents" / "dev_team",
         ) as talk:
             outcome = await talk.ask(question)
-            return outcome.answer, outcome.report
+            return outcome.answer, outcome.data
 
     answer, report = anyio.run(go)
     for line in filter(None, answer.strip().splitlines()):

@@ -77,7 +77,7 @@ def governance(world: World) -> None:
 
     world.narrator.step("The Cluster Operator reviews capacity and proposes a downscale")
     outcome = operator_turn(world, "capacity")
-    savings = outcome.result.get("savings", [])
+    savings = outcome.data.get("savings", [])
     check(len(savings) == 1, f"expected one saving, found {savings}")
     saving = savings[0]
     say(
@@ -120,8 +120,8 @@ def _right_size_at_the_minimum(world: World) -> None:
     say, tour = world.narrator.say, world.tour
     world.narrator.step("web sits at the shop's minimum: the next review right-sizes its request")
     outcome = operator_turn(world, "capacity")
-    check(outcome.result.get("savings") == [], f"a downscale again: {outcome.result['savings']}")
-    resizes = outcome.result.get("rightsizing", [])
+    check(outcome.data.get("savings") == [], f"a downscale again: {outcome.data['savings']}")
+    resizes = outcome.data.get("rightsizing", [])
     check(len(resizes) == 1, f"expected one resize, found {resizes}")
     resize = resizes[0]
     say(
@@ -157,7 +157,7 @@ def _escalation_the_platform_settles(world: World) -> None:
     tour.run("rollout", "status", "deployment/api", "-n", "shop", "--timeout=60s")
     world.wait(lambda: _measured(world, "api") == 4, what="metrics for the 4 api pods")
     outcome = operator_turn(world, "capacity", counters="refuse")
-    [api] = [s for s in outcome.result.get("savings", []) if s["workload"].endswith("/api")]
+    [api] = [s for s in outcome.data.get("savings", []) if s["workload"].endswith("/api")]
     say(OPERATOR, "sees", f"{api['workload']} at {api['utilization']:.0%} CPU of its requests")
     say(OPERATOR, "proposes", f"4 -> {api['proposed']} replicas (proposal {api['proposal']})")
     check(api["outcome"] == "escalated", f"api's proposal ended {api['outcome']!r}")
@@ -169,7 +169,7 @@ def _escalation_the_platform_settles(world: World) -> None:
 
     world.narrator.step("The Platform answers the escalations org policy settles")
     answered = platform_turn(world)
-    rows = [r for r in answered.result["requests"] if r["proposal"] == api["proposal"]]
+    rows = [r for r in answered.data["requests"] if r["proposal"] == api["proposal"]]
     check(len(rows) == 1, f"the Platform did not take up {api['proposal']}")
     row = rows[0]
     check((row["verdict"], row["answered"]) == ("deny", "denied"), f"answered {row}")

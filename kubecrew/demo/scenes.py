@@ -242,7 +242,7 @@ def node_lifecycle(world: World) -> None:
 
     narrator.step("The Cluster Operator patrols: cordon, plan, tell the owners, wait")
     first = operator_turn(world, "patrol")
-    [moved] = first.result["migrations"]
+    [moved] = first.data["migrations"]
     say(OPERATOR, "sees", f"{NODE}: GPUHealthy=False")
     say(OPERATOR, "does", f"cordons {NODE}; plans to move {', '.join(moved['pods'])}")
     say(OPERATOR, "proposes", f"drain intent {moved['proposal']} (the owners are told)")
@@ -263,7 +263,7 @@ def node_lifecycle(world: World) -> None:
 
     narrator.step("The next patrol drains within the PDB and validates")
     done = operator_turn(world, "patrol")
-    [drained] = done.result["migrations"]
+    [drained] = done.data["migrations"]
     say(OPERATOR, "does", f"evicts {', '.join(drained.get('evicted', []))} under the budget")
     check(drained["status"] == "drained", f"status {drained['status']!r}: {done.answer}")
     check(drained.get("unhealthy") == [], f"unhealthy afterwards: {drained.get('unhealthy')}")

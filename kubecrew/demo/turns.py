@@ -14,10 +14,9 @@ from typing import Literal
 import anyio
 
 from agents.cluster_operator.conversation import conversation as operator_conversation
-from agents.cluster_operator.graph import Outcome
 from agents.platform.conversation import conversation as platform_conversation
-from agents.platform.graph import Outcome as PlatformOutcome
 from agents.runtime.brain import Deterministic
+from agents.runtime.contract import Outcome
 from kubecrew.demo.tour import StepFailed
 from kubecrew.demo.world import World
 
@@ -60,11 +59,11 @@ def _told(called: Counter[str]) -> str:
     return ", ".join(f"{tool} x{n}" if n > 1 else tool for tool, n in called.items())
 
 
-def platform_turn(world: World) -> PlatformOutcome:
+def platform_turn(world: World) -> Outcome:
     """One Platform turn on its schedule: the escalations org policy settles, answered."""
     called: Counter[str] = Counter()
 
-    async def go() -> PlatformOutcome:
+    async def go() -> Outcome:
         async with platform_conversation(
             world.servers("platform"),
             Deterministic(),

@@ -32,10 +32,9 @@ from agents.runtime.toolbox import Servers
 from core.policy.proposals import ApprovalRequest, ProposalRecord
 from core.policy.settings import PolicySettings
 from core.policy.store.sqlite import SqliteStore
-from kubecrew.cli.faults import FAULTS_PATH
 from kubecrew.demo.tour import DEMO_RATE, StepFailed, Tour, kubectl_env
 from kubecrew.install.footprint import InstallError, Request, install
-from kubecrew.practice.probe import ApiClient
+from kubecrew.practice.probe import FAULTS_PATH, ApiClient
 from mcp_servers.gitops.server import build as build_gitops
 from mcp_servers.gitops.settings import GitopsSettings
 from mcp_servers.kube.server import build as build_kube

@@ -38,12 +38,12 @@ import httpx
 from agents.cluster_operator.conversation import conversation as operator_conversation
 from agents.dev_team.conversation import conversation
 from agents.dev_team.heal import heal
+from agents.dev_team.incidents import WORKLOADS
 from agents.dev_team.state import TargetRef
 from agents.platform.conversation import conversation as platform_conversation
 from agents.runtime.brain import Planner
 from agents.runtime.notify import alertmanager, sources
 from agents.runtime.notify.desk import Desk, HandlerResult
-from agents.runtime.notify.handlers import WORKLOADS
 from agents.runtime.notify.incidents import Incident, Incidents
 from agents.runtime.notify.watcher import ROLE as WATCHER_ROLE
 from agents.runtime.notify.watcher import ROLES_DIR as WATCHER_ROLES
@@ -166,7 +166,7 @@ async def _heal_target(
 def _healer(
     world: Built, planner: Planner, meter: Meter
 ) -> Callable[[Incident], Awaitable[HandlerResult]]:
-    """The `kubecrew watch --heal` handler (agents.runtime.notify.handlers.heal_incident: the
+    """The `kubecrew watch --heal` handler (agents.dev_team.incidents.heal_incident: the
     loop on the incident's workload, resolved when fixed or healthy), with the harness's
     planner and call meter, which that handler does not take."""
 

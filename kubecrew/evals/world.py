@@ -28,10 +28,9 @@ from mcp.shared.memory import create_connected_server_and_client_session
 from agents.runtime.toolbox import Servers
 from core.policy.people import Person
 from core.policy.settings import SHIPPED, PolicySettings
-from kubecrew.cli.faults import FAULTS_PATH
 from kubecrew.evals.format import Edit, Scenario, Settle
 from kubecrew.evals.observe import Cluster, set_at
-from kubecrew.practice.probe import SandboxUnreachable
+from kubecrew.practice.probe import FAULTS_PATH, SandboxUnreachable
 from mcp_servers.gitops.server import build as build_gitops
 from mcp_servers.gitops.settings import GitopsSettings
 from mcp_servers.kube.server import build as build_kube

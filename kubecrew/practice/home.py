@@ -4,7 +4,7 @@ A home (default `$KUBECREW_HOME/sandbox`, else `~/.kubecrew/sandbox`) is where a
 server leaves `sandbox.pid`, `url`, `kubeconfig` and, when detached, `sandbox.log`. This module
 reads those files and checks the recorded process with signal 0, so the commands can tell a live
 sandbox from the leftovers of a dead one. It never signals a process to stop, never speaks HTTP
-(that is `sandbox_probe`) and never prints: deciding what to tell the user is the commands' job.
+(that is `probe`) and never prints: deciding what to tell the user is the commands' job.
 """
 
 from __future__ import annotations

@@ -2,10 +2,11 @@
 
 `kubecrew sandbox up` waits on `/readyz` and `status` counts nodes and namespaces; both ask over
 HTTP(S) with the kubeconfig's first cluster and bearer token, as any client would, so what they
-see is what kubectl with that kubeconfig sees. Every failure (unreadable kubeconfig, refused
-connection, error status, non-JSON body) is one `SandboxUnreachable`, chained to its cause.
-It knows nothing of sandbox homes or processes, and keeps the token out of its repr so it
-cannot leak into a message.
+see is what kubectl with that kubeconfig sees. The fault commands, the demo and the evals drive
+the sandbox's admin endpoint (`FAULTS_PATH`) the same way. Every failure (unreadable kubeconfig,
+refused connection, error status, non-JSON body) is one `SandboxUnreachable`, chained to its
+cause. It knows nothing of sandbox homes or processes, and keeps the token out of its repr so
+it cannot leak into a message.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+
+FAULTS_PATH = "/kubecrew/v1/faults"  # the sandbox's admin endpoint: faults added, listed, cleared
 
 
 class SandboxUnreachable(Exception):
@@ -52,7 +55,7 @@ class ApiClient:
 
     def call(self, method: str, path: str, body: object = None, *, timeout: float = 10.0) -> Any:
         """`method path` with a JSON body, the JSON answer back: how the admin endpoint
-        (`/kubecrew/v1/faults`) is driven. An error status carries the server's own message."""
+        (`FAULTS_PATH`) is driven. An error status carries the server's own message."""
         data = None if body is None else json.dumps(body).encode()
         answer = self._send(method, path, data, timeout=timeout)
         try:

@@ -16,8 +16,8 @@ import anyio
 import pytest
 
 from agents.dev_team.conversation import Conversation, conversation
-from agents.dev_team.graph import Outcome
 from agents.runtime.brain import GUARD_ENV, MODEL_ENV, Deterministic, Planner
+from agents.runtime.contract import Outcome
 from agents.runtime.toolbox import Servers
 from mcp_servers.kube.settings import KubeSettings
 from sandbox.server import Sandbox

@@ -10,7 +10,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from agents.runtime.intents import Clarify, Target, parse, resolve
+from agents.dev_team.intents import Clarify, Target, parse, resolve
 from agents.runtime.roles import load_role
 from agents.runtime.toolbox import Servers, open_toolbox
 from mcp_servers.kube.settings import KubeSettings

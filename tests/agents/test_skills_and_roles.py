@@ -10,11 +10,11 @@ import pytest
 from langchain_core.language_models import FakeListChatModel
 
 from agents.cluster_operator.state import Task as OperatorTask
+from agents.dev_team.intents import IntentKind
 from agents.platform.state import Task as PlatformTask
 from agents.runtime import documents
 from agents.runtime.brain import ModelPlanner, load_chat_model, planner_from_env
 from agents.runtime.errors import ModelUnavailable
-from agents.runtime.intents import IntentKind
 from agents.runtime.roles import load_role
 from agents.runtime.skills import all_skills, parse_skill, select, skills_for
 from tests.support.chat_models import ScriptedChatModel

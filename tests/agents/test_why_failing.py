@@ -158,7 +158,7 @@ def test_why_is_web_failing_names_the_real_cause_with_evidence_whoever_plans(
         assert outcome.target == {"kind": "Deployment", "name": "web", "namespace": NS}, question
         assert_names_the_cause(outcome.answer, fault)
         assert fault.fix in outcome.answer.partition("Recommended fix:")[2], outcome.answer
-        assert outcome.report["cause"]["code"] == fault.code
+        assert outcome.data["cause"]["code"] == fault.code
         assert set(agent.called()) <= READS
         assert "What I could not see:" not in outcome.answer, outcome.answer  # the logs too
 

@@ -16,7 +16,7 @@ import anyio
 import pytest
 from anyio.from_thread import start_blocking_portal
 
-from agents.runtime.notify.handlers import Healer
+from agents.dev_team.incidents import Healer
 from agents.runtime.notify.incidents import Incident, Incidents, Wait
 from agents.runtime.notify.watcher import WatchPlan, watch
 from agents.runtime.toolbox import Servers

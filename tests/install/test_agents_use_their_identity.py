@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from agents.dev_team.conversation import conversation
-from agents.dev_team.graph import Outcome
 from agents.runtime.brain import Deterministic
+from agents.runtime.contract import Outcome
 from agents.runtime.errors import ToolFailed
 from agents.runtime.identity import kube_for
 from agents.runtime.toolbox import Servers

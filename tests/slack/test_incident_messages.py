@@ -25,6 +25,7 @@ import pytest
 from agents.runtime.notify.desk import Desk, HandlerResult
 from agents.runtime.notify.incidents import Incident, Incidents
 from agents.runtime.notify.signals import Signal
+from core.policy.settings import SHIPPED
 from kubecrew.channels.slack.incidents import (
     IncidentMessages,
     OnNode,
@@ -32,7 +33,6 @@ from kubecrew.channels.slack.incidents import (
     healing,
     open_messages,
 )
-from kubecrew.channels.slack.owners import SHIPPED
 from sandbox.server import Sandbox
 from tests.agents.loop.conftest import FAST, make_team
 from tests.mcp.kube.test_diagnosis import Doctor, deployment

@@ -72,35 +72,47 @@ def action_target(target: Target) -> str:
 async def decide(
     toolbox: Toolbox, target: Target, fix: dict[str, Any], *, key: str, agent: str
 ) -> str:
-    """The approved proposal's id for this change, or Refused / NeedsApproval; the proposal
-    made under `key` before (a crashed run's) answers instead of a new one."""
+    """The approved proposal's id for this fix, or Refused / NeedsApproval."""
+    return await decide_proposal(
+        toolbox,
+        key=key,
+        agent=agent,
+        what=repr(fix["title"]),
+        action="patch",
+        target=action_target(target),
+        namespace=target["namespace"],
+        via="pull-request",
+        rationale=f"heal {target['kind']} {target['name']}: {fix['title']} "
+        f"({fix['expected_effect']}) [{key}]",
+        risk=fix.get("risk") or "low",
+    )
+
+
+async def decide_proposal(
+    toolbox: Toolbox, *, key: str, agent: str, what: str = "it", **proposal: Any
+) -> str:
+    """The approved proposal's id, or NeedsApproval (a person decides) / Refused. The proposal
+    made under `key` before (a crashed run's, an earlier ask's) answers instead of a new one,
+    so asking again never proposes twice."""
     decided = await find_proposal(toolbox, key, agent=agent)
     if decided is None:
-        decided = await toolbox.call(
-            "propose",
-            action="patch",
-            target=action_target(target),
-            namespace=target["namespace"],
-            via="pull-request",
-            rationale=f"heal {target['kind']} {target['name']}: {fix['title']} "
-            f"({fix['expected_effect']}) [{key}]",
-            risk=fix.get("risk") or "low",
-        )
+        decided = await toolbox.call("propose", **proposal)
     decision = decided.get("decision") or {}
     approval = decided.get("approval") or {}
-    if approval and approval.get("state") == "pending":
+    if approval.get("state") == "pending":
         raise NeedsApproval(
-            decided.get("next", "a person decides"),
-            proposal=decided["proposal"],
-            request=approval["id"],
+            decided.get("next") or "a person decides",
+            proposal=str(decided["proposal"]),
+            request=str(approval["id"]),
         )
-    if decision.get("outcome") != "approved":
-        reasons = "; ".join(decision.get("reasons") or []) or decided.get("next", "")
-        raise Refused(
-            f"policy did not approve {fix['title']!r} "
-            f"({decision.get('outcome', 'undecided')}): {reasons}"
-        )
-    return str(decided["proposal"])
+    if approval.get("state") == "granted" or decision.get("outcome") == "approved":
+        return str(decided["proposal"])
+    reasons = "; ".join(decision.get("reasons") or []) or str(
+        decided.get("next") or approval.get("state") or ""
+    )
+    raise Refused(
+        f"policy did not approve {what} ({decision.get('outcome') or 'undecided'}): {reasons}"
+    )
 
 
 async def find_proposal(toolbox: Toolbox, key: str, *, agent: str) -> dict[str, Any] | None:

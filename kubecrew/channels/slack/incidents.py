@@ -37,9 +37,9 @@ from anyio.streams.memory import MemoryObjectReceiveStream
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
+from agents.dev_team.incidents import heal_incident
 from agents.runtime.loop.validation import LoopSettings
 from agents.runtime.notify.desk import Handler, HandlerResult
-from agents.runtime.notify.handlers import heal_incident
 from agents.runtime.notify.incidents import Incident
 from agents.runtime.toolbox import Servers
 from core.errors import ToolError

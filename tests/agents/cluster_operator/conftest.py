@@ -17,8 +17,8 @@ import anyio
 import pytest
 
 from agents.cluster_operator.conversation import Conversation, conversation
-from agents.cluster_operator.graph import Outcome
 from agents.runtime.brain import Deterministic
+from agents.runtime.contract import Outcome
 from agents.runtime.toolbox import CallRecord, Servers
 from core.policy.audit import AuditRecord
 from core.policy.proposals import ApprovalRequest, ProposalRecord

@@ -65,7 +65,7 @@ def test_downscale_is_countered_by_capacity_and_applied_as_decided(
     shop_of_five(kubectl)
 
     outcome = operator.capacity()
-    [saving] = outcome.result["savings"]
+    [saving] = outcome.data["savings"]
     assert saving["workload"] == "Deployment/shop/web" and saving["proposed"] == 1
     assert saving["savings_per_month"] > 0 and saving["utilization"] < 0.2
     assert saving["outcome"] == "approved-as-countered", outcome.answer
@@ -96,7 +96,7 @@ def test_a_refused_counter_waits_for_a_person_and_applies_what_was_granted_once(
     shop_of_five(kubectl)
 
     waiting = operator.capacity(counters="refuse")
-    [saving] = waiting.result["savings"]
+    [saving] = waiting.data["savings"]
     assert saving["outcome"] == "escalated", waiting.answer
     assert saving["applied"] is None and replicas(kubectl) == 5
     assert "scale" not in operator.called()
@@ -109,7 +109,7 @@ def test_a_refused_counter_waits_for_a_person_and_applies_what_was_granted_once(
     decided = granted["decision"]["action"]["replicas"]["to"]
 
     applied = operator.capacity(counters="refuse")
-    [done] = [s for s in applied.result["savings"] if s["proposal"] == saving["proposal"]]
+    [done] = [s for s in applied.data["savings"] if s["proposal"] == saving["proposal"]]
     assert done["applied"] == decided and replicas(kubectl) == decided
     scaled = [r for r in operator.mutations() if r.result == "applied"]
     assert len(scaled) == 1 and f"under proposal {saving['proposal']}" in scaled[0].summary

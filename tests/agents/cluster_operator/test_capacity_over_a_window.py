@@ -154,7 +154,7 @@ def test_a_review_judges_the_window_not_the_quiet_sample(
 
     # web is idle by the sample (a downscale by `top`), busy over the window: nothing proposed.
     assert sample_of(sample, "web") / 300 < 0.2, sample
-    assert outcome.result["savings"] == [], outcome.answer
+    assert outcome.data["savings"] == [], outcome.answer
     proposed = [c.arguments["action"] for c in operator.last_calls() if c.tool == "propose"]
     assert "scale" not in proposed and proposed.count("resize") == 1, proposed
     windows = [
@@ -163,7 +163,7 @@ def test_a_review_judges_the_window_not_the_quiet_sample(
     assert windows and set(windows) == {f"{WINDOW}s"}, windows
 
     # api is underused on average and sized from its peak, far above what one sample says.
-    [api] = outcome.result["rightsizing"]
+    [api] = outcome.data["rightsizing"]
     assert api["workload"] == "Deployment/shop/api", api
     assert api["utilization"] < 0.2 and api["used_m"] < api["peak_m"], api
     assert 0.7 * BUSY * 10 <= api["peak_m"] <= 1.2 * BUSY * 10, api

@@ -53,7 +53,7 @@ def test_a_rejected_downscale_is_reported_not_proposed_again_until_the_workload_
     shop_of_five(kubectl)
 
     first = operator.capacity()
-    [saving] = first.result["savings"]
+    [saving] = first.data["savings"]
     assert saving["outcome"] == "rejected" and saving["applied"] is None, first.answer
     assert saving["requests"] == "web: cpu 100m, memory 32Mi"
     basis = (
@@ -63,7 +63,7 @@ def test_a_rejected_downscale_is_reported_not_proposed_again_until_the_workload_
 
     again = operator.capacity()
     assert not proposed_scale(operator) and "scale" not in operator.called(), again.answer
-    [kept] = again.result["savings"]
+    [kept] = again.data["savings"]
     assert (kept["proposal"], kept["outcome"]) == (saving["proposal"], "rejected")
     [told] = kept["steps"]
     assert told.startswith(f"rejected earlier (proposal {saving['proposal']}): ")
@@ -79,7 +79,7 @@ def test_a_rejected_downscale_is_reported_not_proposed_again_until_the_workload_
 
     eventually(measured, what="metrics for the 4 web pods")
     changed = operator.capacity()
-    [fresh] = changed.result["savings"]
+    [fresh] = changed.data["savings"]
     assert fresh["replicas"] == 4 and fresh["proposal"] != saving["proposal"], changed.answer
     assert fresh["outcome"] == "rejected" and proposed_scale(operator)
     assert sorted(scale_proposals(operator)) == sorted([saving["proposal"], fresh["proposal"]])

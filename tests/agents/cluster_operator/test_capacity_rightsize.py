@@ -103,8 +103,8 @@ def test_capacity_review_right_sizes_what_it_cannot_scale_down(
     busy_at_20m(sandbox, kubectl)
 
     outcome = operator.capacity()
-    assert outcome.result["savings"] == [], outcome.answer  # 3 is the shop's minimum
-    by_name = {r["workload"]: r for r in outcome.result["rightsizing"]}
+    assert outcome.data["savings"] == [], outcome.answer  # 3 is the shop's minimum
+    by_name = {r["workload"]: r for r in outcome.data["rightsizing"]}
     web, api = by_name["Deployment/shop/web"], by_name["Deployment/shop/api"]
     assert web["cpu_from"] == "500m" and 15 <= web["used_m"] <= 50, web
     expected = max(STEP, math.ceil(web["used_m"] / TARGET / STEP) * STEP)
@@ -141,7 +141,7 @@ def test_capacity_review_right_sizes_what_it_cannot_scale_down(
 
     again = operator.capacity()
     assert "set_resources" not in operator.called(), again.answer
-    [still] = again.result["rightsizing"]
+    [still] = again.data["rightsizing"]
     assert still["workload"] == "Deployment/shop/api" and still["proposal"] == api["proposal"]
     assert still["outcome"] == "rejected"
     resizes = [p for p in operator.read_store(lambda s: s.list()) if p.action.type == "resize"]

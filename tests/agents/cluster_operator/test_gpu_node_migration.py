@@ -97,7 +97,7 @@ def test_gpu_fault_moves_workloads_only_after_the_training_job_checkpoints(
     )
 
     first = operator.patrol()
-    [moved] = first.result["migrations"]
+    [moved] = first.data["migrations"]
     assert moved["status"] == "waiting-for-checkpoint", first.answer
     assert kubectl.json("get", "node", NODE)["spec"].get("unschedulable") is True
     assert "drain" not in operator.called()
@@ -113,15 +113,15 @@ def test_gpu_fault_moves_workloads_only_after_the_training_job_checkpoints(
     assert intent.decision is not None and intent.decision.outcome == "approved"
 
     again = operator.patrol()  # a patrol before the checkpoint changes nothing
-    assert again.result["migrations"][0]["status"] == "waiting-for-checkpoint"
-    assert again.result["migrations"][0]["proposal"] == moved["proposal"]  # proposed once
+    assert again.data["migrations"][0]["status"] == "waiting-for-checkpoint"
+    assert again.data["migrations"][0]["proposal"] == moved["proposal"]  # proposed once
     assert {"propose", "drain", "cordon"}.isdisjoint(operator.called())
 
     stamp = datetime.now(UTC).isoformat()
     kubectl("annotate", "job", "train", "-n", "ml", f"kubecrew.io/checkpointed-at={stamp}")
     with budget_watch(kubectl) as budget:
         done = operator.patrol()
-    [drained] = done.result["migrations"]
+    [drained] = done.data["migrations"]
     assert drained["status"] == "drained", done.answer
     assert sorted(drained["evicted"]) == sorted(moved["pods"])
     assert drained["unhealthy"] == [], done.answer
@@ -132,8 +132,8 @@ def test_gpu_fault_moves_workloads_only_after_the_training_job_checkpoints(
     web = running(kubectl, "shop", "app=web")
     assert len(web) == 2 and all(p["spec"]["nodeName"] != NODE for p in web)
     preview = operator.ask(f"what would draining node {NODE} do?")
-    assert [p for p in preview.result["plan"]["pods"] if p["action"] == "evict"] == []
-    assert preview.result["plan"]["cordoned"] is True
+    assert [p for p in preview.data["plan"]["pods"] if p["action"] == "evict"] == []
+    assert preview.data["plan"]["cordoned"] is True
 
     records = [(r.subject, r.summary, r.result) for r in operator.mutations()]
     assert (f"Node {NODE}", "cordon: cordon Node node-1 directly", "applied") in records
@@ -149,9 +149,9 @@ def test_the_blast_radius_pauses_a_drain_that_would_exceed_it(
     on_node_1(kubectl, training=False)
     before = {p["metadata"]["uid"] for p in running(kubectl, "shop", "app=web")}
     sandbox.call(lambda cluster: cluster.faults.add({"kind": "gpu-fault", "node": NODE}))
-    eventually(lambda: operator.patrol().result["migrations"], what="the patrol sees the GPU fault")
+    eventually(lambda: operator.patrol().data["migrations"], what="the patrol sees the GPU fault")
     outcome = operator.patrol()
-    [moved] = outcome.result["migrations"]
+    [moved] = outcome.data["migrations"]
     assert moved["status"] == "paused", outcome.answer
     assert "max-evictions-per-hour" in outcome.answer
     assert {p["metadata"]["uid"] for p in running(kubectl, "shop", "app=web")} == before

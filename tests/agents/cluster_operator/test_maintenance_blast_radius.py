@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from agents.cluster_operator.graph import Outcome
+from agents.runtime.contract import Outcome
 from kubecrew.demo.scenes import NODE
 from sandbox.server import Sandbox
 from tests.agents.cluster_operator.conftest import Operator, window_policy
@@ -22,7 +22,7 @@ def cordoned(kubectl: Kubectl) -> list[str]:
 
 
 def statuses(outcome: Outcome) -> dict[str, str]:
-    return {m["node"]: m["status"] for m in outcome.result["maintenance"]}
+    return {m["node"]: m["status"] for m in outcome.data["maintenance"]}
 
 
 def test_one_node_out_at_once(sandbox: Sandbox, kubectl: Kubectl, operator: Operator) -> None:
@@ -53,7 +53,7 @@ def test_the_hourly_eviction_limit_pauses_the_drain(
     operator.ask(f"plan maintenance of {NODE} for a firmware update")
 
     outcome = operator.patrol()
-    [entry] = outcome.result["maintenance"]
+    [entry] = outcome.data["maintenance"]
     assert entry["migration"]["status"] == "paused", outcome.answer
     assert "max-evictions-per-hour" in outcome.answer
     assert {p["metadata"]["uid"] for p in running(kubectl, "shop", "app=web")} == before

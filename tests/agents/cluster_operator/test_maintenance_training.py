@@ -28,7 +28,7 @@ def test_a_training_job_is_not_evicted_mid_run_without_a_policy_allowing_it(
 
     for _ in range(2):  # a later patrol changes nothing either
         outcome = operator.patrol()
-        [entry] = outcome.result["maintenance"]
+        [entry] = outcome.data["maintenance"]
         assert entry["status"] == "moving", outcome.answer
         assert entry["migration"]["status"] == "waiting-for-checkpoint", outcome.answer
         assert "not evicted mid-run" in outcome.answer
@@ -50,7 +50,7 @@ def test_policy_may_allow_evicting_training_work_and_the_notice_comes_first(
     operator.ask(f"plan maintenance of {NODE} for a kernel upgrade")
 
     outcome = operator.patrol()
-    [entry] = outcome.result["maintenance"]
+    [entry] = outcome.data["maintenance"]
     moved = entry["migration"]
     assert entry["status"] == "out" and moved["status"] == "drained", outcome.answer
     assert any(pod.startswith("ml/train-") for pod in moved["evicted"])

@@ -32,20 +32,20 @@ def test_three_reasons_wait_for_the_window_then_make_one_drain(
         operator.ask(f"plan maintenance of {NODE} for a kernel upgrade"),  # said twice: once
     ]
     assert [a.task for a in asked] == ["maintenance"] * 4
-    entry = asked[-1].result["entry"]
+    entry = asked[-1].data["entry"]
     assert entry["node"] == NODE and entry["reasons"] == REASONS
-    assert asked[-1].result["opens_at"], asked[-1].answer
+    assert asked[-1].data["opens_at"], asked[-1].answer
     assert "window opens at" in asked[-1].answer and "2 pod(s)" in asked[-1].answer
 
     waiting = operator.patrol()
-    [queued] = waiting.result["maintenance"]
+    [queued] = waiting.data["maintenance"]
     assert queued["status"] == "waiting-for-window", waiting.answer
     assert "waits for its window" in waiting.answer
     assert {"cordon", "propose", "drain"}.isdisjoint(operator.called())
     assert not kubectl.json("get", "node", NODE)["spec"].get("unschedulable")
 
     def entered() -> dict[str, object]:  # the sandbox clock runs 10x: minutes are seconds
-        [found] = operator.patrol().result["maintenance"]
+        [found] = operator.patrol().data["maintenance"]
         return dict(found) if found["status"] != "waiting-for-window" else {}
 
     with budget_watch(kubectl) as budget:
@@ -64,9 +64,9 @@ def test_three_reasons_wait_for_the_window_then_make_one_drain(
     assert all(reason in intent.proposal.rationale for reason in REASONS)
 
     later = operator.patrol()  # out until someone uncordons it after the work
-    assert [m["status"] for m in later.result["maintenance"]] == ["out"]
+    assert [m["status"] for m in later.data["maintenance"]] == ["out"]
     kubectl("uncordon", NODE)
     back = operator.patrol()
-    assert [m["status"] for m in back.result["maintenance"]] == ["done"]
-    assert operator.patrol().result["maintenance"] == []
+    assert [m["status"] for m in back.data["maintenance"]] == ["done"]
+    assert operator.patrol().data["maintenance"] == []
     assert len([r for r in operator.mutations() if r.summary.startswith("drain:")]) == 1

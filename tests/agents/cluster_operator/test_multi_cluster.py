@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from agents.cluster_operator.conversation import conversation
-from agents.cluster_operator.graph import Outcome
 from agents.runtime.brain import Deterministic
+from agents.runtime.contract import Outcome
 from sandbox.server import Options, Sandbox
 from tests.agents.cluster_operator.conftest import Operator
 from tests.conftest import RATE
@@ -102,13 +102,13 @@ def test_the_fleet_reports_imbalance_and_proposes_a_move(
             return await talk.fleet()
 
     outcome = anyio.run(survey)
-    clusters = {c["cluster"]: c for c in outcome.result["clusters"]}
+    clusters = {c["cluster"]: c for c in outcome.data["clusters"]}
     assert clusters["east"]["nodes"] == 3 and clusters["west"]["nodes"] == 1
     assert clusters["east"]["load"] < 0.5 and clusters["west"]["load"] >= 0.8, outcome.answer
     assert clusters["west"]["pending"] == 1 and clusters["east"]["unhealthy"] == []
-    assert outcome.result["imbalance"] is True
+    assert outcome.data["imbalance"] is True
 
-    [move] = outcome.result["moves"]
+    [move] = outcome.data["moves"]
     assert (move["source"], move["target"], move["workload"]) == (
         "west",
         "east",
@@ -125,6 +125,6 @@ def test_the_fleet_reports_imbalance_and_proposes_a_move(
     )
 
     again = anyio.run(survey)  # proposed once
-    assert [m["proposal"] for m in again.result["moves"]] == [move["proposal"]]
+    assert [m["proposal"] for m in again.data["moves"]] == [move["proposal"]]
     assert replicas(west_kubectl) == 4  # never acted
     assert [r for r in operator.mutations() if r.result == "applied"] == []

@@ -71,7 +71,7 @@ def test_the_emptiest_underused_node_is_proposed_for_draining_with_its_saving(
     place(shop, "node-3", "small", cpu="500m", memory="1Gi")
 
     outcome = operator.capacity()
-    [found] = outcome.result["consolidation"]
+    [found] = outcome.data["consolidation"]
     assert found["node"] == "node-2", outcome.answer
     assert found["cpu"] < 0.3 and found["memory"] < 0.3
     assert [p.split("-")[0] for p in found["pods"]] == ["shop/tiny"]
@@ -86,7 +86,7 @@ def test_the_emptiest_underused_node_is_proposed_for_draining_with_its_saving(
     assert "Consolidation: node node-2" in outcome.answer and "$156.00" in outcome.answer
 
     again = operator.capacity()  # the proposal is carried on, not made twice
-    [kept] = again.result["consolidation"]
+    [kept] = again.data["consolidation"]
     assert kept["proposal"] == found["proposal"] and "propose" not in operator.called()
 
 
@@ -98,7 +98,7 @@ def test_nothing_is_proposed_when_the_other_nodes_cannot_hold_the_pods(
     place(shop, "node-2", "tiny", cpu="1", memory="1Gi")
 
     outcome = operator.capacity()
-    assert outcome.result["consolidation"] == [], outcome.answer
+    assert outcome.data["consolidation"] == [], outcome.answer
     assert "nothing to consolidate" in outcome.answer
     assert "propose" not in operator.called() and cordoned(shop) == []
 
@@ -113,10 +113,10 @@ def test_no_second_node_is_proposed_while_the_first_still_holds_its_pods(
     place(kubectl, "node-1", "search", cpu="3", memory="8Gi")
 
     first = operator.capacity()
-    [queued] = first.result["consolidation"]
+    [queued] = first.data["consolidation"]
     assert queued["outcome"] == "approved" and queued["queued"], first.answer
     second = operator.capacity()
-    assert second.result["consolidation"] == [], second.answer
+    assert second.data["consolidation"] == [], second.answer
     assert f"node {queued['node']} is queued and not yet drained" in second.answer
     assert "propose" not in operator.called() and cordoned(kubectl) == []
 
@@ -125,5 +125,5 @@ def test_two_schedulable_nodes_are_always_kept(kubectl: Kubectl, operator: Opera
     """node-3 is cordoned: of the two nodes left, neither is given back, idle as they are."""
     kubectl("cordon", "node-3")
     outcome = operator.capacity()
-    assert outcome.result["consolidation"] == [], outcome.answer
+    assert outcome.data["consolidation"] == [], outcome.answer
     assert "propose" not in operator.called()

@@ -75,7 +75,7 @@ def plugin_ready(kubectl: Kubectl) -> bool:
 
 
 def verdict(outcome: Any) -> dict[str, Any]:
-    [found] = [r for r in outcome.result["readiness"] if r["node"] == NODE]
+    [found] = [r for r in outcome.data["readiness"] if r["node"] == NODE]
     return dict(found)
 
 

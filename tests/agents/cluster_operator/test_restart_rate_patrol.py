@@ -69,7 +69,7 @@ def test_restarts_rising_on_one_node_hand_it_to_the_migration_path(
     eventually(lambda: restarts_on_node_1(kubectl) >= 1, what="flaky crash-looping on node-1")
 
     first = operator.patrol()
-    assert first.result["degrading"] == [] and first.result["restart_migrations"] == []
+    assert first.data["degrading"] == [] and first.data["restart_migrations"] == []
     assert "cordon" not in operator.called() and "propose" not in operator.called()
     seen = restarts_on_node_1(kubectl)
     eventually(
@@ -78,11 +78,11 @@ def test_restarts_rising_on_one_node_hand_it_to_the_migration_path(
     )
 
     second = operator.patrol()
-    [found] = second.result["degrading"]
+    [found] = second.data["degrading"]
     assert found["node"] == NODE and found["rise"] >= RISE and found["others"] == 0
     assert found["pods"] and all(p.startswith("shop/flaky-") for p in found["pods"])
     assert "restarts)" in found["pods"][0]
-    [moved] = second.result["restart_migrations"]
+    [moved] = second.data["restart_migrations"]
     assert moved["status"] == "waiting-for-approval", second.answer
     assert kubectl.json("get", "node", NODE)["spec"].get("unschedulable") is True
     assert "drain" not in operator.called()
@@ -94,6 +94,6 @@ def test_restarts_rising_on_one_node_hand_it_to_the_migration_path(
         assert not kubectl.json("get", "node", other)["spec"].get("unschedulable")
 
     third = operator.patrol()  # the intent is carried on, not proposed again
-    [again] = [m for m in third.result["restart_migrations"] if m["node"] == NODE]
+    [again] = [m for m in third.data["restart_migrations"] if m["node"] == NODE]
     assert again["status"] == "waiting-for-approval" and again["proposal"] == moved["proposal"]
     assert {"propose", "drain"}.isdisjoint(operator.called())

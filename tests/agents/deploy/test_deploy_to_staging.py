@@ -19,9 +19,9 @@ import pytest
 
 from agents.dev_team.conversation import conversation
 from agents.dev_team.deploy import DeployRequest, read_request
-from agents.dev_team.graph import Outcome
+from agents.dev_team.intents import parse
 from agents.runtime.brain import Deterministic
-from agents.runtime.intents import parse
+from agents.runtime.contract import Outcome
 from core.policy.settings import SHIPPED
 from mcp_servers.gitops.providers.local import LocalProvider
 from mcp_servers.gitops.repo import Repository
@@ -106,7 +106,7 @@ def test_deploy_web_to_staging_merges_syncs_and_runs(
     outcome = ask(team, "deploy web to staging")
 
     assert outcome.nodes == ["understand", "deploy"]
-    assert outcome.report["outcome"] == "deployed", outcome.answer
+    assert outcome.data["outcome"] == "deployed", outcome.answer
     assert outcome.answer.startswith("Deployed web to staging (apps/shop/web.yaml of namespace")
     assert "rollout complete" in outcome.answer
     # The PR: merged, adding staging/web.yaml re-namespaced from the shop's manifest.
@@ -119,20 +119,20 @@ def test_deploy_web_to_staging_merges_syncs_and_runs(
     assert "namespace: staging" in rendered and "namespace: shop" not in rendered
     assert "image: nginx:1.27" in rendered and "kind: Service" in rendered
     # The sync and the running Deployment and Service in staging.
-    assert any(n.startswith("synced ") for n in outcome.report["notes"]), outcome.report
+    assert any(n.startswith("synced ") for n in outcome.data["notes"]), outcome.data
     live = kubectl.json("get", "deployment", "web", "-n", "staging")
     assert live["metadata"]["labels"][MANAGED_BY_LABEL]
     assert live["status"]["readyReplicas"] == 1
     assert kubectl.json("get", "service", "web", "-n", "staging")["spec"]["ports"][0]["port"] == 80
     assert kubectl.json("get", "deployment", "web", "-n", "shop")["metadata"]["name"] == "web"
     # The policy store's decision for the PR is in the audit log.
-    mine = [r for r in team.audit() if r.subject == outcome.report["proposal"]]
+    mine = [r for r in team.audit() if r.subject == outcome.data["proposal"]]
     assert any("via a pull request" in r.summary for r in mine), [r.summary for r in mine]
 
     again = ask(team, "deploy web to staging")  # the same ask reuses its proposal and PR
-    assert again.report["outcome"] == "deployed", again.answer
+    assert again.data["outcome"] == "deployed", again.answer
     assert len(prs(team).list_prs(state="all")) == 1
-    assert again.report["proposal"] == outcome.report["proposal"]
+    assert again.data["proposal"] == outcome.data["proposal"]
 
 
 def test_deploy_from_an_image_renders_deployment_and_service(
@@ -143,7 +143,7 @@ def test_deploy_from_an_image_renders_deployment_and_service(
 
     outcome = ask(team, "deploy nginx:1.27-alpine as checkout in staging")
 
-    assert outcome.report["outcome"] == "deployed", outcome.answer
+    assert outcome.data["outcome"] == "deployed", outcome.answer
     live = kubectl.json("get", "deployment", "checkout", "-n", "staging")
     assert live["spec"]["template"]["spec"]["containers"][0]["image"] == "nginx:1.27-alpine"
     assert live["status"]["readyReplicas"] == 1
@@ -162,16 +162,16 @@ def test_a_policy_asking_a_person_leaves_the_pr_open_and_says_so(
 
     outcome = ask(team, "deploy web to staging")
 
-    assert outcome.report["outcome"] == "waiting", outcome.answer
-    assert outcome.report["approval"] and outcome.report["approval"] in outcome.answer
+    assert outcome.data["outcome"] == "waiting", outcome.answer
+    assert outcome.data["approval"] and outcome.data["approval"] in outcome.answer
     assert "left it open" in outcome.answer and "policy asks a person" in outcome.answer
     [pr] = prs(team).list_prs(state="all")
-    assert pr.state == "open" and pr.number == outcome.report["pr"]
+    assert pr.state == "open" and pr.number == outcome.data["pr"]
     assert kubectl.json("get", "deployments", "-n", "staging")["items"] == []
 
     again = ask(team, "deploy web to staging")  # still waiting: no second proposal or PR
-    assert again.report["outcome"] == "waiting"
-    assert again.report["proposal"] == outcome.report["proposal"]
+    assert again.data["outcome"] == "waiting"
+    assert again.data["proposal"] == outcome.data["proposal"]
     assert len(prs(team).list_prs(state="all")) == 1
 
 
@@ -182,7 +182,7 @@ def test_deploying_into_a_missing_namespace_is_refused_with_whom_to_ask(
 
     outcome = ask(team, "deploy web to staging")
 
-    assert outcome.report["outcome"] == "refused"
+    assert outcome.data["outcome"] == "refused"
     assert "namespace staging does not exist" in outcome.answer
     assert "platform team" in outcome.answer
     assert prs(team).list_prs(state="all") == []

@@ -12,8 +12,8 @@ from typing import Any
 import anyio
 
 from agents.dev_team.conversation import conversation
-from agents.dev_team.graph import Outcome
 from agents.runtime.brain import Deterministic
+from agents.runtime.contract import Outcome
 from mcp_servers.gitops.providers.local import LocalProvider
 from mcp_servers.gitops.repo import Repository
 from tests.agents.loop.conftest import WEB, Team
@@ -68,7 +68,7 @@ def live(team: Team) -> dict[str, Any]:
 
 
 def drifted_fields(outcome: Outcome) -> dict[str, dict[str, Any]]:
-    return {d["path"]: d for row in outcome.report["drift"] for d in row.get("diffs", [])}
+    return {d["path"]: d for row in outcome.data["drift"] for d in row.get("diffs", [])}
 
 
 IMAGE = "spec.template.spec.containers[name=web].image"
@@ -77,7 +77,7 @@ IMAGE = "spec.template.spec.containers[name=web].image"
 def test_a_hand_edit_is_named_field_by_field_and_undone_by_a_sync(team: Team) -> None:
     head = git(team.repo, "rev-parse", "main").strip()
     clean, _ = ask(team, "has web drifted from git?")
-    assert clean.report["outcome"] == "in-sync", clean.answer
+    assert clean.data["outcome"] == "in-sync", clean.answer
     assert clean.answer.startswith("No drift: Deployment web in shop matches git at commit")
     assert head[:12] in clean.answer and "apps/shop/web.yaml" in clean.answer
 
@@ -85,7 +85,7 @@ def test_a_hand_edit_is_named_field_by_field_and_undone_by_a_sync(team: Team) ->
     outcome, called = ask(team, "has web drifted from git?")
 
     assert outcome.nodes == ["understand", "task"]
-    assert outcome.report["outcome"] == "restored", outcome.answer
+    assert outcome.data["outcome"] == "restored", outcome.answer
     fields = drifted_fields(outcome)
     assert fields[IMAGE]["git"] == "nginx:1.27" and fields[IMAGE]["live"] == HOTFIX_IMAGE
     assert fields[IMAGE]["by"] == "kubectl-edit" and fields[IMAGE]["at"]
@@ -95,10 +95,10 @@ def test_a_hand_edit_is_named_field_by_field_and_undone_by_a_sync(team: Team) ->
     # Policy first, a dry run before the real sync, and drift asked again to prove it.
     assert called.index("propose") < called.index("sync")
     assert called.count("sync") == 3 and called.count("drift") == 2
-    assert outcome.report["verified"] is True and outcome.report["proposal"], outcome.answer
+    assert outcome.data["verified"] is True and outcome.data["proposal"], outcome.answer
     assert "Live now matches git, field for field." in outcome.answer
     assert (team.image(), live(team)["spec"]["replicas"]) == ("nginx:1.27", 1)
-    records = [r for r in team.audit() if r.subject == outcome.report["proposal"]]
+    records = [r for r in team.audit() if r.subject == outcome.data["proposal"]]
     assert {r.kind for r in records} >= {"proposal", "decision"}
     assert git(team.repo, "rev-parse", "main").strip() == head  # git was not changed
 
@@ -106,16 +106,16 @@ def test_a_hand_edit_is_named_field_by_field_and_undone_by_a_sync(team: Team) ->
 def test_a_hotfix_the_person_keeps_is_adopted_into_git_by_a_merged_pr(team: Team) -> None:
     edit_by_hand(team)
     looked, called = ask(team, "has web drifted? just check, don't change anything")
-    assert looked.report["outcome"] == "drifted", looked.answer
+    assert looked.data["outcome"] == "drifted", looked.answer
     assert "I changed nothing, as asked" in looked.answer and IMAGE in looked.answer
     assert not {"propose", "sync", "adopt_live"} & set(called)
 
     outcome, called = ask(team, "someone edited web by hand; keep it, it was a hotfix")
 
-    assert outcome.report["outcome"] == "adopted", outcome.answer
+    assert outcome.data["outcome"] == "adopted", outcome.answer
     assert "adopt_live" in called and "merge_pr" in called
     assert called.index("propose") < called.index("adopt_live")
-    [number] = outcome.report["prs"]
+    [number] = outcome.data["prs"]
     repo = Repository(team.repo, author_name="test", author_email="test@shop")
     pr = LocalProvider(repo, team.repo.parent / "prs").get(number).pr
     assert pr.state == "merged" and pr.labels == ["adopt-live"]
@@ -123,11 +123,11 @@ def test_a_hotfix_the_person_keeps_is_adopted_into_git_by_a_merged_pr(team: Team
     manifest = repo.read("main", WEB)
     assert f"image: {HOTFIX_IMAGE}  # pinned" in manifest  # the comment kept
     assert "replicas: 2  # raised for the sale" in manifest
-    assert f"No drift remains at commit {outcome.report['commit_after'][:12]}" in outcome.answer
+    assert f"No drift remains at commit {outcome.data['commit_after'][:12]}" in outcome.answer
     assert (team.image(), live(team)["spec"]["replicas"]) == (HOTFIX_IMAGE, 2)  # cluster kept
 
     again, _ = ask(team, "has web drifted?")
-    assert again.report["outcome"] == "in-sync", again.answer
+    assert again.data["outcome"] == "in-sync", again.answer
 
 
 def test_a_workload_no_manifest_defines_is_said_to_be_unmanaged(team: Team) -> None:
@@ -135,7 +135,7 @@ def test_a_workload_no_manifest_defines_is_said_to_be_unmanaged(team: Team) -> N
 
     outcome, called = ask(team, "has api in shop drifted from git?")
 
-    assert outcome.report["outcome"] == "not-managed", outcome.answer
+    assert outcome.data["outcome"] == "not-managed", outcome.answer
     assert outcome.answer.startswith("Deployment api in shop is not managed from git")
     assert "sync never touches it" in outcome.answer
     assert not {"propose", "sync", "adopt_live"} & set(called)

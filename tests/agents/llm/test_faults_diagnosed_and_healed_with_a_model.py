@@ -14,8 +14,8 @@ import anyio
 import pytest
 
 from agents.dev_team.conversation import conversation
-from agents.dev_team.graph import Outcome
 from agents.runtime.brain import ModelPlanner
+from agents.runtime.contract import Outcome
 from sandbox.server import Sandbox
 from tests.agents.llm.conftest import ModelTeam
 from tests.agents.llm.faults import Fault, bad_command, failing_probe, oom
@@ -55,7 +55,7 @@ def test_the_cause_is_named_and_the_fault_healed_or_escalated_as_without_a_model
     first = why.answer.splitlines()[0]
     assert first.startswith("Deployment web in shop is failing:") and fault.cause in first, why
     assert f"The model's reading: the cause is {fault.code}" in why.answer, why.answer
-    assert "I changed nothing" in why.answer and why.report["cause"]["code"] == fault.code
+    assert "I changed nothing" in why.answer and why.data["cause"]["code"] == fault.code
     assert git(team.repo, "rev-parse", "main") == head
 
     healed = team.heal("web")

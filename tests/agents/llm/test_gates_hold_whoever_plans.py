@@ -21,8 +21,8 @@ from langchain_core.messages import AIMessage, ToolMessage
 from mcp.shared.memory import create_connected_server_and_client_session
 
 from agents.dev_team.conversation import Conversation, conversation
-from agents.dev_team.graph import Outcome
 from agents.runtime.brain import Deterministic, ModelPlanner
+from agents.runtime.contract import Outcome
 from core.policy.settings import SHIPPED
 from mcp_servers.gitops.server import build as build_gitops
 from sandbox.server import Sandbox

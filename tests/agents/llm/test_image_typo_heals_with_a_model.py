@@ -11,8 +11,8 @@ import anyio
 from langchain_core.messages import ToolMessage
 
 from agents.dev_team.conversation import conversation
-from agents.dev_team.graph import Outcome
 from agents.runtime.brain import ModelPlanner
+from agents.runtime.contract import Outcome
 from sandbox.server import Sandbox
 from tests.agents.llm.conftest import ModelTeam
 from tests.agents.llm.scripts import investigator
@@ -56,7 +56,7 @@ def test_fix_web_asked_in_a_conversation_heals_it_with_the_model_planning(
 
     outcome = anyio.run(ask)
     assert outcome.nodes == ["understand", "heal"]
-    assert outcome.report["outcome"] == "fixed", outcome.answer
+    assert outcome.data["outcome"] == "fixed", outcome.answer
     assert outcome.answer.startswith("Healed Deployment web in shop:")
     assert "merged PR #1" in outcome.answer
     assert team.image() == "nginx:1.27"

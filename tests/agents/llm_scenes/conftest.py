@@ -18,10 +18,10 @@ import anyio
 import pytest
 
 from agents.cluster_operator.conversation import conversation as operator_conversation
-from agents.cluster_operator.graph import Outcome as OperatorOutcome
 from agents.platform.conversation import conversation as platform_conversation
-from agents.platform.graph import Outcome as PlatformOutcome
 from agents.runtime.brain import MAX_STEPS, ModelPlanner
+from agents.runtime.contract import Outcome as OperatorOutcome
+from agents.runtime.contract import Outcome as PlatformOutcome
 from sandbox.server import Sandbox
 from tests.agents.cluster_operator.conftest import Operator
 from tests.agents.llm_scenes.scripts import capacity_reader, egress_reader

@@ -41,7 +41,7 @@ def test_the_operator_model_cannot_scale_to_zero_drain_or_delete(
     assert "The model's reading: I was refused: scale, drain, delete." in outcome.answer
     assert {"scale", "drain", "cordon", "taint", "propose"}.isdisjoint(model.offered)
 
-    recorded = {c["tool"]: c["error"] for c in outcome.result["model"]["calls"]}
+    recorded = {c["tool"]: c["error"] for c in outcome.data["model"]["calls"]}
     assert all(recorded[tool] for tool in ("scale", "drain", "delete"))
     assert capacity.replicas(kubectl) == 5
     assert kubectl.json("get", "node", "node-1")["spec"].get("unschedulable") is not True
@@ -74,6 +74,6 @@ def test_a_model_that_never_stops_reading_is_cut_at_the_step_cap(operator: Model
     outcome = operator.ask("which nodes are unhealthy?")
     [model] = operator.models
     assert len(model.seen) == 3 and len(model.turns) == 7  # three turns taken, no more
-    assert [c["tool"] for c in outcome.result["model"]["calls"]] == ["list_resources"] * 3
-    assert outcome.result["model"]["note"] == "" and "The model's reading" not in outcome.answer
-    assert outcome.result["nodes"] == []  # the procedure's own reading of the nodes
+    assert [c["tool"] for c in outcome.data["model"]["calls"]] == ["list_resources"] * 3
+    assert outcome.data["model"]["note"] == "" and "The model's reading" not in outcome.answer
+    assert outcome.data["nodes"] == []  # the procedure's own reading of the nodes

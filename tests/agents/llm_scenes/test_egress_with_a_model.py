@@ -45,7 +45,7 @@ def test_a_compliance_question_with_a_model_reads_and_changes_nothing(
     assert looked.task == "compliance"
     assert "0 compliant, 2 not" in looked.answer
     assert "The model's reading: The egress policy covers team-a, team-b" in looked.answer
-    assert [c["tool"] for c in looked.result["model"]["calls"]] == [
+    assert [c["tool"] for c in looked.data["model"]["calls"]] == [
         "list_policies", "get_policy", "list_resources", "list_resources",
     ]  # fmt: skip
     assert not {"propose", "apply", "propose_change"} & set(platform.called())

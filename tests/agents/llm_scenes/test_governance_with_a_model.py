@@ -45,9 +45,9 @@ def test_the_review_answer_keeps_the_decision_and_adds_the_model_reading(
     deterministic.shop_of_five(kubectl)
 
     outcome = operator.capacity()
-    [saving] = outcome.result["savings"]
+    [saving] = outcome.data["savings"]
     assert saving["applied"] == 3 and deterministic.replicas(kubectl) == 3
-    reading = outcome.result["model"]
+    reading = outcome.data["model"]
     assert reading["planner"] == "model:ScriptedChatModel"
     assert [c["tool"] for c in reading["calls"]][:2] == ["list_resources", "list_policies"]
     assert all(c["error"] == "" for c in reading["calls"])

@@ -48,7 +48,7 @@ def test_a_model_on_a_healthy_cluster_reads_the_nodes_and_the_patrol_moves_nothi
 ) -> None:
     operator.script = node_reader
     outcome = operator.patrol()
-    assert outcome.result["migrations"] == [] and outcome.result["nodes"] == []
+    assert outcome.data["migrations"] == [] and outcome.data["nodes"] == []
     [model] = operator.models
     assert len(model.seen) == 2  # the nodes, then its answer: no drain plan to read
     assert "Every node reports healthy" in outcome.answer

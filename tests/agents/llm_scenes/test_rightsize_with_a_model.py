@@ -51,10 +51,10 @@ def test_the_review_answer_keeps_the_resize_and_adds_the_model_reading(
     deterministic.busy_at_20m(sandbox, kubectl)
 
     outcome = operator.capacity()
-    web = next(r for r in outcome.result["rightsizing"] if r["workload"] == "Deployment/shop/web")
+    web = next(r for r in outcome.data["rightsizing"] if r["workload"] == "Deployment/shop/web")
     assert web["outcome"] == "approved", outcome.answer
     assert deterministic.cpu_request(kubectl, "web") == web["applied"] == web["cpu_to"]
-    reading = outcome.result["model"]
+    reading = outcome.data["model"]
     assert reading["planner"] == "model:ScriptedChatModel"
     assert [c["tool"] for c in reading["calls"]][:2] == ["list_resources", "list_policies"]
     assert all(c["error"] == "" for c in reading["calls"])

@@ -10,8 +10,8 @@ from __future__ import annotations
 import anyio
 
 from agents.dev_team.conversation import conversation
-from agents.dev_team.graph import Outcome
 from agents.runtime.brain import Deterministic
+from agents.runtime.contract import Outcome
 from agents.runtime.loop.ranking import past_outcomes
 from agents.runtime.memory import fingerprint
 from agents.runtime.persistence import open_durable
@@ -92,7 +92,7 @@ def test_fix_web_asked_in_a_conversation_runs_the_same_loop(team: Team, sandbox:
 
     outcome = anyio.run(ask)
     assert outcome.nodes == ["understand", "heal"]
-    assert outcome.report["outcome"] == "fixed", outcome.answer
+    assert outcome.data["outcome"] == "fixed", outcome.answer
     assert outcome.answer.startswith("Healed Deployment web in shop:")
     assert "merged PR #1" in outcome.answer
     assert team.image() == "nginx:1.27"

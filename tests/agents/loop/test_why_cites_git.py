@@ -6,8 +6,8 @@ from __future__ import annotations
 import anyio
 
 from agents.dev_team.conversation import conversation
-from agents.dev_team.graph import Outcome
 from agents.runtime.brain import Deterministic
+from agents.runtime.contract import Outcome
 from sandbox.server import Sandbox
 from tests.agents.loop.conftest import Team
 from tests.agents.loop.test_image_typo_heals_itself import TYPO, break_web

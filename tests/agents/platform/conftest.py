@@ -20,8 +20,8 @@ import pytest
 from mcp.shared.memory import create_connected_server_and_client_session
 
 from agents.platform.conversation import Conversation, conversation
-from agents.platform.graph import Outcome
 from agents.runtime.brain import Deterministic
+from agents.runtime.contract import Outcome
 from agents.runtime.toolbox import Servers
 from core.policy.audit import AuditRecord
 from core.policy.proposals import ProposalRecord

@@ -59,13 +59,13 @@ def test_missing_requests_and_limits_are_filled_from_the_blueprint_by_pr(
 
     asked = platform.ask("audit team-a")
     base = "spec.template.spec.containers"
-    assert resource_findings(asked.result, "findings") == [
+    assert resource_findings(asked.data, "findings") == [
         ("no-limits", f"{base}[0].resources.limits", "pr"),
         ("no-limits", f"{base}[1].resources.limits", "pr"),
         ("no-requests", f"{base}[0].resources.requests", "pr"),
         ("no-requests", f"{base}[1].resources.requests", "pr"),
     ]
-    [fix] = asked.result["fixes"]
+    [fix] = asked.data["fixes"]
     assert (fix["check"], fix["delivered"], fix["pr"], fix["path"]) == (
         "no-limits,no-requests", "merged", 1, "api.yaml",
     ), asked.answer  # fmt: skip
@@ -79,7 +79,7 @@ def test_missing_requests_and_limits_are_filled_from_the_blueprint_by_pr(
         "sidecar limits.memory 512Mi (the blueprint's default limit)",
     ]
     # Confirmed from live state: the Deployment now carries them, and nothing is left.
-    assert resource_findings(asked.result, "remaining") == [], asked.answer
+    assert resource_findings(asked.data, "remaining") == [], asked.answer
     live = platform.kubectl.json("get", "deployment", "api", "-n", "team-a")
     web, sidecar = (c["resources"] for c in live["spec"]["template"]["spec"]["containers"])
     assert web == {"requests": {"cpu": "1", "memory": "128Mi"},
@@ -95,8 +95,8 @@ def test_missing_requests_and_limits_are_filled_from_the_blueprint_by_pr(
     assert "what the API server gives any container in team-a" in told.proposal.rationale
 
     again = platform.audit("team-a")
-    assert resource_findings(again.result, "findings") == []
-    assert again.result["fixes"] == [] and "propose_change" not in platform.called()
+    assert resource_findings(again.data, "findings") == []
+    assert again.data["fixes"] == [] and "propose_change" not in platform.called()
 
 
 def test_without_a_blueprint_the_values_are_the_owners_and_only_reported(
@@ -104,7 +104,7 @@ def test_without_a_blueprint_the_values_are_the_owners_and_only_reported(
 ) -> None:
     platform.add_to_git("api.yaml", API)
     outcome = platform.audit("team-a")
-    found = resource_findings(outcome.result, "findings")
+    found = resource_findings(outcome.data, "findings")
     assert len(found) == 4 and {fix for *_, fix in found} == {"report"}
-    assert outcome.result["fixes"] == []
+    assert outcome.data["fixes"] == []
     assert not {"propose", "propose_change"} & set(platform.called())

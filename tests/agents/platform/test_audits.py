@@ -68,7 +68,7 @@ def test_over_grants_and_a_privileged_pod_are_reported_with_evidence(platform: P
     platform.kubectl("apply", "-f", "-", input=PRIVILEGED)
 
     outcome = platform.audit()
-    result = outcome.result
+    result = outcome.data
     assert result["scope"] == "fleet" and "kube-system" not in result["namespaces"]
     binding = of(result, "findings", "ClusterRoleBinding team-b-deployer")["rbac-cluster-admin"]
     assert binding["severity"] == "critical" and binding["field"] == "subjects[0]"
@@ -100,16 +100,16 @@ def test_a_missing_pdb_gets_a_fix_pr_and_the_reaudit_is_clean_from_live(
     platform.policy("images", IMAGES)
     platform.add_to_git("web.yaml", WEB)
     asked = platform.ask("audit team-a")
-    assert asked.task == "audit" and asked.result["scope"] == "team-a", asked.answer
-    before = of(asked.result, "findings", "Deployment team-a/web")
+    assert asked.task == "audit" and asked.data["scope"] == "team-a", asked.answer
+    before = of(asked.data, "findings", "Deployment team-a/web")
     assert set(before) == {"no-pdb"}, before  # otherwise a model workload
     assert before["no-pdb"]["value"] == "3" and before["no-pdb"]["fix"] == "pr"
 
-    [fix] = asked.result["fixes"]
+    [fix] = asked.data["fixes"]
     assert fix["delivered"] == "merged" and fix["pr"] == 1, asked.answer
     assert fix["path"] == "platform/audits/team-a/pdb-web.yaml"
     # Confirmed from live state: the PDB exists and selects the Deployment's pods.
-    assert not of(asked.result, "remaining", "Deployment team-a/web"), asked.answer
+    assert not of(asked.data, "remaining", "Deployment team-a/web"), asked.answer
     live = platform.kubectl.json("get", "pdb", "web", "-n", "team-a")
     assert live["spec"]["selector"] == {"matchLabels": {"app": "web"}}
     assert live["spec"]["maxUnavailable"] == 1
@@ -119,8 +119,8 @@ def test_a_missing_pdb_gets_a_fix_pr_and_the_reaudit_is_clean_from_live(
     assert "team-a" in [e.evaluation.stakeholder for e in told.transcript if e.evaluation]
 
     again = platform.audit("team-a")  # the next scheduled audit: nothing left, nothing done
-    assert not of(again.result, "findings", "Deployment team-a/web"), again.answer
-    assert again.result["fixes"] == [] and "propose_change" not in platform.called()
+    assert not of(again.data, "findings", "Deployment team-a/web"), again.answer
+    assert again.data["fixes"] == [] and "propose_change" not in platform.called()
 
 
 @pytest.mark.parametrize(

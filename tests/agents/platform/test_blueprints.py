@@ -46,8 +46,8 @@ def test_drift_is_reported_then_fixed_by_pr_and_confirmed_live(platform: Platfor
     platform.kubectl("apply", "-f", "-", input=HAND_QUOTA)
 
     looked = platform.ask("is team-a on the blueprint?")
-    assert looked.task == "blueprints" and set(rows(looked.result)) == {"team-a"}, looked.answer
-    row = rows(looked.result)["team-a"]
+    assert looked.task == "blueprints" and set(rows(looked.data)) == {"team-a"}, looked.answer
+    row = rows(looked.data)["team-a"]
     assert not row["in_sync"] and row["delivered"] == "reported" and row["team"] == "team-a"
     assert (
         "ResourceQuota team-a/team-namespace: spec.hard.requests.cpu: want '4', live '64'"
@@ -57,7 +57,7 @@ def test_drift_is_reported_then_fixed_by_pr_and_confirmed_live(platform: Platfor
     assert not {"propose", "propose_change", "sync"} & set(platform.called())  # only looked
 
     synced = platform.sync_blueprints()
-    done = rows(synced.result)
+    done = rows(synced.data)
     a, b = done["team-a"], done["team-b"]
     assert a["delivered"] == "merged" and a["pr"] == 1 and a["in_sync"], synced.answer
     assert a["why"] == [] and any("writing " + PATH in step for step in a["steps"])
@@ -74,7 +74,7 @@ def test_drift_is_reported_then_fixed_by_pr_and_confirmed_live(platform: Platfor
     assert b["delivered"] == "not git-managed" and not b["in_sync"], synced.answer
     assert "LimitRange team-b/team-namespace: missing" in b["why"]
     assert platform.kubectl("get", "limitrange", "-n", "team-b").strip() == ""
-    assert "scratch" in synced.result["uncovered"]
+    assert "scratch" in synced.data["uncovered"]
     assert "1 on the blueprint, 1 not" in synced.answer
 
 
@@ -88,7 +88,7 @@ def test_a_later_hand_edit_is_put_back_and_a_changed_blueprint_is_a_new_pr(
     platform.kubectl("delete", "limitrange", "team-namespace", "-n", "team-a")
 
     fixed = platform.ask("sync blueprints")
-    row = rows(fixed.result)["team-a"]
+    row = rows(fixed.data)["team-a"]
     assert (
         "ResourceQuota team-a/team-namespace: spec.hard.pods: want '50', live '500'"
         in (row["drift"])
@@ -100,6 +100,6 @@ def test_a_later_hand_edit_is_put_back_and_a_changed_blueprint_is_a_new_pr(
     assert live(platform, "limitrange")["spec"]["limits"]
 
     platform.policy("blueprint", BLUEPRINT.replace('pods: "50"', 'pods: "80"'))
-    changed = rows(platform.sync_blueprints().result)["team-a"]
+    changed = rows(platform.sync_blueprints().data)["team-a"]
     assert changed["pr"] == 2 and changed["in_sync"], changed
     assert live(platform, "quota")["spec"]["hard"]["pods"] == "80"

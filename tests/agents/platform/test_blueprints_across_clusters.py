@@ -17,8 +17,8 @@ import anyio
 import pytest
 
 from agents.platform.conversation import conversation
-from agents.platform.graph import Outcome
 from agents.runtime.brain import Deterministic
+from agents.runtime.contract import Outcome
 from mcp_servers.gitops.settings import GitopsSettings
 from sandbox.server import Options, Sandbox
 from tests.agents.cluster_operator.test_multi_cluster import fleet_kubeconfig
@@ -52,7 +52,7 @@ def sync(platform: Platform, call: str = "sync_blueprints", *args: Any) -> Outco
 
 
 def rows(outcome: Outcome) -> dict[tuple[str, str], dict[str, Any]]:
-    return {(r["cluster"], r["namespace"]): r for r in outcome.result["namespaces"]}
+    return {(r["cluster"], r["namespace"]): r for r in outcome.data["namespaces"]}
 
 
 def hard(kubectl: Kubectl) -> dict[str, str]:
@@ -78,7 +78,7 @@ def test_each_cluster_drifts_on_its_own_and_only_a_served_one_is_fixed(
 
     first = sync(platform)
     done = rows(first)
-    assert first.result["clusters"] == ["east", "west"], first.answer
+    assert first.data["clusters"] == ["east", "west"], first.answer
     east_a, west_a = done[("east", "team-a")], done[("west", "team-a")]
     assert east_a["delivered"] == "merged" and east_a["pr"] == 1 and east_a["in_sync"], first.answer
     assert west_a["delivered"] == "report-only" and not west_a["in_sync"], first.answer
@@ -86,9 +86,7 @@ def test_each_cluster_drifts_on_its_own_and_only_a_served_one_is_fixed(
     assert any("its repository team-a-gitops does not sync to this cluster" in w
                for w in west_a["why"]), west_a["why"]  # fmt: skip
     assert done[("east", "team-b")]["delivered"] == "not git-managed"
-    assert (
-        "west/default" in first.result["uncovered"] and "east/scratch" in first.result["uncovered"]
-    )
+    assert "west/default" in first.data["uncovered"] and "east/scratch" in first.data["uncovered"]
     assert "west/team-a" in first.answer and "report only, no repository" in first.answer
     assert hard(platform.kubectl)["requests.cpu"] == "4"  # east, confirmed live
     assert west_kubectl("get", "quota", "-n", "team-a").strip() == ""  # west untouched

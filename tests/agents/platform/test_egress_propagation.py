@@ -58,9 +58,9 @@ def live_egress(platform: Platform, namespace: str) -> list[dict[str, Any]]:
 
 def test_the_policy_reaches_every_covered_namespace_and_only_those(platform: Platform) -> None:
     outcome = platform.propagate()
-    rows = by_namespace(outcome.result)
+    rows = by_namespace(outcome.data)
     assert set(rows) == {"team-a", "team-b"}, outcome.answer
-    assert "scratch" in outcome.result["uncovered"] and platform.netpols("scratch") == []
+    assert "scratch" in outcome.data["uncovered"] and platform.netpols("scratch") == []
     assert rows["team-a"]["channel"] == "git" and rows["team-a"]["delivered"] == "merged"
     assert rows["team-a"]["repo"] == "team-a-gitops" and rows["team-a"]["pr"] == 1
     assert rows["team-b"]["channel"] == "direct" and rows["team-b"]["delivered"] == "applied"
@@ -69,7 +69,7 @@ def test_the_policy_reaches_every_covered_namespace_and_only_those(platform: Pla
         assert live_egress(platform, namespace) == rendered(namespace)["spec"]["egress"]
     [live] = platform.netpols("team-b")  # DNS names are kept beside the rule, not dropped
     assert live["metadata"]["annotations"][DNS_ANNOTATION] == "api.payments.example.com"
-    assert outcome.result["unrendered"] == []  # the payments API has its CIDR too
+    assert outcome.data["unrendered"] == []  # the payments API has its CIDR too
     assert "2 compliant, 0 not" in outcome.answer
 
     # The owners were told: each namespace's team is a stakeholder of its notice.
@@ -85,7 +85,7 @@ def test_the_policy_reaches_every_covered_namespace_and_only_those(platform: Pla
 
     # A second run finds everything in force and does nothing: no notice, no PR, no write.
     again = platform.propagate()
-    assert all(r["delivered"] == "nothing to do" for r in again.result["namespaces"])
+    assert all(r["delivered"] == "nothing to do" for r in again.data["namespaces"])
     assert not {"propose", "apply", "propose_change"} & set(platform.called())
 
 
@@ -99,7 +99,7 @@ def test_a_hand_edit_is_reported_then_put_back(platform: Platform) -> None:
     platform.sync()
 
     looked = platform.ask("which namespaces are not compliant with the egress policy?")
-    rows = by_namespace(looked.result)
+    rows = by_namespace(looked.data)
     assert looked.task == "compliance" and not any(r["compliant"] for r in rows.values())
     assert any("0.0.0.0/0" in why for why in rows["team-a"]["why"]), rows["team-a"]
     assert any("spec.egress" in why for why in rows["team-b"]["why"]), rows["team-b"]
@@ -107,7 +107,7 @@ def test_a_hand_edit_is_reported_then_put_back(platform: Platform) -> None:
     assert not {"propose", "apply", "propose_change"} & set(platform.called())  # only looked
 
     fixed = platform.propagate()
-    rows = by_namespace(fixed.result)
+    rows = by_namespace(fixed.data)
     assert all(r["compliant"] and r["before"] == "differs" for r in rows.values()), fixed.answer
     assert rows["team-a"]["delivered"] == "merged" and rows["team-a"]["pr"] == 2
     assert rows["team-b"]["delivered"] == "applied"
@@ -121,7 +121,7 @@ def test_a_changed_egress_policy_is_rendered_again_everywhere(platform: Platform
     platform.policy("egress", changed)
 
     outcome = platform.propagate()
-    rows = by_namespace(outcome.result)
+    rows = by_namespace(outcome.data)
     assert all(r["before"] == "differs" and r["compliant"] for r in rows.values()), outcome.answer
     for namespace in ("team-a", "team-b"):
         egress = live_egress(platform, namespace)
@@ -132,7 +132,7 @@ def test_a_changed_egress_policy_is_rendered_again_everywhere(platform: Platform
 def test_an_apply_the_policy_forbids_is_reported_non_compliant(platform: Platform) -> None:
     platform.policy("team-b-changes", NO_DIRECT)
     outcome = platform.propagate()
-    rows = by_namespace(outcome.result)
+    rows = by_namespace(outcome.data)
     assert rows["team-a"]["compliant"], outcome.answer
     refused = rows["team-b"]
     assert not refused["compliant"] and refused["delivered"] == "refused", outcome.answer
@@ -145,11 +145,11 @@ def test_an_apply_the_policy_forbids_is_reported_non_compliant(platform: Platfor
 def test_a_pr_waiting_for_a_person_is_not_taken_for_enforcement(platform: Platform) -> None:
     platform.policy("team-a-changes", APPROVED_BY_A_PERSON)
     outcome = platform.propagate()
-    waiting = by_namespace(outcome.result)["team-a"]
+    waiting = by_namespace(outcome.data)["team-a"]
     assert waiting["delivered"] == "pr-open" and waiting["pr"] == 1, outcome.answer
     assert not waiting["compliant"] and platform.netpols("team-a") == []
     assert any("PR not merged" in why for why in waiting["why"]), waiting
     assert any("missing" in why for why in waiting["why"]), waiting
 
     again = platform.propagate()  # the same change: the open PR is reused, not doubled
-    assert by_namespace(again.result)["team-a"]["pr"] == 1, again.answer
+    assert by_namespace(again.data)["team-a"]["pr"] == 1, again.answer

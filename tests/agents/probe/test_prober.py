@@ -13,8 +13,8 @@ import anyio
 import pytest
 
 from agents.dev_team.conversation import conversation
-from agents.dev_team.graph import Outcome
 from agents.runtime.brain import Deterministic
+from agents.runtime.contract import Outcome
 from agents.runtime.toolbox import Servers
 from core.policy.audit import AuditRecord
 from core.policy.settings import SHIPPED
@@ -118,7 +118,7 @@ def test_a_healthy_web_passes_every_check_and_the_gate_let_the_job_through(
     outcome = crew.ask("probe web in shop")
 
     assert outcome.nodes == ["understand", "task"], outcome.answer
-    report = outcome.report
+    report = outcome.data
     assert report["outcome"] == "passed", outcome.answer
     urls = [c["url"] for c in report["checks"]]
     assert urls[0] == "http://web.shop.svc.cluster.local:80/"
@@ -152,8 +152,8 @@ def test_a_target_port_nobody_listens_on_fails_the_prober_naming_the_port(
 
     outcome = crew.ask("probe web in shop")
 
-    assert outcome.report["outcome"] == "failed", outcome.answer
-    service, direct = outcome.report["checks"]
+    assert outcome.data["outcome"] == "failed", outcome.answer
+    service, direct = outcome.data["checks"]
     assert not service["passed"] and direct["passed"]
     assert "Could not connect to server" in service["got"]
     assert "port 8080 is the Service's targetPort but no container listens there" in outcome.answer
@@ -169,8 +169,8 @@ def test_a_readiness_path_the_app_does_not_serve_fails_the_prober_naming_the_pat
 
     outcome = crew.ask("probe web in shop")
 
-    assert outcome.report["outcome"] == "failed", outcome.answer
-    service, direct = outcome.report["checks"]
+    assert outcome.data["outcome"] == "failed", outcome.answer
+    service, direct = outcome.data["checks"]
     assert service["url"] == "http://web.shop.svc.cluster.local:80/healthz"
     assert "Service web has no ready endpoint" in service["meaning"]
     assert direct["got"] == "HTTP 404 (curl exit 22)"
@@ -188,7 +188,7 @@ def test_probing_a_service_by_name_reads_its_pods_probes(crew: Crew, kubectl: Ku
 
     outcome = crew.ask("probe frontend in shop")
 
-    assert outcome.report["outcome"] == "passed", outcome.answer
-    urls = [c["url"] for c in outcome.report["checks"]]
+    assert outcome.data["outcome"] == "passed", outcome.answer
+    urls = [c["url"] for c in outcome.data["checks"]]
     assert "http://frontend.shop.svc.cluster.local:8000/" in urls
     assert "http://web.shop.svc.cluster.local:80/" in urls

@@ -14,8 +14,8 @@ import pytest
 import yaml
 
 from agents.dev_team.conversation import conversation
-from agents.dev_team.graph import Outcome
 from agents.runtime.brain import Deterministic
+from agents.runtime.contract import Outcome
 from mcp_servers.gitops.providers.local import LocalProvider
 from mcp_servers.gitops.repo import Repository
 from sandbox.server import Sandbox
@@ -51,8 +51,8 @@ def ask(team: Team, question: str) -> Outcome:
 def test_one_pr_adds_replicas_spread_and_a_budget_and_the_cluster_proves_it(team: Team) -> None:
     done = ask(team, "make web survive a node failure in shop")
 
-    assert done.report["outcome"] == "hardened", done.answer
-    assert done.report["missing"] == ["2 replicas", "a spread over nodes", "a PodDisruptionBudget"]
+    assert done.data["outcome"] == "hardened", done.answer
+    assert done.data["missing"] == ["2 replicas", "a spread over nodes", "a PodDisruptionBudget"]
     assert "pods on 2 nodes" in done.answer
     assert "PodDisruptionBudget web allows 1 disruption" in done.answer
 
@@ -68,7 +68,7 @@ def test_one_pr_adds_replicas_spread_and_a_budget_and_the_cluster_proves_it(team
     assert live["spec"]["maxUnavailable"] == 1
 
     again = ask(team, "harden web in shop")
-    assert again.report["outcome"] == "unchanged", again.answer
+    assert again.data["outcome"] == "unchanged", again.answer
     assert len(LocalProvider(repo, team.repo.parent / "prs").list_prs(state="all")) == 1
 
 
@@ -77,7 +77,7 @@ def test_a_workload_outside_git_is_not_changed(team: Team) -> None:
 
     done = ask(team, "make loner tolerate node failures in shop")
 
-    assert done.report["outcome"] == "refused", done.answer
+    assert done.data["outcome"] == "refused", done.answer
     assert "no manifest in the team repository defines it" in done.answer
     live = team.kubectl.json("get", "deployment", "loner", "-n", "shop")
     assert live["spec"]["replicas"] == 1

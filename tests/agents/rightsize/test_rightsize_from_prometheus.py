@@ -15,9 +15,9 @@ import anyio
 import pytest
 
 from agents.dev_team.conversation import conversation
-from agents.dev_team.graph import Outcome
 from agents.dev_team.rightsize import MIN_SAMPLES
 from agents.runtime.brain import Deterministic
+from agents.runtime.contract import Outcome
 from mcp_servers.gitops.providers.local import LocalProvider
 from mcp_servers.gitops.repo import Repository
 from mcp_servers.metrics.settings import MetricsSettings
@@ -77,7 +77,7 @@ def test_an_over_provisioned_web_gets_a_merged_pr_lowering_its_requests(
         metrics = MetricsSettings(prometheus_url=prom.url, kubeconfig=team.sandbox.kubeconfig)
 
         early, _ = ask(team, "is web over-provisioned over the last 5s?", metrics)
-        assert early.report["outcome"] == "no-metrics", early.answer
+        assert early.data["outcome"] == "no-metrics", early.answer
         assert "too few samples" in early.answer and "Nothing changed" in early.answer
 
         samples = 'sum(count_over_time(container_memory_working_set_bytes{namespace="shop"}[5m]))'
@@ -85,15 +85,15 @@ def test_an_over_provisioned_web_gets_a_merged_pr_lowering_its_requests(
         outcome, called = ask(team, "right-size web over the last 5m", metrics)
 
     assert outcome.nodes == ["understand", "task"]
-    assert outcome.report["outcome"] == "resized", outcome.answer
-    [web] = outcome.report["containers"]
+    assert outcome.data["outcome"] == "resized", outcome.answer
+    [web] = outcome.data["containers"]
     assert web["samples"] >= MIN_SAMPLES and web["pods"] >= 1
     assert 0 < web["cpu_p95"] < 0.1 and 0 < web["memory_peak"] < 64 * 2**20
     new = web["new"]
     assert 0.01 <= new["requests.cpu"] < 0.5 and 32 * 2**20 <= new["requests.memory"] < 2**29
     assert "limits.memory" not in new  # 1Gi still holds the new request and the peak
-    assert outcome.report["savings_per_month"] > 0 and outcome.report["window"] == "5m"
-    assert "quantile_over_time(0.95" in outcome.report["queries"]["cpu_p95"]
+    assert outcome.data["savings_per_month"] > 0 and outcome.data["window"] == "5m"
+    assert "quantile_over_time(0.95" in outcome.data["queries"]["cpu_p95"]
     assert (
         "p95" in outcome.answer
         and "samples" in outcome.answer
@@ -102,7 +102,7 @@ def test_an_over_provisioned_web_gets_a_merged_pr_lowering_its_requests(
     assert called.index("propose") < called.index("propose_change") < called.index("merge_pr")
 
     repo = Repository(team.repo, author_name="test", author_email="test@shop")
-    pr = LocalProvider(repo, team.repo.parent / "prs").get(outcome.report["pr"]).pr
+    pr = LocalProvider(repo, team.repo.parent / "prs").get(outcome.data["pr"]).pr
     assert pr.state == "merged" and pr.labels == ["kubecrew-rightsize"]
     manifest = repo.read("main", WEB)
     assert "resources:  # sized for the launch" in manifest and "cpu: 500m" not in manifest
@@ -119,13 +119,13 @@ def test_without_prometheus_the_answer_says_what_is_missing_and_changes_nothing(
     head = git(team.repo, "rev-parse", "main")
 
     unset, called = ask(team, "right-size web", None)
-    assert unset.report["outcome"] == "no-metrics", unset.answer
+    assert unset.data["outcome"] == "no-metrics", unset.answer
     assert "no metrics server is configured" in unset.answer
     assert "Nothing changed" in unset.answer and not {"query", "propose"} & set(called)
 
     without = MetricsSettings(kubeconfig=team.sandbox.kubeconfig)  # metrics.k8s.io only
     answer, called = ask(team, "is web oversized?", without)
-    assert answer.report["outcome"] == "no-metrics", answer.answer
+    assert answer.data["outcome"] == "no-metrics", answer.answer
     assert "has no Prometheus, only metrics.k8s.io" in answer.answer
     assert not {"query", "propose", "propose_change"} & set(called)
     assert git(team.repo, "rev-parse", "main") == head

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from agents.dev_team.state import AGENT
 from agents.runtime.brain import Planner
 from agents.runtime.errors import ToolFailed
 from agents.runtime.notify.desk import Desk, Handler, HandlerResult, Say
@@ -41,7 +42,6 @@ if TYPE_CHECKING:
     from agents.runtime.loop.validation import LoopSettings
 
 WORKLOADS = {"Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "Pod", "Service"}
-AGENT = "dev_team"  # whose loop heals, and as whom the approvals are claimed
 OnNode = Callable[[str], None]
 
 

@@ -1,0 +1,124 @@
+"""One run loop for every agent: a conversation on one compiled graph and one thread.
+
+`GraphConversation` streams the graph's updates (telling `on_node` each node that ran), reads the
+thread's state once at the end, and builds the contract's `Outcome`: what an interrupted run waits
+for is read from the interrupts the remediation loop raises (`{"approval": id, "asked": ...}`),
+in the graph or any subgraph. An agent says only what is its own: how a question becomes the
+graph's input (`asked`; by default the question over the agent's `defaults`, every field a run
+reads, so nothing lingers from the thread's last request) and how the final state reads as an
+outcome (`read`; by default `answer`, `result` as the data, and `task`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar, Generic, TypeVar
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import StateSnapshot
+
+from agents.runtime.contract import OnNode, Outcome, Waiting
+from agents.runtime.toolbox import Toolbox
+from agents.runtime.wiring import AgentContext
+
+Graph = CompiledStateGraph[Any, Any, Any, Any]
+C = TypeVar("C", bound=AgentContext)
+
+
+class GraphConversation(Generic[C]):
+    """A conversation whose requests run `graph` on `context.thread`, with `context` as the
+    graph's runtime context."""
+
+    defaults: ClassVar[Mapping[str, Any]] = {}
+
+    def __init__(self, graph: Graph, context: C) -> None:
+        self.graph = graph
+        self.context = context
+
+    @property
+    def toolbox(self) -> Toolbox:
+        return self.context.toolbox
+
+    @property
+    def thread(self) -> str:
+        return self.context.thread
+
+    def request(self, **fields: Any) -> dict[str, Any]:
+        """A request's input: the agent's defaults with `fields` set."""
+        return {**self.defaults, **fields}
+
+    def asked(self, question: str, namespace: str | None) -> Mapping[str, Any]:
+        """The graph's input for a question."""
+        return self.request(question=question)
+
+    def read(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        """The Outcome's answer, data, task, clarifying and target, from the final state."""
+        return {
+            "answer": values.get("answer", ""),
+            "data": values.get("result", {}),
+            "task": values.get("task", ""),
+        }
+
+    async def ask(
+        self,
+        question: str,
+        *,
+        namespace: str | None = None,
+        on_node: OnNode | None = None,
+        interrupt_after: list[str] | None = None,
+    ) -> Outcome:
+        payload = self.asked(question, namespace)
+        return await self.run(payload, on_node=on_node, interrupt_after=interrupt_after)
+
+    async def resume(self, *, on_node: OnNode | None = None) -> Outcome:
+        """Carry on from the thread's last checkpoint (after a crash or an interrupt)."""
+        return await self.run(None, on_node=on_node)
+
+    async def waiting(self) -> Waiting | None:
+        """The approval request the thread waits for, if it waits for one."""
+        return _waiting(await self.graph.aget_state(self._config(), subgraphs=True))
+
+    async def run(
+        self,
+        payload: Mapping[str, Any] | None,
+        *,
+        on_node: OnNode | None = None,
+        interrupt_after: list[str] | None = None,
+    ) -> Outcome:
+        """One request on the thread (payload None: resume it)."""
+        config = self._config()
+        nodes: list[str] = []
+        async for update in self.graph.astream(
+            payload,
+            config,
+            context=self.context,
+            stream_mode="updates",
+            interrupt_after=interrupt_after,
+        ):
+            for node in update:
+                if node.startswith("__"):
+                    continue
+                nodes.append(node)
+                if on_node is not None:
+                    on_node(node)
+        snapshot = await self.graph.aget_state(config, subgraphs=True)
+        finished = not snapshot.next
+        return Outcome(
+            thread=self.thread,
+            **self.read(snapshot.values),
+            waiting=None if finished else _waiting(snapshot),
+            finished=finished,
+            nodes=nodes,
+        )
+
+    def _config(self) -> RunnableConfig:
+        return {"configurable": {"thread_id": self.thread}}
+
+
+def _waiting(snapshot: StateSnapshot) -> Waiting | None:
+    for interrupt in snapshot.interrupts:
+        value = interrupt.value
+        if isinstance(value, dict) and value.get("approval"):
+            return Waiting(str(value["approval"]), str(value.get("asked", "")))
+    return None
