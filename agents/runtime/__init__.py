@@ -7,6 +7,7 @@
     wiring        what a conversation is opened with (`AgentContext`, `agent_parts`)
     toolbox       the MCP servers, in-process or remote, as the role's allowed tools
     brain         the deterministic planner, or a chat model from KUBECREW_MODEL
+    scripted      the scripted chat model tests and evals plan with (the only fake LLM)
     modelsteps    a model's reads before a procedure decides
     identity      each agent's own kubeconfig for the kube server
     skills, roles SKILL.md bundles and AGENTS.md role files

@@ -117,7 +117,7 @@ def load_chat_model(spec: str, environ: Mapping[str, str] = os.environ) -> BaseC
     if guarded(environ):
         raise ModelUnavailable(
             f"{GUARD_ENV} is set, so no real model is built ({MODEL_ENV}={spec!r}); "
-            "tests use tests/support/chat_models.py"
+            "tests use agents.runtime.scripted"
         )
     provider, sep, model = spec.partition(":")
     if not sep or not provider or not model:

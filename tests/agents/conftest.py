@@ -1,7 +1,7 @@
 """Fixtures of the agent tests, and the guard that keeps every real model out of them.
 
 `KUBECREW_MODEL_GUARD=1` is set for the whole session: building a model from the environment
-raises, and the model brain accepts only the scripted model (tests/support/chat_models.py), so
+raises, and the model brain accepts only the scripted model (agents/runtime/scripted.py), so
 no test can reach a provider whatever KUBECREW_MODEL says. `ask` runs one question through a
 Dev Team conversation on a sandbox, with its own agent home (checkpoints and memory).
 """

@@ -16,8 +16,8 @@ from agents.runtime import documents
 from agents.runtime.brain import ModelPlanner, load_chat_model, planner_from_env
 from agents.runtime.errors import ModelUnavailable
 from agents.runtime.roles import load_role
+from agents.runtime.scripted import ScriptedChatModel
 from agents.runtime.skills import all_skills, parse_skill, select, skills_for
-from tests.support.chat_models import ScriptedChatModel
 
 SKILLS = sorted(documents.SKILLS_DIR.glob("*/SKILL.md"))
 INTENTS = {  # what each agent's deterministic planner routes on

@@ -16,10 +16,10 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from agents.runtime.brain import ModelPlanner
+from agents.runtime.scripted import ScriptedChatModel, calls
 from sandbox.server import Sandbox
 from tests.agents.conftest import Agent
 from tests.mcp.kube.test_diagnosis import NS, Doctor, deployment, rollout
-from tests.support.chat_models import ScriptedChatModel, calls
 from tests.support.kubectl import Kubectl
 
 PHRASINGS = [

@@ -19,15 +19,15 @@ import yaml
 
 from agents.runtime.brain import GUARD_ENV, MODEL_ENV
 from agents.runtime.roles import load_role
+from agents.runtime.scripted import from_script
 from kubecrew.evals.format import load
 from kubecrew.evals.run import SCRIPTED_ENV, run_file
-from tests.support.chat_models import from_script
 
 ROOT = Path(__file__).parents[2]
 KUBECREW = str(Path(sys.executable).parent / "kubecrew")
 SCENARIOS, SCRIPTS = ROOT / "evals" / "scenarios", ROOT / "evals" / "scripts"
 SCRIPTED = sorted(SCRIPTS.glob("*.yaml"))
-FACTORY = "tests.support.chat_models:from_script"
+FACTORY = "agents.runtime.scripted:from_script"
 REQUIRED = {"image-typo-answer", "image-typo-self-heal", "cost-downscale-countered"}
 
 

@@ -17,10 +17,10 @@ import pytest
 
 from agents.runtime.brain import ModelPlanner, Planner
 from agents.runtime.loop.run import LoopResult
+from agents.runtime.scripted import ScriptedChatModel
 from sandbox.server import Sandbox
 from tests.agents.llm.scripts import investigator
 from tests.agents.loop.conftest import Team, make_team
-from tests.support.chat_models import ScriptedChatModel
 from tests.support.kubectl import Kubectl
 
 

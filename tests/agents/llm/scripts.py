@@ -19,7 +19,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from tests.support.chat_models import ScriptedChatModel, calls, shown
+from agents.runtime.scripted import ScriptedChatModel, calls, shown
 
 NAMESPACE = "shop"
 

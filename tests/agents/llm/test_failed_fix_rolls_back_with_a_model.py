@@ -7,10 +7,10 @@ fix that failed below the one that held. The deterministic test's own checks run
 
 from __future__ import annotations
 
+from agents.runtime.scripted import shown
 from sandbox.server import Sandbox
 from tests.agents.llm.conftest import ModelTeam
 from tests.agents.loop import test_failed_fix_rolls_back as deterministic
-from tests.support.chat_models import shown
 
 
 def test_a_fix_that_fails_validation_is_reverted_and_the_next_tried_when_a_model_plans(

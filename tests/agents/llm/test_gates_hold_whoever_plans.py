@@ -23,6 +23,7 @@ from mcp.shared.memory import create_connected_server_and_client_session
 from agents.dev_team.conversation import Conversation, conversation
 from agents.runtime.brain import Deterministic, ModelPlanner
 from agents.runtime.contract import Outcome
+from agents.runtime.scripted import ScriptedChatModel, calls
 from core.policy.settings import SHIPPED
 from mcp_servers.gitops.server import build as build_gitops
 from sandbox.server import Sandbox
@@ -32,7 +33,6 @@ from tests.agents.loop.conftest import WEB, make_team
 from tests.agents.loop.test_image_typo_heals_itself import TYPO, break_web
 from tests.mcp.gitops.conftest import git
 from tests.mcp.kube.test_diagnosis import Doctor, deployment, rollout
-from tests.support.chat_models import ScriptedChatModel, calls
 from tests.support.kubectl import Kubectl
 
 SHOP = {"namespace": "shop", "kind": "deployment", "name": "web"}

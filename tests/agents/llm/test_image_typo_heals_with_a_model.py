@@ -13,11 +13,11 @@ from langchain_core.messages import ToolMessage
 from agents.dev_team.conversation import conversation
 from agents.runtime.brain import ModelPlanner
 from agents.runtime.contract import Outcome
+from agents.runtime.scripted import shown
 from sandbox.server import Sandbox
 from tests.agents.llm.conftest import ModelTeam
 from tests.agents.llm.scripts import investigator
 from tests.agents.loop import test_image_typo_heals_itself as deterministic
-from tests.support.chat_models import shown
 
 READS = {"list_resources", "describe", "events", "logs"}
 

@@ -22,11 +22,11 @@ from agents.platform.conversation import conversation as platform_conversation
 from agents.runtime.brain import MAX_STEPS, ModelPlanner
 from agents.runtime.contract import Outcome as OperatorOutcome
 from agents.runtime.contract import Outcome as PlatformOutcome
+from agents.runtime.scripted import ScriptedChatModel
 from sandbox.server import Sandbox
 from tests.agents.cluster_operator.conftest import Operator
 from tests.agents.llm_scenes.scripts import capacity_reader, egress_reader
 from tests.agents.platform.conftest import REPO, Platform
-from tests.support.chat_models import ScriptedChatModel
 from tests.support.kubectl import Kubectl
 
 Script = Callable[[], ScriptedChatModel]

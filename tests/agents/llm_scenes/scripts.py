@@ -30,7 +30,7 @@ from typing import Any
 import yaml
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
-from tests.support.chat_models import ScriptedChatModel, calls, shown
+from agents.runtime.scripted import ScriptedChatModel, calls, shown
 
 DEPLOYMENT_FIELDS = [
     "metadata.name", "metadata.namespace", "spec.replicas", "spec.template.spec.containers",

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from langchain_core.messages import ToolMessage
 
+from agents.runtime.scripted import ScriptedChatModel, calls
 from tests.agents.cluster_operator import test_capacity_downscale as capacity
 from tests.agents.llm_scenes.conftest import ModelOperator, ModelPlatform
 from tests.agents.llm_scenes.scripts import egress_overreacher, overreacher
-from tests.support.chat_models import ScriptedChatModel, calls
 from tests.support.kubectl import Kubectl
 from tests.support.shop import WEB
 

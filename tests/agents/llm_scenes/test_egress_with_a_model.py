@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from langchain_core.messages import ToolMessage
 
+from agents.runtime.scripted import shown
 from tests.agents.llm_scenes.conftest import ModelPlatform
 from tests.agents.platform import test_egress_propagation as deterministic
-from tests.support.chat_models import shown
 
 READS = {"list_policies", "get_policy", "list_resources"}
 

@@ -18,12 +18,12 @@ from langchain_core.messages import ToolMessage
 
 from agents.runtime.brain import ModelPlanner
 from agents.runtime.contract import Outcome
+from agents.runtime.scripted import ScriptedChatModel, shown
 from kubecrew.demo.scenes import GOVERNANCE_POLICIES
 from tests.agents.cluster_operator.test_capacity_downscale import replicas, shop_of_five
 from tests.agents.llm_scenes.conftest import ModelOperator, Script
 from tests.agents.llm_scenes.scripts import arbiter_overreacher, escalation_reader
 from tests.agents.platform import test_escalations as deterministic
-from tests.support.chat_models import ScriptedChatModel, shown
 from tests.support.kubectl import Kubectl
 
 READS = {"list_approvals", "list_policies", "get_proposal", "get_policy"}

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from langchain_core.messages import ToolMessage
 
+from agents.runtime.scripted import shown
 from kubecrew.demo.scenes import GOVERNANCE_POLICIES
 from tests.agents.cluster_operator import test_capacity_downscale as deterministic
 from tests.agents.llm_scenes.conftest import ModelOperator
-from tests.support.chat_models import shown
 from tests.support.kubectl import Kubectl
 
 READS = {"list_resources", "list_policies", "top", "get_policy"}

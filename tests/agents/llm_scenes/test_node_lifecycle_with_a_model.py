@@ -12,12 +12,12 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, ToolMessage
 
+from agents.runtime.scripted import shown
 from kubecrew.demo.scenes import NODE
 from sandbox.server import Sandbox
 from tests.agents.cluster_operator import test_gpu_node_migration as deterministic
 from tests.agents.llm_scenes.conftest import ModelOperator
 from tests.agents.llm_scenes.scripts import node_reader
-from tests.support.chat_models import shown
 from tests.support.kubectl import Kubectl
 
 

@@ -1,4 +1,5 @@
-"""A scripted chat model: the only fake LLM, so the model brain runs the real graph and tools.
+"""A scripted chat model, shipped beside the real brains: the only fake LLM, so the model brain
+runs the real graph and tools in tests, evals and anyone's own checks of an agent.
 
 `ScriptedChatModel(turns=[...])` answers each model call with the next turn. A turn is an
 AIMessage (tool calls included, e.g. from `calls(...)`) or a function of the conversation so far
