@@ -29,15 +29,16 @@ class Conversation(GraphConversation[Context]):
     defaults: ClassVar[Mapping[str, Any]] = {
         "task": "unsupported", "question": "", "node": "", "reason": "",
     }  # fmt: skip
+    procedures = ("patrol", "capacity", "fleet")
 
     async def patrol(self, *, on_node: OnNode | None = None) -> Outcome:
-        return await self.run(self.request(task="patrol"), on_node=on_node)
+        return await self.perform("patrol", on_node=on_node)
 
     async def capacity(self, *, on_node: OnNode | None = None) -> Outcome:
-        return await self.run(self.request(task="capacity"), on_node=on_node)
+        return await self.perform("capacity", on_node=on_node)
 
     async def fleet(self, *, on_node: OnNode | None = None) -> Outcome:
-        return await self.run(self.request(task="fleet"), on_node=on_node)
+        return await self.perform("fleet", on_node=on_node)
 
 
 @asynccontextmanager

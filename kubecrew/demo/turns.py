@@ -47,8 +47,7 @@ def operator_turn(
             on_call=lambda tool, _arguments: called.update([tool]),
             counters=counters,
         ) as talk:
-            outcome: Outcome = await getattr(talk, task)()
-            return outcome
+            return await talk.perform(task)
 
     outcome = anyio.run(go)
     world.narrator.say(OPERATOR, VERBS[task], _told(called))
