@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from core.policy.settings import SHIPPED, load_policies
+from core.policy.settings import SHIPPED
 from kubecrew.channels.pr import comments as pr_comments
 from kubecrew.channels.pr.approvals import Ledger, ledger_path
 from kubecrew.channels.pr.comments import Handled
+from kubecrew.channels.slack.owners import load_policies
 from mcp_servers.gitops.providers.base import Provider
 from mcp_servers.gitops.repo import Repository
 from tests.mcp.gitops.conftest import manifests  # noqa: F401  (a fixture: the repository)
