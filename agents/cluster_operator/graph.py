@@ -2,9 +2,10 @@
 savings | maintenance | readiness | clarify) -> END.
 
 - understand: a procedure run (`patrol`, `capacity`, `fleet`) arrives with its task set; a
-  question is read into its kind ("which nodes are unhealthy?", "what would draining node X
-  do?", "where can we save cost?", "plan maintenance of node-3 for a kernel upgrade", "are the
-  nodes ready to serve?", "how are the clusters?"); anything else becomes a clarifying answer.
+  question is read into its kind by `intents.read_question` ("which nodes are unhealthy?",
+  "what would draining node X do?", "where can we save cost?", "plan maintenance of node-3 for
+  a kernel upgrade", "are the nodes ready to serve?", "how are the clusters?"); anything else
+  becomes the clarifying answer (`prompts.UNSUPPORTED`).
 - patrol: node readiness enforced (`readiness`: the taint follows the declared rules), the
   unhealthy nodes (`nodes`) each taken as far as they may go now (`migration.migrate`, with the
   node's queued maintenance folded in), the nodes whose pods' restarts rise alone moved off
@@ -19,11 +20,12 @@ savings | maintenance | readiness | clarify) -> END.
   patrol does the work. nodes / drain_preview / savings / readiness: readings, nothing changed.
 
 Two brains, one graph: with a model brain every node but clarify is `modelsteps.planned`:
-the model first reads what it chooses (nodes, pods, drain plans, usage, policies) with the
-role's read tools, until it answers or reaches the step cap, and then the same procedure runs,
-reading what it decides on from the servers itself; `result.model` keeps the model's calls and
-the answer ends with its reading. Proposals, the policy store's decisions, cordons, drains and
-scales stay the procedure's, behind the same gates, whoever plans.
+the model first reads what it chooses (nodes, pods, drain plans, usage, policies; a procedure
+run asks it what `prompts.ASKS` says, a question in its own words) with the role's read tools,
+until it answers or reaches the step cap, and then the same procedure runs, reading what it
+decides on from the servers itself; `result.model` keeps the model's calls and the answer ends
+with its reading. Proposals, the policy store's decisions, cordons, drains and scales stay the
+procedure's, behind the same gates, whoever plans.
 
 Tools, brain and role travel in the run's `Context`; the state holds only JSON, checkpointed
 per thread, and the in-flight intents and the maintenance queue live in the store
@@ -32,7 +34,6 @@ per thread, and the in-flight intents and the maintenance queue live in the stor
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Literal, cast, get_args
 
@@ -45,53 +46,24 @@ from agents.cluster_operator import (
     capacity,
     consolidation,
     fleet,
+    intents,
     maintenance,
     migration,
     nodes,
+    prompts,
     readiness,
     report,
     restarts,
     rightsizing,
 )
 from agents.cluster_operator.clock import cluster_now
-from agents.cluster_operator.state import OperatorState, Task
+from agents.cluster_operator.state import OperatorState
 from agents.runtime.errors import AgentError
 from agents.runtime.modelsteps import planned
 from agents.runtime.persistence import Durable
 from agents.runtime.wiring import AgentContext
 
 AGENT = "cluster_operator"
-UNSUPPORTED = (
-    "I look after nodes and capacity. Ask me 'which nodes are unhealthy?', 'what would "
-    "draining node node-1 do?', 'where can we save cost?', 'plan maintenance of node-3 for a "
-    "kernel upgrade', 'are the nodes ready to serve?' or 'how are the clusters?'."
-)
-_MAINTAIN = re.compile(
-    r"\bmaintenance\s+(?:of|on|for)\s+(?:node\s+)?([a-z0-9][a-z0-9.-]*[a-z0-9])"
-    r"(?:\s*(?:for|because of|because|:)\s*(?:an?\s+|the\s+)?(.+?))?\s*[.?!]?$",
-    re.IGNORECASE,
-)
-_READY = re.compile(r"\b(ready|readiness)\b", re.IGNORECASE)
-_FLEET = re.compile(r"\b(clusters|fleet|imbalance)\b", re.IGNORECASE)
-_DRAIN = re.compile(r"\bdrain(?:ing)?\s+(?:node\s+)?([a-z0-9][a-z0-9.-]*)", re.IGNORECASE)
-_NODES = re.compile(r"\bnodes?\b", re.IGNORECASE)
-_HEALTH = re.compile(r"\b(unhealthy|healthy|broken|failing|sick|down|health)\b", re.IGNORECASE)
-_SAVE = re.compile(r"\b(save|saving|savings|cost|costs|cheaper|underused|waste)\b", re.IGNORECASE)
-
-
-ASKS: dict[str, str] = {
-    "patrol": (
-        "Patrol the nodes: read which ones report failing conditions (NotReady, pressure, a "
-        "hardware fault) and, for each, what draining it would move: its pods, their "
-        "PodDisruptionBudgets, training Jobs and their checkpoints."
-    ),
-    "capacity": (
-        "Review capacity: read which Deployments use far less CPU than they request (their "
-        "replicas, requests and the pods' usage) and the policies that bound their replicas "
-        "and their requests."
-    ),
-    "fleet": "Survey the clusters: read each one's node health and load.",
-}  # what the model is asked to read for a procedure; a question is asked in its own words
 
 
 @dataclass(frozen=True)
@@ -100,35 +72,10 @@ class Context(AgentContext):
     clusters: tuple[str, ...] = ()  # the kubeconfig contexts the fleet survey covers
 
 
-def read_question(question: str) -> tuple[Task, str, str]:
-    """The kind of question, the node a drain or maintenance question names, and the reason
-    a maintenance question gives."""
-    maintain = _MAINTAIN.search(question.strip())
-    if maintain:
-        return "maintenance", maintain.group(1), (maintain.group(2) or "planned maintenance")
-    task, node = _reading(question)
-    return task, node, ""
-
-
-def _reading(question: str) -> tuple[Task, str]:
-    drain = _DRAIN.search(question)
-    if drain and drain.group(1).lower() not in ("node", "nodes", "it"):
-        return "drain-preview", drain.group(1)
-    if _NODES.search(question) and _HEALTH.search(question):
-        return "nodes", ""
-    if _SAVE.search(question):
-        return "savings", ""
-    if _FLEET.search(question):
-        return "fleet", ""
-    if _NODES.search(question) and _READY.search(question):
-        return "readiness", ""
-    return "unsupported", ""
-
-
 async def understand(state: OperatorState) -> dict[str, Any]:
     if state.get("task") in ("patrol", "capacity", "fleet"):
         return {}
-    task, node, reason = read_question(state.get("question", ""))
+    task, node, reason = intents.read_question(state.get("question", ""))
     return {"task": task, "node": node, "reason": reason}
 
 
@@ -255,13 +202,13 @@ async def savings(state: OperatorState, runtime: Runtime[Context]) -> dict[str, 
 
 
 async def clarify(state: OperatorState) -> dict[str, Any]:
-    return {"result": {}, "answer": UNSUPPORTED}
+    return {"result": {}, "answer": prompts.UNSUPPORTED}
 
 
 def asked(state: OperatorState) -> tuple[str, str]:
     """The task kind (which selects the skill the model reads) and what the model is asked."""
     task = state.get("task", "unsupported")
-    return task, state.get("question") or ASKS.get(task, task)
+    return task, state.get("question") or prompts.ASKS.get(task, task)
 
 
 def _store(runtime: Runtime[Context]) -> BaseStore:

@@ -2,8 +2,9 @@
 clarify) -> END.
 
 - understand: a procedure run (`propagate`, on a schedule or when an EgressPolicy changes)
-  arrives with its task set; a question is read as a compliance question ("which namespaces are
-  not compliant with the egress policy?") or answered with what the agent can do.
+  arrives with its task set; a question is read into its kind, and an audit's or a blueprint
+  question's namespace and fix, by `intents` (`read_question`, `read_scope`), or answered with
+  what the agent can do (`prompts.UNSUPPORTED`).
 - propagate: render, deliver and confirm every covered namespace (`propagation`).
 - compliance: the same confirmation from live state, changing nothing.
 - audit ("audit the fleet", "audit shop", scheduled): findings with evidence, and a fix PR where
@@ -19,8 +20,9 @@ clarify) -> END.
 
 Two brains, one graph: with a model brain every node but clarify is `modelsteps.planned`:
 the model first reads what it chooses (the org policies, the namespaces they cover, the live
-NetworkPolicies and workloads) with the role's read tools, until it answers or reaches the step
-cap, and then the same procedure runs, rendering and comparing from what it reads itself;
+NetworkPolicies and workloads; a procedure run asks it what `prompts.ASKS` says, a question in
+its own words) with the role's read tools, until it answers or reaches the step cap, and then
+the same procedure runs, rendering and comparing from what it reads itself;
 `result.model` keeps the model's calls and the answer ends with its reading. Rendering,
 notices, PRs, merges on a decision, gated applies and the confirmation from live state stay
 the procedure's, whoever plans.
@@ -31,7 +33,6 @@ state holds only JSON, checkpointed per thread.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
@@ -40,54 +41,14 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from agents.platform import arbitration, audits, blueprints, propagation, report
-from agents.platform.state import PlatformState, Task
+from agents.platform import arbitration, audits, blueprints, intents, prompts, propagation, report
+from agents.platform.state import PlatformState
 from agents.runtime.modelsteps import planned
 from agents.runtime.persistence import Durable
 from agents.runtime.toolbox import Toolbox
 from agents.runtime.wiring import AgentContext
 
 AGENT = "platform"
-UNSUPPORTED = (
-    "I look after org policy. Ask me 'which namespaces are not compliant with the egress "
-    "policy?', 'audit the fleet', 'audit shop', 'sync blueprints', 'is shop on the "
-    "blueprint?' or 'answer escalations', or run a propagation (`propagate`) to render, "
-    "deliver and confirm egress."
-)
-_AUDIT = re.compile(r"\baudit\b", re.IGNORECASE)
-_ESCALATIONS = re.compile(r"\b(escalations?|escalated|arbitrat\w*)\b", re.IGNORECASE)
-_AUDIT_OF = re.compile(
-    r"\baudit(?:\s+of)?\s+(?:the\s+)?(?:namespace\s+)?([a-z0-9][-a-z0-9]*)", re.IGNORECASE
-)
-_BLUEPRINT = re.compile(r"\bblueprints?\b", re.IGNORECASE)
-_ON_BLUEPRINT = re.compile(
-    r"\b([a-z0-9][-a-z0-9]*)\s+(?:on|match(?:es|ing)?)\s+(?:the\s+|its\s+)?blueprint"
-)
-_BLUEPRINT_OF = re.compile(r"blueprints?\s+(?:for|of|in)\s+(?:namespace\s+)?([a-z0-9][-a-z0-9]*)")
-_FIX = re.compile(r"\b(sync|fix|enforce|apply|reconcile)\b", re.IGNORECASE)
-_FLEET = frozenset({"fleet", "cluster", "clusters", "everything", "all", "namespaces", "me"})
-_EGRESS = re.compile(r"\b(egress|network ?polic(y|ies)|netpol)\b", re.IGNORECASE)
-_STATE = re.compile(r"\b(complian\w*|enforc\w*|in force|missing|drift\w*)\b", re.IGNORECASE)
-
-
-ASKS: dict[str, str] = {
-    "propagate": (
-        "Propagate the org's egress policies: read each EgressPolicy, the namespaces it covers "
-        "(by name or by their labels) and the NetworkPolicies live in them."
-    ),
-    "audit": (
-        "Audit the fleet: read the role bindings, the workloads (their limits, probes, "
-        "budgets, security contexts and images) and the ImagePolicy."
-    ),
-    "blueprints": (
-        "Check the namespaces against their NamespaceBlueprint: read the blueprints and the "
-        "quotas, limit ranges, network policies and role bindings live in the namespaces."
-    ),
-    "escalations": (
-        "Answer the escalations org policy settles: read the pending approval requests that "
-        "name you, their proposals, and the PriorityPolicy."
-    ),
-}  # what the model is asked to read for a procedure; a question is asked in its own words
 
 
 @dataclass(frozen=True)
@@ -97,37 +58,13 @@ class Context(AgentContext):
     homes: Mapping[str, str] = field(default_factory=dict)  # repo id -> context it syncs to
 
 
-def read_question(question: str) -> Task:
-    if _ESCALATIONS.search(question):
-        return "escalations"
-    if _AUDIT.search(question):
-        return "audit"
-    if _BLUEPRINT.search(question):
-        return "blueprints"
-    if _EGRESS.search(question) or _STATE.search(question):
-        return "compliance"
-    return "unsupported"
-
-
-def read_scope(question: str, task: Task) -> tuple[str, bool]:
-    """The one namespace a question names ("" for the fleet), and whether to fix: an audit
-    fixes what a PR can; blueprints are fixed when asked to sync, else only looked at."""
-    if task == "audit":
-        found = _AUDIT_OF.search(question)
-        named = found.group(1).lower() if found else ""
-        return ("" if named in _FLEET else named), True
-    found = _ON_BLUEPRINT.search(question) or _BLUEPRINT_OF.search(question)
-    named = found.group(1).lower() if found else ""
-    return ("" if named in _FLEET or named == "namespace" else named), bool(_FIX.search(question))
-
-
 async def understand(state: PlatformState) -> dict[str, Any]:
     task = state.get("task", "unsupported")
     if task in ("propagate", "audit", "blueprints", "escalations"):
         return {}
-    task = read_question(state.get("question", ""))
+    task = intents.read_question(state.get("question", ""))
     if task in ("audit", "blueprints"):
-        namespace, fix = read_scope(state.get("question", ""), task)
+        namespace, fix = intents.read_scope(state.get("question", ""), task)
         return {"task": task, "namespace": namespace, "fix": fix}
     return {"task": task}
 
@@ -187,11 +124,11 @@ def asked(state: PlatformState) -> tuple[str, str]:
     if question:
         return task, question
     scope = f" Only namespace {state['namespace']}." if state.get("namespace") else ""
-    return task, ASKS.get(task, task) + scope
+    return task, prompts.ASKS.get(task, task) + scope
 
 
 async def clarify(state: PlatformState) -> dict[str, Any]:
-    return {"result": {}, "answer": UNSUPPORTED}
+    return {"result": {}, "answer": prompts.UNSUPPORTED}
 
 
 builder = StateGraph(PlatformState, context_schema=Context)

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agents.platform.graph import read_question, read_scope
+from agents.platform.intents import read_question, read_scope
 from tests.agents.platform.conftest import Platform
 
 DIGEST = "@sha256:" + "0" * 64

@@ -1,0 +1,63 @@
+"""What people ask the Cluster Operator, read into a `Task` with its node and reason.
+
+`read_question` reads a question by its words, in this order, and the first that matches wins:
+
+- "maintenance of/on/for [node] NAME [for/because (of)/: REASON]" ("plan maintenance of node-3
+  for a kernel upgrade") is `maintenance`, with the node named and the reason given ("kernel
+  upgrade"; "planned maintenance" when none is);
+- "drain/draining [node] NAME" ("what would draining node node-1 do?") is `drain-preview` of
+  that node; "drain the nodes" or "drain it" names none, so it reads on;
+- "node(s)" with a health word (unhealthy, healthy, broken, failing, sick, down, health) is
+  `nodes`;
+- a saving word (save, savings, cost, cheaper, underused, waste) is `savings`;
+- "clusters", "fleet" or "imbalance" is `fleet`;
+- "node(s)" with "ready" or "readiness" is `readiness`;
+- anything else is `unsupported`, which the graph answers with what it can be asked.
+
+The procedures (`patrol`, `capacity`, `fleet`) arrive with their task set and are not read.
+It is a reading of cue words, not of sentences: it knows neither the cluster (a node named is
+not checked here) nor the tools; the graph routes on the task.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agents.cluster_operator.state import Task
+
+_MAINTAIN = re.compile(
+    r"\bmaintenance\s+(?:of|on|for)\s+(?:node\s+)?([a-z0-9][a-z0-9.-]*[a-z0-9])"
+    r"(?:\s*(?:for|because of|because|:)\s*(?:an?\s+|the\s+)?(.+?))?\s*[.?!]?$",
+    re.IGNORECASE,
+)
+_READY = re.compile(r"\b(ready|readiness)\b", re.IGNORECASE)
+_FLEET = re.compile(r"\b(clusters|fleet|imbalance)\b", re.IGNORECASE)
+_DRAIN = re.compile(r"\bdrain(?:ing)?\s+(?:node\s+)?([a-z0-9][a-z0-9.-]*)", re.IGNORECASE)
+_NODES = re.compile(r"\bnodes?\b", re.IGNORECASE)
+_HEALTH = re.compile(r"\b(unhealthy|healthy|broken|failing|sick|down|health)\b", re.IGNORECASE)
+_SAVE = re.compile(r"\b(save|saving|savings|cost|costs|cheaper|underused|waste)\b", re.IGNORECASE)
+
+
+def read_question(question: str) -> tuple[Task, str, str]:
+    """The kind of question, the node a drain or maintenance question names, and the reason
+    a maintenance question gives."""
+    maintain = _MAINTAIN.search(question.strip())
+    if maintain:
+        return "maintenance", maintain.group(1), (maintain.group(2) or "planned maintenance")
+    task, node = _reading(question)
+    return task, node, ""
+
+
+def _reading(question: str) -> tuple[Task, str]:
+    drain = _DRAIN.search(question)
+    if drain and drain.group(1).lower() not in ("node", "nodes", "it"):
+        return "drain-preview", drain.group(1)
+    if _NODES.search(question) and _HEALTH.search(question):
+        return "nodes", ""
+    if _SAVE.search(question):
+        return "savings", ""
+    if _FLEET.search(question):
+        return "fleet", ""
+    if _NODES.search(question) and _READY.search(question):
+        return "readiness", ""
+    return "unsupported", ""
