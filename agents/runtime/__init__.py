@@ -14,7 +14,7 @@
     persistence   checkpoints per thread and the agent's store (SQLite)
     memory        diagnoses remembered by fingerprint
     prices        the unit prices cost estimates use
-    loop/         the remediation loop (learn, recommend, decide, plan, mutate, validate)
+    loop/         the remediation loop (learn, recommend, plan, decide, mutate, validate)
     notify/       signals turned into incidents, each handed to a handler once
 
 Each agent package (`dev_team/`, `cluster_operator/`, `platform/`) builds its graph on these.
