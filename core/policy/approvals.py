@@ -50,6 +50,12 @@ ADMINS = Principals(groups=["kubecrew-admins"])  # who decides when no policy na
 STORE = Identity(kind="agent", name="policy-store")
 
 
+def request_of(store: Store, proposal_id: str) -> ApprovalRequest | None:
+    """The latest approval request opened for the proposal, if any."""
+    mine = [r for r in store.approvals() if r.proposal == proposal_id]
+    return mine[-1] if mine else None
+
+
 def authorized(approvers: Principals, who: Identity) -> bool:
     """Whether `who` is one of `approvers`: a person by name or by a group its channel vouches
     for, an agent only by its name among `approvers.agents` (agents have no groups)."""

@@ -18,6 +18,7 @@ from mcp.server.fastmcp import FastMCP
 from pydantic import ValidationError
 
 from core.errors import InvalidArgument
+from core.policy import approvals
 from core.policy.actions import Action, EvaluationRequest, ResourceChange
 from core.policy.documents.common import ActionType
 from core.policy.evaluation import evaluate
@@ -61,7 +62,7 @@ def register_reads(mcp: FastMCP, deps: Deps) -> None:
         and its answers."""
         record_id(proposal_id, argument="proposal_id")
         record, request = await store.run(
-            lambda s: (s.get(proposal_id), request_of(s, proposal_id))
+            lambda s: (s.get(proposal_id), approvals.request_of(s, proposal_id))
         )
         return proposal_json(record, request)
 
@@ -166,7 +167,7 @@ def register_propose(mcp: FastMCP, deps: Deps) -> None:
         def run(s: Store) -> tuple[ProposalRecord, ApprovalRequest | None]:
             s.propose(proposal)
             record = negotiate(s, deps.policies, proposal.id, now=now)
-            return record, request_of(s, proposal.id)
+            return record, approvals.request_of(s, proposal.id)
 
         record, request = await deps.store.run(run)
         return proposal_json(record, request, transcript=False)
@@ -210,12 +211,6 @@ def resized(action: Action, resources: list[dict[str, str]] | None) -> Action:
     if not changes:
         raise InvalidArgument(f"resources names no container; {expected}")
     return action.model_copy(update={"resources": changes})
-
-
-def request_of(store: Store, proposal_id: str) -> ApprovalRequest | None:
-    """The latest approval request opened for the proposal, if any."""
-    mine = [r for r in store.approvals() if r.proposal == proposal_id]
-    return mine[-1] if mine else None
 
 
 def proposal_json(

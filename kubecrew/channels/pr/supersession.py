@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from core.policy import approvals
 from core.policy.actions import Action, ReplicaChange
 from core.policy.catalog import PolicySet
 from core.policy.negotiation import negotiate, new_proposal_id
@@ -30,7 +31,6 @@ from core.policy.store.base import Store
 from kubecrew.channels.pr.amendments import Amendment
 from mcp_servers.gitops.approval_links import PREFIX, mark
 from mcp_servers.gitops.providers.base import Provider, PullRequest
-from mcp_servers.policy.tools_proposals import request_of
 
 
 @dataclass(frozen=True)
@@ -114,7 +114,7 @@ def supersede(
     store.propose(proposal)
     record = negotiate(store, policies, proposal.id, now=now)
     decision = record.decision
-    request = request_of(store, proposal.id)
+    request = approvals.request_of(store, proposal.id)
     waiting = request if request is not None and not request.ended else None
     withdrawn = ApprovalAnswer(
         by=before.proposer,
