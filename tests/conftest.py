@@ -1,24 +1,42 @@
-"""Fixtures every test may use: a sandbox API server over real HTTPS, and real kubectl on it."""
+"""Fixtures every test may use: a sandbox API server over real HTTPS, real kubectl on it, a git
+repository of the shop's manifests, and the guard that keeps every real model out of the tests.
+
+`KUBECREW_MODEL_GUARD=1` is set for the whole session: building a model from the environment
+raises, and the model brain accepts only the scripted model (agents/runtime/scripted.py), so
+no test can reach a provider whatever KUBECREW_MODEL says.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from agents.runtime.brain import GUARD_ENV, MODEL_ENV
 from sandbox.server import Options, Sandbox
+from tests.support.clock import RATE
+from tests.support.gitops import DEPLOYMENT, NAMESPACE, git
 from tests.support.kubectl import Kubectl
 
 # Shared check functions live in these helper modules; rewrite their asserts as pytest does in
-# test modules, so a failure still shows the compared values.
+# test modules, so a failure still shows the compared values (tests/support/ registers its own).
 pytest.register_assert_rewrite("tests.sandbox.table_objects", "tests.sandbox.validation_objects")
 
 
-# Test sandboxes live ten times faster than life: backoffs, probes, grace periods and node
-# heartbeats pass in a tenth of the real time, so no test waits real minutes.
-RATE = 10.0
+@pytest.fixture(autouse=True, scope="session")
+def model_guard() -> Iterator[None]:
+    saved = {name: os.environ.get(name) for name in (GUARD_ENV, MODEL_ENV)}
+    os.environ[GUARD_ENV] = "1"
+    os.environ.pop(MODEL_ENV, None)
+    yield
+    for name, value in saved.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @pytest.fixture
@@ -55,3 +73,16 @@ def namespace(shared_kubectl: Kubectl, request: pytest.FixtureRequest) -> str:
     name = f"t-{readable.strip('-')}-{digest}"
     shared_kubectl("create", "namespace", name)
     return name
+
+
+@pytest.fixture
+def manifests(tmp_path: Path) -> Path:
+    repo = tmp_path / "manifests"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "apps" / "shop").mkdir(parents=True)
+    (repo / "apps" / "shop" / "web.yaml").write_text(DEPLOYMENT)
+    (repo / "namespaces.yaml").write_text(NAMESPACE)
+    git(repo, "add", ".")
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-q", "-m", "initial")
+    return repo

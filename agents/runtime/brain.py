@@ -13,7 +13,7 @@
 `ollama:llama3.1`) picks a model through `langchain.chat_models.init_chat_model`, which the
 optional extras bring (`pip install 'kubecrew[openai]'`); unset means deterministic.
 
-The guard: with `KUBECREW_MODEL_GUARD=1` (tests/agents/conftest.py sets it) building a model
+The guard: with `KUBECREW_MODEL_GUARD=1` (tests/conftest.py sets it) building a model
 from the environment raises, and a `ModelPlanner` refuses any model not marked `scripted`, so a
 test can never reach a real provider, whatever its environment holds.
 """

@@ -136,7 +136,7 @@ def _scripted(scenario: Path) -> BaseChatModel:
     if not module or not name:
         raise ModelUnavailable(
             f"{GUARD_ENV} is set and {SCRIPTED_ENV} names no scripted model factory: set it "
-            "to module:function (tests/evals/test_llm_mode.py does)"
+            "to module:function (tests/kubecrew/evals/test_llm_mode.py does)"
         )
     built = getattr(importlib.import_module(module), name)(script)
     if not isinstance(built, BaseChatModel):

@@ -27,7 +27,7 @@ from agents.runtime.toolbox import Servers
 from mcp_servers.metrics.settings import MetricsSettings
 from sandbox.cluster import Cluster
 from sandbox.server import Sandbox
-from tests.agents.cluster_operator.conftest import Operator
+from tests.support.cluster_operator import Operator
 from tests.support.kubectl import Kubectl
 from tests.support.prometheus import PROMETHEUS, Prometheus, running_prometheus
 from tests.support.waiting import eventually

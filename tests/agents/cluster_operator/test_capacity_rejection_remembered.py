@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 
-from tests.agents.cluster_operator.conftest import Operator
-from tests.agents.cluster_operator.test_capacity_downscale import replicas, shop_of_five
+from tests.support.capacity import proposed_scale, replicas, shop_of_five
+from tests.support.cluster_operator import Operator
 from tests.support.kubectl import Kubectl
 from tests.support.waiting import eventually
 
@@ -38,12 +38,6 @@ RULE = "CapacityPolicy shop-sale-freeze / rule no-downscale-during-the-sale"
 def scale_proposals(operator: Operator) -> list[str]:
     listed = operator.read_store(lambda s: s.list())
     return [p.id for p in listed if p.action.type == "scale"]
-
-
-def proposed_scale(operator: Operator) -> bool:
-    """Whether the latest review proposed a scale (a consolidation may propose a drain)."""
-    calls = operator.last_calls()
-    return any(c.tool == "propose" and c.arguments.get("action") == "scale" for c in calls)
 
 
 def test_a_rejected_downscale_is_reported_not_proposed_again_until_the_workload_changes(

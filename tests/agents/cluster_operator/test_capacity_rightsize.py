@@ -4,145 +4,19 @@ proposes resizing web's CPU request to what runs it at TARGET, the cost policy s
 nothing objects, and `set_resources` applies exactly that under the proposal; web's pods come
 back with the new request. api (one replica) is oversized too, but the shop's CapacityPolicy
 rejects any CPU request under 200m: reported rejected, not changed. A second review proposes no
-other resize and writes no request.
+other resize and writes no request. The scene and its checks: tests/support/capacity.py, which
+the model-planned twin runs too.
 """
 
 from __future__ import annotations
 
-import json
-import math
-
-from agents.cluster_operator.capacity import TARGET
-from agents.cluster_operator.rightsizing import STEP
-from kubecrew.demo.scenes import GOVERNANCE_POLICIES as CAPACITY
 from sandbox.server import Sandbox
-from tests.agents.cluster_operator.conftest import Operator
+from tests.support.capacity import capacity_review_right_sizes_what_it_cannot_scale_down
+from tests.support.cluster_operator import Operator
 from tests.support.kubectl import Kubectl
-from tests.support.waiting import eventually
-
-SHOP = """\
-apiVersion: v1
-kind: Namespace
-metadata: {name: shop}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: shop}
-spec:
-  replicas: 3
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers:
-      - name: web
-        image: nginx:1.27
-        resources:
-          requests: {cpu: 500m, memory: 32Mi}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: api, namespace: shop}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: api}}
-  template:
-    metadata: {labels: {app: api}}
-    spec:
-      containers:
-      - name: api
-        image: nginx:1.27
-        resources:
-          requests: {cpu: 500m, memory: 32Mi}
-"""
-FLOOR_RULE = """\
----
-apiVersion: kubecrew.io/v1alpha1
-kind: CapacityPolicy
-metadata: {name: api-cpu-floor, labels: {kubecrew.io/team: shop}}
-spec:
-  selector: {namespaces: [shop], kinds: [Deployment]}
-  rules:
-    - name: api-keeps-200m
-      actions: [resize]
-      when: >-
-        action.target.name == "api" && has(action.resources) && action.resources.exists(r,
-        has(r.requests.cpu) && r.requests.cpu.to_value < 0.2)
-      message: api needs at least 200m of CPU for its start-up burst
-"""
-PODS = "/apis/metrics.k8s.io/v1beta1/namespaces/shop/pods"
-
-
-def busy_at_20m(sandbox: Sandbox, kubectl: Kubectl) -> None:
-    """Every nginx in the shop uses about 20m (the sandbox's profile, from 0.9x to 1.1x)."""
-    sandbox.call(
-        lambda cluster: cluster.world.profiles.override(
-            namespace="shop", selector=None, image=None, changes={"cpu_millis": 20}
-        )
-    )
-    kubectl("apply", "-f", "-", input=SHOP)
-    for name in ("web", "api"):
-        kubectl("rollout", "status", f"deploy/{name}", "-n", "shop", "--timeout=60s")
-
-    def measured() -> bool:
-        items = json.loads(kubectl("get", "--raw", PODS))["items"]
-        return len(items) == 4
-
-    eventually(measured, what="metrics for the 4 shop pods")
-
-
-def cpu_request(kubectl: Kubectl, name: str) -> str:
-    path = "jsonpath={.spec.template.spec.containers[0].resources.requests.cpu}"
-    return kubectl("get", f"deploy/{name}", "-n", "shop", "-o", path).strip()
 
 
 def test_capacity_review_right_sizes_what_it_cannot_scale_down(
     sandbox: Sandbox, kubectl: Kubectl, operator: Operator
 ) -> None:
-    operator.policy("capacity", CAPACITY + FLOOR_RULE)
-    busy_at_20m(sandbox, kubectl)
-
-    outcome = operator.capacity()
-    assert outcome.data["savings"] == [], outcome.answer  # 3 is the shop's minimum
-    by_name = {r["workload"]: r for r in outcome.data["rightsizing"]}
-    web, api = by_name["Deployment/shop/web"], by_name["Deployment/shop/api"]
-    assert web["cpu_from"] == "500m" and 15 <= web["used_m"] <= 50, web
-    expected = max(STEP, math.ceil(web["used_m"] / TARGET / STEP) * STEP)
-    assert web["cpu_to"] == f"{expected}m" and 30 <= expected <= 90, web
-    assert web["outcome"] == "approved", outcome.answer
-    assert web["applied"] == web["cpu_to"] and cpu_request(kubectl, "web") == web["cpu_to"]
-    saved = 3 * (500 - expected) / 1000 * 25.0
-    assert web["savings_per_month"] == round(saved, 2)
-    assert api["outcome"] == "rejected" and api["applied"] == "", outcome.answer
-    assert cpu_request(kubectl, "api") == "500m"
-    assert "oversized CPU request" in outcome.answer
-    assert f"500m -> {web['cpu_to']} over 3 replica(s)" in outcome.answer
-    assert "api needs at least 200m" in outcome.answer
-
-    record = operator.proposal(web["proposal"])
-    assert record.decision is not None and record.decision.outcome == "approved"
-    [change] = record.proposal.action.resources or []
-    assert change.requests["cpu"].to == web["cpu_to"] and change.requests["cpu"].from_ == "500m"
-    told = [e.describe() for e in record.transcript]
-    assert any("cost supports it and no higher concern objects" in line for line in told), told
-    applied = [r.summary for r in operator.mutations() if r.result == "applied"]
-    assert applied == [
-        f"set_resources: resize Deployment shop/web web cpu 500m -> {web['cpu_to']} directly "
-        f"under proposal {web['proposal']}"
-    ]
-
-    def rolled() -> bool:
-        pods = kubectl.json("get", "pods", "-n", "shop", "-l", "app=web")["items"]
-        asked = [p["spec"]["containers"][0]["resources"]["requests"]["cpu"] for p in pods]
-        running = [p for p in pods if p["status"].get("phase") == "Running"]
-        return len(running) == 3 and set(asked) == {web["cpu_to"]}
-
-    eventually(rolled, what=f"3 web pods requesting {web['cpu_to']}")
-
-    again = operator.capacity()
-    assert "set_resources" not in operator.called(), again.answer
-    [still] = again.data["rightsizing"]
-    assert still["workload"] == "Deployment/shop/api" and still["proposal"] == api["proposal"]
-    assert still["outcome"] == "rejected"
-    resizes = [p for p in operator.read_store(lambda s: s.list()) if p.action.type == "resize"]
-    assert sorted(p.id for p in resizes) == sorted([web["proposal"], api["proposal"]])
+    capacity_review_right_sizes_what_it_cannot_scale_down(sandbox, kubectl, operator)

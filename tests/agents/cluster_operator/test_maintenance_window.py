@@ -10,9 +10,9 @@ from datetime import timedelta
 
 from kubecrew.demo.scenes import NODE
 from sandbox.server import Sandbox
-from tests.agents.cluster_operator.conftest import Operator, window_policy
-from tests.agents.cluster_operator.test_gpu_node_migration import budget_watch, on_node_1, running
+from tests.support.cluster_operator import Operator, window_policy
 from tests.support.kubectl import Kubectl
+from tests.support.nodes import budget_watch, on_node_1, running
 from tests.support.waiting import eventually
 
 REASONS = ["kernel upgrade", "firmware update", "GPU fault"]

@@ -8,18 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
-import yaml
 
 from agents.cluster_operator.conversation import conversation
 from agents.runtime.brain import Deterministic
 from agents.runtime.contract import Outcome
 from sandbox.server import Options, Sandbox
-from tests.agents.cluster_operator.conftest import Operator
-from tests.conftest import RATE
+from tests.support.clock import RATE
+from tests.support.cluster_operator import Operator
+from tests.support.fleet import fleet_kubeconfig
 from tests.support.kubectl import Kubectl
 from tests.support.waiting import eventually
 
@@ -49,21 +48,6 @@ def west(tmp_path: Path) -> Iterator[Sandbox]:
     """A second, smaller cluster: one node of 4 CPUs."""
     with Sandbox(Options(home=tmp_path / "west", nodes=1, rate=RATE)) as running:
         yield running
-
-
-def fleet_kubeconfig(path: Path, clusters: dict[str, Path]) -> Path:
-    """One kubeconfig naming every sandbox as a context of its own, as `kubectl config` merges."""
-    merged: dict[str, Any] = {"apiVersion": "v1", "kind": "Config", "clusters": [],
-                              "users": [], "contexts": []}  # fmt: skip
-    for name, source in clusters.items():
-        config = yaml.safe_load(source.read_text())
-        merged["clusters"].append({"name": name, "cluster": config["clusters"][0]["cluster"]})
-        merged["users"].append({"name": name, "user": config["users"][0]["user"]})
-        context = {"cluster": name, "user": name, "namespace": "default"}
-        merged["contexts"].append({"name": name, "context": context})
-    merged["current-context"] = next(iter(clusters))
-    path.write_text(yaml.safe_dump(merged))
-    return path
 
 
 def replicas(kubectl: Kubectl) -> int:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.agents.cluster_operator.conftest import Operator
-from tests.agents.cluster_operator.test_restart_rate_patrol import DRAINS_NEED_A_PERSON
+from tests.support.cluster_operator import Operator
 from tests.support.kubectl import Kubectl
+from tests.support.nodes import DRAINS_NEED_A_PERSON
 from tests.support.waiting import eventually
 
 NODES = ("node-1", "node-2", "node-3")

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from sandbox.server import Sandbox
-from tests.agents.cluster_operator.conftest import Operator
+from tests.support.cluster_operator import Operator
 from tests.support.kubectl import Kubectl
 from tests.support.waiting import eventually
 

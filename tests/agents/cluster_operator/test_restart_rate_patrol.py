@@ -10,24 +10,12 @@ patrol carries on the same intent without proposing again.
 from __future__ import annotations
 
 from agents.cluster_operator.restarts import RISE
-from tests.agents.cluster_operator.conftest import Operator
+from tests.support.cluster_operator import Operator
 from tests.support.kubectl import Kubectl
+from tests.support.nodes import DRAINS_NEED_A_PERSON
 from tests.support.waiting import eventually
 
 NODE = "node-1"
-DRAINS_NEED_A_PERSON = """\
-apiVersion: kubecrew.io/v1alpha1
-kind: ChangePolicy
-metadata: {name: node-changes}
-spec:
-  selector: {kinds: [Node]}
-  approvals:
-    - name: every-drain
-      actions: [drain]
-      when: 'action.pods > 0'
-      approvers: {groups: [sre]}
-  blastRadius: {maxEvictionsPerHour: 20}
-"""
 FLAKY = """\
 apiVersion: v1
 kind: Namespace

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.agents.platform.conftest import Platform
-from tests.mcp.gitops.conftest import git
+from tests.support.gitops import git
+from tests.support.platform_agent import Platform
 
 BLUEPRINT = """\
 apiVersion: kubecrew.io/v1alpha1

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from agents.platform.intents import read_question, read_scope
-from tests.agents.platform.conftest import Platform
+from tests.support.platform_agent import Platform
 
 DIGEST = "@sha256:" + "0" * 64
 IMAGES = """\

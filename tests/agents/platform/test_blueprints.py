@@ -7,22 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.agents.platform.conftest import Platform
+from tests.support.platform_agent import BLUEPRINT, Platform
 
-BLUEPRINT = """\
-apiVersion: kubecrew.io/v1alpha1
-kind: NamespaceBlueprint
-metadata: {name: team-namespace}
-spec:
-  namespaceSelector: {matchLabels: {kubecrew.io/class: team}}
-  requiredLabels: [kubecrew.io/class]
-  resourceQuota: {hard: {requests.cpu: "4", requests.memory: 8Gi, pods: "50"}}
-  limitRange:
-    defaultRequest: {cpu: 100m, memory: 128Mi}
-    default: {cpu: 500m, memory: 512Mi}
-  networkPolicy: {ingress: same-namespace}
-  teamAccess: {clusterRole: edit}
-"""
 HAND_QUOTA = """\
 apiVersion: v1
 kind: ResourceQuota

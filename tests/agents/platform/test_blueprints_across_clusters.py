@@ -21,12 +21,11 @@ from agents.runtime.brain import Deterministic
 from agents.runtime.contract import Outcome
 from mcp_servers.gitops.settings import GitopsSettings
 from sandbox.server import Options, Sandbox
-from tests.agents.cluster_operator.test_multi_cluster import fleet_kubeconfig
-from tests.agents.platform.conftest import CLASS, REPO, Platform
-from tests.agents.platform.test_blueprints import BLUEPRINT
-from tests.conftest import RATE
-from tests.mcp.gitops.conftest import git
+from tests.support.clock import RATE
+from tests.support.fleet import fleet_kubeconfig
+from tests.support.gitops import git
 from tests.support.kubectl import Kubectl
+from tests.support.platform_agent import BLUEPRINT, CLASS, REPO, Platform
 
 PATH = "platform/blueprints/team-a.yaml"
 

@@ -16,81 +16,20 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
-from mcp.shared.memory import create_connected_server_and_client_session
 
-from agents.platform.conversation import conversation
-from agents.runtime.brain import Deterministic, Planner
-from agents.runtime.contract import Outcome
-from agents.runtime.toolbox import Servers
-from core.policy.settings import PolicySettings
 from kubecrew.demo.scenes import GOVERNANCE_POLICIES as CAPACITY
-from mcp_servers.kube.settings import KubeSettings
-from mcp_servers.policy.server import build
 from sandbox.server import Sandbox
-from tests.agents.cluster_operator.conftest import Operator
-from tests.agents.cluster_operator.test_capacity_downscale import replicas, shop_of_five
-from tests.agents.cluster_operator.test_capacity_rejection_remembered import proposed_scale
+from tests.support.capacity import proposed_scale, replicas, shop_of_five
+from tests.support.cluster_operator import Operator
+from tests.support.escalations import CHANGES, MIN_REPLICAS, arbitrate, propose_as_dev_team
 from tests.support.kubectl import Kubectl
-from tests.support.mcp_hosts import answer
 from tests.support.shop import WEB
-
-CHANGES = """\
-apiVersion: kubecrew.io/v1alpha1
-kind: ChangePolicy
-metadata: {name: shop-changes, labels: {kubecrew.io/team: shop}}
-spec:
-  selector: {namespaces: [shop]}
-  approvals:
-    - name: deletes
-      actions: [delete]
-      approvers: {groups: [shop-admins]}
-  rules:
-    - name: not-frozen
-      actions: [patch]
-      when: 'target.metadata.name == "frozen"'
-      message: the frozen workload is never patched
-"""
-MIN_REPLICAS = "CapacityPolicy shop-min-capacity / rule min-replicas"
 
 
 @pytest.fixture
 def operator(sandbox: Sandbox, tmp_path: Path) -> Iterator[Operator]:
     yield Operator(sandbox, tmp_path)
-
-
-def arbitrate(operator: Operator, planner: Planner | None = None) -> tuple[Outcome, list[str]]:
-    """One Platform conversation on the operator's policies and store: answer escalations
-    (planned by `planner`, the deterministic brain by default)."""
-    paths = (operator.policies,)
-    servers = Servers(
-        kube=KubeSettings(
-            kubeconfig=operator.kubeconfig, policies=paths, policy_store=str(operator.store),
-            agent="platform",
-        ),
-        policy=PolicySettings(policies=paths, store=str(operator.store), agent="platform"),
-    )  # fmt: skip
-
-    async def go() -> tuple[Outcome, list[str]]:
-        home = operator.policies.parent / "platform-home"
-        async with conversation(servers, planner or Deterministic(), home=home) as talk:
-            outcome = await talk.ask("any escalations?")
-            return outcome, [c.tool for c in talk.toolbox.calls]
-
-    return anyio.run(go)
-
-
-def propose_as_dev_team(operator: Operator, **arguments: Any) -> dict[str, Any]:
-    settings = PolicySettings(
-        policies=(operator.policies,), store=str(operator.store), agent="dev-team"
-    )
-
-    async def go() -> dict[str, Any]:
-        async with create_connected_server_and_client_session(build(settings)) as session:
-            return answer(await session.call_tool("propose", arguments))
-
-    return anyio.run(go)
 
 
 def test_the_platform_denies_a_refused_counter_grants_what_now_evaluates_and_leaves_people_theirs(

@@ -1,0 +1,17 @@
+"""The loop's GitOps world (tests/support/team.py): the shop's repository synced to a
+sandbox and the policy store every server shares."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sandbox.server import Sandbox
+from tests.support.kubectl import Kubectl
+from tests.support.team import Team, make_team
+
+
+@pytest.fixture
+def team(sandbox: Sandbox, kubectl: Kubectl, tmp_path: Path) -> Team:
+    return make_team(sandbox, kubectl, tmp_path)

@@ -1,0 +1,69 @@
+"""`kubecrew ask` as a person runs it: a subprocess against a sandbox, the answer on stdout,
+progress on stderr, 2 and the question for an ambiguous name, 1 and one line for no cluster."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from sandbox.server import Sandbox
+from tests.support.diagnosis import NS, Doctor, deployment
+from tests.support.kubectl import Kubectl
+
+KUBECREW = Path(sys.executable).parent / "kubecrew"
+
+
+def ask(home: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "KUBECREW_HOME": str(home), "KUBECREW_MODEL_GUARD": "1"}
+    env.pop("KUBECREW_MODEL", None)
+    return subprocess.run(
+        [str(KUBECREW), "ask", *arguments], capture_output=True, text=True, env=env, timeout=60
+    )
+
+
+@pytest.fixture
+def broken(sandbox: Sandbox, kubectl: Kubectl) -> Path:
+    for namespace in (NS, "staging"):
+        kubectl("create", "namespace", namespace)
+        command = ["sh", "-c", "echo config is broken; exit 3"]
+        container = {"image": "busybox:1.36", "command": command}
+        kubectl("apply", "-f", "-", input=deployment("web", container, namespace=namespace))
+    Doctor(sandbox).finding("CrashLoopBackOff", namespace=NS, kind="deployment", name="web")
+    return sandbox.kubeconfig
+
+
+def test_ask_answers_on_stdout_with_progress_on_stderr(broken: Path, tmp_path: Path) -> None:
+    done = ask(tmp_path, "why is web failing?", "--kubeconfig", str(broken), "-n", NS)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Deployment web in shop is failing:")
+    assert '"config is broken"' in done.stdout
+    assert "tool diagnose" in done.stderr and "answer done" in done.stderr
+    assert (tmp_path / "agents" / "dev_team" / "checkpoints.sqlite").is_file()
+
+    data = ask(tmp_path, "web keeps crashing", "--kubeconfig", str(broken), "-n", NS, "--json")
+    assert data.returncode == 0, data.stderr
+    report = json.loads(data.stdout)
+    assert report["cause"]["code"] == "CrashLoopBackOff" and report["changed_nothing"]
+
+
+def test_an_ambiguous_name_prints_the_question_and_exits_2(broken: Path, tmp_path: Path) -> None:
+    done = ask(tmp_path, "why is web failing?", "--kubeconfig", str(broken))
+    assert done.returncode == 2, done.stderr
+    assert "Deployment web in shop, or Deployment web in staging" in done.stdout
+
+
+def test_no_cluster_is_one_clear_line(sandbox: Sandbox, tmp_path: Path) -> None:
+    config = yaml.safe_load(sandbox.kubeconfig.read_text())
+    for cluster in config["clusters"]:
+        cluster["cluster"]["server"] = "https://127.0.0.1:1"
+    dead = tmp_path / "dead.kubeconfig"
+    dead.write_text(yaml.safe_dump(config))
+    done = ask(tmp_path, "why is web failing?", "--kubeconfig", str(dead))
+    assert done.returncode == 1
+    assert "no cluster reachable" in done.stderr and "Traceback" not in done.stderr
