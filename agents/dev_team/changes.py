@@ -1,7 +1,7 @@
 """How the Dev Team's tasks change a workload: decided by policy, carried by one pull request.
 
 Deploying, right-sizing, hardening and adopting a drift all end the same way: ask the policy
-store (`decide`, the loop's `decide_proposal`), open the pull request or find the one an earlier ask
+store (the loop's `decide_proposal`), open the pull request or find the one an earlier ask
 opened (`open_pr`), merge it once policy approved (`merge`), then sync and validate (the loop's own
 `sync_change` and `validate`). A key (the branch name, carried in the proposal's rationale) ties the
 three together, so asking again while a person decides reuses the proposal and the PR instead of
@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from agents.dev_team.state import TargetRef
-from agents.runtime.loop.mutation import Refused, decide_proposal, find_pr
+from agents.runtime.loop.mutation import Refused, find_pr
 from agents.runtime.toolbox import Toolbox
 
 
@@ -52,6 +52,3 @@ async def merge(toolbox: Toolbox, number: int, proposal: str, *, agent: str) -> 
         )
     await toolbox.call("merge_pr", number=number)
     return [f"merged PR #{number}"]
-
-
-decide = decide_proposal  # a task's change is decided as the loop decides a fix

@@ -15,7 +15,7 @@ import uuid
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from agents.dev_team.graph import Context, compile_graph
 from agents.dev_team.state import AGENT
@@ -27,8 +27,15 @@ from agents.runtime.wiring import agent_parts
 
 
 class Conversation(GraphConversation[Context]):
+    # What one question sets; a thread's next question starts from these, not from the last
+    # answer's clarification, target or model turns.
+    defaults: ClassVar[Mapping[str, Any]] = {
+        "intent": "", "target": None, "clarification": "", "options": [], "skill": "",
+        "steps": 0, "answer": "", "report": {},
+    }  # fmt: skip
+
     def asked(self, question: str, namespace: str | None) -> Mapping[str, Any]:
-        return {"question": question, "namespace": namespace}
+        return self.request(question=question, namespace=namespace)
 
     def read(self, values: Mapping[str, Any]) -> dict[str, Any]:
         target = values.get("target")

@@ -29,7 +29,7 @@ import yaml
 
 from agents.dev_team import changes
 from agents.runtime.errors import ToolFailed
-from agents.runtime.loop.mutation import NeedsApproval, Refused, sync_change
+from agents.runtime.loop.mutation import NeedsApproval, Refused, decide_proposal, sync_change
 from agents.runtime.loop.state import Target
 from agents.runtime.loop.validation import LoopSettings, validate
 from agents.runtime.toolbox import Toolbox
@@ -276,7 +276,7 @@ async def _namespace_exists(toolbox: Toolbox, namespace: str) -> None:
 
 async def _decide(toolbox: Toolbox, request: DeployRequest, key: str, *, agent: str) -> str:
     """The approved proposal's id, or NeedsApproval / Refused (asking twice proposes once)."""
-    return await changes.decide(
+    return await decide_proposal(
         toolbox,
         key=key,
         agent=agent,

@@ -21,7 +21,7 @@ Then, by what the person said (`mode_of`):
 
 A workload no manifest defines is not drift but an unmanaged object: said so, and what it means.
 The proposal's rationale carries a key naming the workload and commit, so asking again while a
-person decides finds that decision (`changes.decide`) instead of proposing twice.
+person decides finds that decision (`decide_proposal`) instead of proposing twice.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from typing import Any, Literal
 from agents.dev_team import changes, tasks
 from agents.dev_team.state import TargetRef
 from agents.runtime.errors import ToolFailed
-from agents.runtime.loop.mutation import NeedsApproval, Refused, sync_change
+from agents.runtime.loop.mutation import NeedsApproval, Refused, decide_proposal, sync_change
 from agents.runtime.loop.state import Target
 from agents.runtime.toolbox import Toolbox
 
@@ -239,7 +239,7 @@ async def _restore(
     where, short = f"{ref['kind']} {ref['name']} in {ref['namespace']}", found.commit[:12]
     key = f"kubecrew-drift-{ref['namespace']}-{ref['name']}-{short}"
     edits = ", ".join(found.fields()) or "the object"
-    proposal = await changes.decide(
+    proposal = await decide_proposal(
         toolbox, key=key, agent=agent, **changes.by_pr(ref, "apply"),
         rationale=f"restore {where} to git: sync re-applies commit {short} over the manual "
         f"edits of {edits} [{key}]",
@@ -292,7 +292,7 @@ async def _adopt(
         )
     key = f"kubecrew-adopt-{ref['namespace']}-{ref['name']}-{short}"
     edits = ", ".join(found.fields()) or "the object"
-    proposal = await changes.decide(
+    proposal = await decide_proposal(
         toolbox, key=key, agent=agent, **changes.by_pr(ref, "apply"),
         rationale=f"adopt the live {where} into git (an intentional hand edit of {edits}) [{key}]",
     )  # fmt: skip

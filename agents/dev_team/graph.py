@@ -69,6 +69,16 @@ class Context(AgentContext):
 
 
 async def understand(state: DevTeamState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """What the question asks and about which object; the evidence and the model's messages of
+    the thread's earlier questions are marked as such, so this answer rests on its own."""
+    before = {
+        "seen_before": len(state.get("observations", [])),
+        "said_before": len(state.get("messages", [])),
+    }
+    return before | await _understood(state, runtime)
+
+
+async def _understood(state: DevTeamState, runtime: Runtime[Context]) -> dict[str, Any]:
     intent = intents.parse(state["question"], namespace=state.get("namespace"))
     if intent.kind == "unsupported" or (
         intent.kind in TASK_KINDS and intent.kind not in tasks.TASKS
@@ -147,9 +157,7 @@ async def investigate(state: DevTeamState, runtime: Runtime[Context]) -> dict[st
     system = prompts.system_prompt(
         context.role, list(context.skills), chosen, context.planner.max_steps
     )
-    opening = (
-        [] if state.get("messages") else [HumanMessage(prompts.task(state["question"], target))]
-    )
+    opening = [] if steps else [HumanMessage(prompts.task(state["question"], target))]
     reply = await context.planner.think(
         context.toolbox, system, [*state.get("messages", []), *opening]
     )
@@ -184,7 +192,7 @@ async def act(state: DevTeamState, runtime: Runtime[Context]) -> dict[str, Any]:
 
 async def answer(state: DevTeamState, runtime: Runtime[Context]) -> dict[str, Any]:
     target, thread = _target(state), runtime.context.thread
-    observations = state.get("observations", [])
+    observations = state.get("observations", [])[state.get("seen_before", 0) :]
     findings = report.concerning(target, report._all(observations, "diagnose", "findings"))
     cause = findings[0] if findings else None
     past: list[memory.Incident] = []
@@ -214,7 +222,7 @@ async def answer(state: DevTeamState, runtime: Runtime[Context]) -> dict[str, An
 
 
 def _model_note(state: DevTeamState) -> str:
-    for message in reversed(state.get("messages", [])):
+    for message in reversed(state.get("messages", [])[state.get("said_before", 0) :]):
         if isinstance(message, AIMessage) and not message.tool_calls:
             return message.text
     return ""

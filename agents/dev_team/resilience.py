@@ -25,7 +25,7 @@ import yaml
 
 from agents.dev_team import changes, tasks
 from agents.runtime.errors import ToolFailed
-from agents.runtime.loop.mutation import NeedsApproval, Refused, sync_change
+from agents.runtime.loop.mutation import NeedsApproval, Refused, decide_proposal, sync_change
 from agents.runtime.loop.state import Target
 from agents.runtime.loop.validation import validate
 from agents.runtime.toolbox import Toolbox
@@ -72,7 +72,7 @@ async def harden(request: tasks.Request) -> tasks.Done:
     key = f"{LABEL}-{ref['namespace']}-{ref['name']}"
     target = Target(kind=kind, name=ref["name"], namespace=ref["namespace"])
     try:
-        proposal = await changes.decide(
+        proposal = await decide_proposal(
             toolbox,
             key=key,
             agent=request.agent,

@@ -30,7 +30,7 @@ from typing import Any
 from agents.dev_team import changes, tasks
 from agents.dev_team.state import TargetRef
 from agents.runtime.errors import ToolFailed
-from agents.runtime.loop.mutation import NeedsApproval, Refused, sync_change
+from agents.runtime.loop.mutation import NeedsApproval, Refused, decide_proposal, sync_change
 from agents.runtime.loop.state import Target
 from agents.runtime.loop.validation import validate
 from agents.runtime.prices import PRICES
@@ -263,7 +263,7 @@ async def _change(
     digest = hashlib.sha256(json.dumps(edits, sort_keys=True).encode()).hexdigest()[:10]
     key = f"{LABEL}-{ref['namespace']}-{ref['name']}-{digest}"
     try:
-        proposal = await changes.decide(
+        proposal = await decide_proposal(
             toolbox, key=key, agent=agent, **changes.by_pr(ref, "resize"),
             rationale=f"right-size {where} from its use {said} [{key}]",
             savings_per_month=max(data["savings_per_month"], 0.0),

@@ -39,6 +39,8 @@ class DevTeamState(TypedDict, total=False):
     options: list[TargetRef]  # what the person may pick from, with a clarification
     skill: str  # the skill selected for the intent (its body guides the model)
     observations: Annotated[list[Observation], operator.add]  # every tool answer, in order
+    seen_before: int  # observations of the thread's earlier questions: not this answer's evidence
+    said_before: int  # messages of the thread's earlier questions (the model still reads them)
     messages: Annotated[list[AnyMessage], add_messages]  # the model's loop (model brain only)
     steps: int  # model turns taken, against the planner's cap
     answer: str  # the text shown to the person
