@@ -84,10 +84,6 @@ class GraphConversation(Generic[C]):
         """Carry on from the thread's last checkpoint (after a crash or an interrupt)."""
         return await self.run(None, on_node=on_node)
 
-    async def waiting(self) -> Waiting | None:
-        """The approval request the thread waits for, if it waits for one."""
-        return _waiting(await self.graph.aget_state(self._config(), subgraphs=True))
-
     async def run(
         self,
         payload: Mapping[str, Any] | None,

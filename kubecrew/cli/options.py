@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 from rich.console import Console
 
-from core.policy.settings import GROUPS_ENV, USER_ENV
 from kubecrew.terminal import print_failure
 
 if TYPE_CHECKING:
@@ -44,9 +43,9 @@ AsOption = Annotated[
     str | None,
     typer.Option(
         "--as",
-        help=f"Answer as this person. With the SQLite store you are trusted as whoever you say; "
-        f"with --store kubernetes it must match the API server's name for you. "
-        f"[default: ${USER_ENV}, else your login name]",
+        help="Answer as this person. With the SQLite store you are trusted as whoever you say; "
+        "with --store kubernetes it must match the API server's name for you. "
+        "[default: $KUBECREW_USER, else your login name]",
         show_default=False,
     ),
 ]
@@ -54,8 +53,8 @@ GroupOption = Annotated[
     list[str] | None,
     typer.Option(
         "--group",
-        help=f"A group you answer as a member of (repeatable; SQLite store only). "
-        f"[default: ${GROUPS_ENV}, comma-separated]",
+        help="A group you answer as a member of (repeatable; SQLite store only). "
+        "[default: $KUBECREW_GROUPS, comma-separated]",
         show_default=False,
     ),
 ]
@@ -110,6 +109,7 @@ def person(store: Store, name: str | None, groups: list[str] | None) -> Identity
     credentials, which the user cannot choose; a different `--as` is refused.
     """
     from core.policy.proposals import Identity
+    from core.policy.settings import GROUPS_ENV, USER_ENV
 
     vouched = getattr(store, "identity", None)
     if callable(vouched):  # the Kubernetes store: the API server says who we are
