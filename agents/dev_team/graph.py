@@ -1,14 +1,14 @@
-"""The Dev Team graph: understand -> (clarify | investigate [<-> act]) -> answer.
+"""The Dev Team graph: understand -> (clarify | investigate) -> answer.
 
 - understand: the intent grammar reads the question and resolves the name against the cluster
   (through the tools); an ambiguous or unknown name, or an intent this slice does not serve,
   becomes a clarifying question.
 - investigate: the brain plans. The deterministic brain runs the selected skill's procedure
-  (`investigate.investigate_workload`) in one step. The model brain takes one model turn with
-  the role's read tools bound; its tool calls go to `act`, which runs them through the same
-  `Toolbox.run` (`brain.act`: a write the model names is refused, never run) and hands the
-  results back as ToolMessages, until the model answers or the step cap is reached. Same nodes,
-  same tools, whichever brain.
+  (`investigate.investigate_workload`) in one step. The model brain reads as every agent's
+  does (`agents.runtime.modelsteps.read`: think <-> act in a graph of its own, bounded by
+  LangGraph's recursion limit): its calls go through the same `Toolbox.run` (`brain.act`: a
+  write the model names is refused, never run) until it answers or the step cap is reached.
+  Same node, same tools, whichever brain.
 - answer: the grounded answer (`report.compose`) from the observations, with similar past
   incidents from long-term memory, and this diagnosis recorded there.
 
@@ -25,9 +25,9 @@ runs the work registered for the kind in agents/dev_team/tasks.py.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
@@ -37,7 +37,7 @@ from agents.dev_team import intents, prompts, report, tasks
 from agents.dev_team.heal import learner
 from agents.dev_team.investigate import investigate_workload
 from agents.dev_team.state import AGENT, DevTeamState, Observation, TargetRef
-from agents.runtime import brain, memory
+from agents.runtime import memory, modelsteps
 from agents.runtime.brain import Deterministic
 from agents.runtime.errors import AgentError
 from agents.runtime.loop.graph import LoopContext
@@ -46,7 +46,6 @@ from agents.runtime.loop.state import LoopState, Target
 from agents.runtime.loop.validation import LoopSettings
 from agents.runtime.persistence import Durable
 from agents.runtime.skills import select
-from agents.runtime.toolbox import result_of, text_of
 from agents.runtime.wiring import AgentContext
 
 UNSUPPORTED = (
@@ -144,50 +143,27 @@ async def clarify(state: DevTeamState) -> dict[str, Any]:
 
 
 async def investigate(state: DevTeamState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """The evidence for the question: the skill's procedure, or the model's reads (the
+    `modelsteps.reads` graph, under its own step limit) after the thread's earlier turns."""
     context, target = runtime.context, _target(state)
     if isinstance(context.planner, Deterministic):
         procedure = PROCEDURES.get(state.get("skill", ""))
         if procedure is None:
             raise AgentError(f"no skill of the {AGENT} agent serves {state.get('intent')!r}")
         return {"observations": await procedure(context.toolbox, target)}
-    steps = state.get("steps", 0)
-    if steps >= context.planner.max_steps:
-        return {}
     chosen = next((s for s in context.skills if s.name == state.get("skill")), None)
     system = prompts.system_prompt(
         context.role, list(context.skills), chosen, context.planner.max_steps
     )
-    opening = [] if steps else [HumanMessage(prompts.task(state["question"], target))]
-    reply = await context.planner.think(
-        context.toolbox, system, [*state.get("messages", []), *opening]
+    reading = await modelsteps.read(
+        context.planner,
+        context.toolbox,
+        system=system,
+        task=prompts.task(state["question"], target),
+        history=state.get("messages", []),
     )
-    return {"messages": [*opening, reply], "steps": steps + 1}
-
-
-def after_investigate(state: DevTeamState) -> Literal["act", "answer"]:
-    messages = state.get("messages", [])
-    last = messages[-1] if messages else None
-    return "act" if isinstance(last, AIMessage) and last.tool_calls else "answer"
-
-
-async def act(state: DevTeamState, runtime: Runtime[Context]) -> dict[str, Any]:
-    last = state["messages"][-1]
-    assert isinstance(last, AIMessage)  # after_investigate routes here only then
-    replies: list[ToolMessage] = []
-    seen: list[Observation] = []
-    for call in last.tool_calls:
-        message = await brain.act(runtime.context.toolbox, call)
-        replies.append(message)
-        failed = message.status == "error"
-        seen.append(
-            Observation(
-                tool=call["name"],
-                arguments=dict(call["args"]),
-                result={} if failed else result_of(message),
-                error=text_of(message) if failed else "",
-            )
-        )
-    return {"messages": replies, "observations": seen}
+    seen = [cast(Observation, call) for call in reading.calls]  # the same four keys
+    return {"messages": list(reading.messages), "observations": seen}
 
 
 async def answer(state: DevTeamState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -243,7 +219,6 @@ builder = StateGraph(DevTeamState, context_schema=Context)
 builder.add_node("understand", understand)
 builder.add_node("clarify", clarify)
 builder.add_node("investigate", investigate)
-builder.add_node("act", act)
 builder.add_node("answer", answer)
 builder.add_node("heal", heal)
 builder.add_node("deploy", deploy)
@@ -251,8 +226,7 @@ builder.add_node("task", task)
 builder.add_edge(START, "understand")
 builder.add_conditional_edges("understand", after_understand)
 builder.add_edge("clarify", END)
-builder.add_conditional_edges("investigate", after_investigate)
-builder.add_edge("act", "investigate")
+builder.add_edge("investigate", "answer")
 builder.add_edge("answer", END)
 builder.add_edge("heal", END)
 builder.add_edge("deploy", END)

@@ -41,7 +41,6 @@ class DevTeamState(TypedDict, total=False):
     observations: Annotated[list[Observation], operator.add]  # every tool answer, in order
     seen_before: int  # observations of the thread's earlier questions: not this answer's evidence
     said_before: int  # messages of the thread's earlier questions (the model still reads them)
-    messages: Annotated[list[AnyMessage], add_messages]  # the model's loop (model brain only)
-    steps: int  # model turns taken, against the planner's cap
+    messages: Annotated[list[AnyMessage], add_messages]  # the model's turns (model brain only)
     answer: str  # the text shown to the person
     report: dict[str, Any]  # the same answer as data (`kubecrew ask --json`)

@@ -5,7 +5,11 @@ egress propagation...) decide and write by code: proposals through the policy st
 under an approved proposal, PRs merged on a decision, validation from live state. With a model
 brain, the model first plans what to look at (which nodes, pods, metrics, policies): one turn
 with the role's read tools bound (`ModelPlanner.think`), its calls run through `brain.act` to
-the same `Toolbox.run`, turn after turn until it answers or reaches the step cap. Then the
+the same `Toolbox.run`, turn after turn until it answers or reaches the step cap. The turns are
+a small graph of their own (`reads`: think <-> act), bounded by LangGraph's recursion limit
+and its `RemainingSteps`, never by a counter of ours; its limit is its own, not its caller's.
+The Dev Team's investigation is the same graph (the model brain means one thing: it plans
+reads, and a procedure decides). Then the
 same procedure runs, reading what it decides on from the servers itself. The structure, the
 gates and the validation stay the graph's whoever plans; a write the model names is refused
 before any server sees it (`brain.act`), and the model's words are data shown beside the
@@ -21,11 +25,16 @@ Must not know: any agent's procedures, or its state beyond `result` and `answer`
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import Field, dataclass
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import Annotated, Any, ClassVar, Literal, Protocol, TypedDict, TypeVar
 
-from langchain_core.messages import BaseMessage, HumanMessage
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.graph import START, StateGraph
+from langgraph.graph.message import add_messages
+from langgraph.managed import RemainingSteps
 from langgraph.runtime import Runtime
 
 from agents.runtime import brain
@@ -45,11 +54,13 @@ READER = (
 @dataclass(frozen=True)
 class Reading:
     """What the model read and said: `calls` as observations (tool, arguments, the result, the
-    error when one was refused or failed), `note` its words when it stopped ("" at the cap)."""
+    error when one was refused or failed), `note` its words when it stopped ("" at the cap),
+    `messages` the conversation from the task on (a thread keeps them for its next question)."""
 
     calls: tuple[dict[str, Any], ...]
     note: str
     planner: str
+    messages: tuple[BaseMessage, ...] = ()  # the task and every turn after it, for a thread
 
     def as_json(self) -> dict[str, Any]:
         """The reading for a report: which calls, not their (large) results."""
@@ -104,30 +115,89 @@ def system_prompt(
     )
 
 
-async def read(planner: ModelPlanner, toolbox: Toolbox, *, system: str, task: str) -> Reading:
-    """The model's reads for `task`, turn by turn, until it answers or the step cap."""
-    messages: list[BaseMessage] = [HumanMessage(task)]
+class ReadsState(TypedDict, total=False):
+    system: str  # the role, the skill, the cap (`system_prompt`)
+    messages: Annotated[list[AnyMessage], add_messages]  # what the model was told and said
+    calls: Annotated[list[dict[str, Any]], operator.add]  # each call as an observation
+    remaining_steps: RemainingSteps  # LangGraph's count of the steps left under the limit
+
+
+@dataclass(frozen=True)
+class ReadsContext:
+    planner: ModelPlanner
+    toolbox: Toolbox
+
+
+async def _think(state: ReadsState, runtime: Runtime[ReadsContext]) -> dict[str, Any]:
+    """One model turn: its answer, or the reads it wants next."""
+    context = runtime.context
+    reply = await context.planner.think(context.toolbox, state["system"], state["messages"])
+    return {"messages": [reply]}
+
+
+async def _act(state: ReadsState, runtime: Runtime[ReadsContext]) -> dict[str, Any]:
+    """The calls of the model's last turn, through `brain.act` (a write is refused there)."""
+    last = state["messages"][-1]
+    assert isinstance(last, AIMessage)  # _after_think routes here only then
+    replies: list[ToolMessage] = []
     calls: list[dict[str, Any]] = []
-    note = ""
-    for _ in range(planner.max_steps):
-        reply = await planner.think(toolbox, system, messages)
-        messages.append(reply)
-        if not reply.tool_calls:
-            note = reply.text
-            break
-        for call in reply.tool_calls:
-            message = await brain.act(toolbox, call)
-            messages.append(message)
-            failed = message.status == "error"
-            calls.append(
-                {
-                    "tool": call["name"],
-                    "arguments": dict(call["args"]),
-                    "result": {} if failed else result_of(message),
-                    "error": text_of(message) if failed else "",
-                }
-            )
-    return Reading(tuple(calls), note, planner.name)
+    for call in last.tool_calls:
+        message = await brain.act(runtime.context.toolbox, call)
+        replies.append(message)
+        failed = message.status == "error"
+        calls.append(
+            {
+                "tool": call["name"],
+                "arguments": dict(call["args"]),
+                "result": {} if failed else result_of(message),
+                "error": text_of(message) if failed else "",
+            }
+        )
+    return {"messages": replies, "calls": calls}
+
+
+def _after_think(state: ReadsState) -> Literal["act", "__end__"]:
+    last = state["messages"][-1]
+    return "act" if isinstance(last, AIMessage) and last.tool_calls else "__end__"
+
+
+def _after_act(state: ReadsState) -> Literal["think", "__end__"]:
+    # The limit leaves each turn its act: at one step left, the cap is reached.
+    return "think" if state["remaining_steps"] > 1 else "__end__"
+
+
+_builder = StateGraph(ReadsState, context_schema=ReadsContext)
+_builder.add_node("think", _think)
+_builder.add_node("act", _act)
+_builder.add_edge(START, "think")
+_builder.add_conditional_edges("think", _after_think)
+_builder.add_conditional_edges("act", _after_act)
+reads = _builder.compile(name="model-reads")
+
+
+def limit(max_steps: int) -> int:
+    """The recursion limit giving the model `max_steps` turns, each with its calls run."""
+    return 2 * max_steps + 1
+
+
+async def read(
+    planner: ModelPlanner,
+    toolbox: Toolbox,
+    *,
+    system: str,
+    task: str,
+    history: Sequence[AnyMessage] = (),
+) -> Reading:
+    """The model's reads for `task` (after a thread's `history`), turn by turn in the
+    `reads` graph, until it answers or LangGraph's recursion limit (`limit`) ends them. Run
+    inside a node of a checkpointed graph, it is checkpointed in that graph's store."""
+    config: RunnableConfig = {"recursion_limit": limit(planner.max_steps)}
+    start = ReadsState(system=system, messages=[*history, HumanMessage(task)], calls=[])
+    done = await reads.ainvoke(start, config, context=ReadsContext(planner, toolbox))
+    said: list[BaseMessage] = done["messages"][len(history) :]
+    last = said[-1]
+    note = last.text if isinstance(last, AIMessage) and not last.tool_calls else ""
+    return Reading(tuple(done["calls"]), note, planner.name, tuple(said))
 
 
 def planned(node: Node[S, C], *, ask: Ask[S]) -> Node[S, C]:

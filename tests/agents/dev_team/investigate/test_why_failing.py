@@ -96,7 +96,8 @@ def test_why_is_web_failing_names_the_real_cause_with_evidence_whoever_plans(
 
     model = script()
     outcome = agent.ask("why is web failing?", planner=ModelPlanner(model))
-    assert outcome.nodes == ["understand", *["investigate", "act"] * 2, "investigate", "answer"]
+    assert outcome.nodes == ["understand", "investigate", "answer"]
+    assert len(model.seen) == 3  # three turns: two with reads, then the answer
     assert_names_the_cause(outcome.answer, fault)
     reading = outcome.answer.partition("The model's reading: the diagnosis names ")[2]
     assert fault.code in reading.splitlines()[0], outcome.answer

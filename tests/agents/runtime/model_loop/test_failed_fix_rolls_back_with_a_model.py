@@ -12,6 +12,8 @@ from sandbox.server import Sandbox
 from tests.agents.runtime.model_loop.model_team import ModelTeam
 from tests.support.heals import a_fix_that_fails_validation_is_reverted_and_the_next_one_heals
 
+PULL_FAILING = {"ErrImagePull", "ImagePullBackOff"}
+
 
 def test_a_fix_that_fails_validation_is_reverted_and_the_next_tried_when_a_model_plans(
     team: ModelTeam, sandbox: Sandbox
@@ -20,5 +22,6 @@ def test_a_fix_that_fails_validation_is_reverted_and_the_next_tried_when_a_model
 
     assert len(team.models) == 2  # one model per heal run, each learning from the live pods
     for model in team.models:
-        assert shown(model.seen[-1], "describe")["summary"]["status"] == "ImagePullBackOff"
+        status = shown(model.seen[-1], "describe")["summary"]["status"]
+        assert status in PULL_FAILING  # which of the two depends on the kubelet's back-off timing
     assert team.called.count("revert_pr") == 1 and team.called.count("merge_pr") == 4
