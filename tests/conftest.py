@@ -16,9 +16,11 @@ from pathlib import Path
 import pytest
 
 from agents.runtime.brain import GUARD_ENV, MODEL_ENV
+from kubecrew.demo.shop import NAMESPACE as SHOP_NAMESPACE
+from kubecrew.demo.shop import WEB as SHOP_WEB
 from sandbox.server import Options, Sandbox
 from tests.support.clock import RATE
-from tests.support.gitops import DEPLOYMENT, NAMESPACE, git
+from tests.support.gitops import git
 from tests.support.kubectl import Kubectl
 
 # Shared check functions live in these helper modules; rewrite their asserts as pytest does in
@@ -81,8 +83,8 @@ def manifests(tmp_path: Path) -> Path:
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
     (repo / "apps" / "shop").mkdir(parents=True)
-    (repo / "apps" / "shop" / "web.yaml").write_text(DEPLOYMENT)
-    (repo / "namespaces.yaml").write_text(NAMESPACE)
+    (repo / "apps" / "shop" / "web.yaml").write_text(SHOP_WEB)
+    (repo / "namespaces.yaml").write_text(SHOP_NAMESPACE)
     git(repo, "add", ".")
     git(repo, "-c", "user.name=t", "-c", "user.email=t@x", "commit", "-q", "-m", "initial")
     return repo

@@ -24,10 +24,9 @@ from kubecrew.cli.options import (
     AsOption,
     GroupOption,
     StoreOption,
-    fail,
-    opened_store,
     out,
     person,
+    policy_store,
     request_lines,
 )
 from kubecrew.terminal import print_failure
@@ -79,11 +78,8 @@ def list_requests(
     kubecrew approvals list --state pending
     ```
     """
-    opened = opened_store(store)
-    try:
+    with policy_store(store) as opened:
         requests = opened.approvals(state=None if state is None else _STATES[state])
-    finally:
-        opened.close()
     if not requests:
         out("no approval requests" + (f" in state {state.value}" if state else ""))
     for request in requests:
@@ -104,15 +100,9 @@ def show(id_: IdArgument, store: StoreOption = None) -> None:
     kubecrew approvals show a-1a2b3c4d
     ```
     """
-    from core.errors import ToolError
 
-    opened = opened_store(store)
-    try:
+    with policy_store(store) as opened:
         request = opened.approval(id_)
-    except ToolError as exc:
-        fail(exc.message)
-    finally:
-        opened.close()
     for line in request_lines(request):
         out(line)
 
@@ -125,19 +115,13 @@ def _answer_with(
     name: str | None,
     groups: list[str] | None,
 ) -> None:
-    from core.errors import ToolError
     from core.policy import approvals
 
-    opened = opened_store(store)
-    try:
+    with policy_store(store) as opened:
         who = person(opened, name, groups)
         now = datetime.now(UTC)
         request = approvals.answer(opened, id_, who, verdict, via="cli", now=now, reason=reason)
         decision = opened.get(request.proposal).decision if request.ended else None
-    except ToolError as exc:
-        fail(exc.message)
-    finally:
-        opened.close()
     out(f"{id_}: {verdict} by {who} recorded; the request is {request.state}")
     if decision is not None:
         out(f"proposal {request.proposal}: {decision.describe()}")
@@ -198,18 +182,12 @@ def wait(
     kubecrew approvals wait a-1a2b3c4d --timeout 600 && kubectl scale ...
     ```
     """
-    from core.errors import ToolError
     from core.policy import approvals
 
-    opened = opened_store(store)
     waiter = f"kubecrew approvals wait on {socket.gethostname()} (pid {os.getpid()})"
-    try:
+    with policy_store(store) as opened:
         request = approvals.wait(opened, id_, waiter=waiter, timeout=timeout)
         decision = None if request is None else opened.get(request.proposal).decision
-    except ToolError as exc:
-        fail(exc.message)
-    finally:
-        opened.close()
     if request is None:
         print_failure(f"{id_} is still pending after {timeout:g}s; wait again or ask an approver")
         raise typer.Exit(TIMED_OUT)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kubecrew.cli.options import StoreOption, fail, opened_store, out
+from kubecrew.cli.options import StoreOption, fail, out, policy_store
 
 if TYPE_CHECKING:
     from core.policy.audit import AuditKind
@@ -56,17 +56,11 @@ def verify(store: StoreOption = None) -> None:
     kubecrew audit verify --store ~/.kubecrew/policy/store.sqlite
     ```
     """
-    from core.errors import ToolError
     from core.policy import audit
 
-    opened = opened_store(store)
-    try:
+    with policy_store(store) as opened:
         head = opened.audit_head()  # first: what is appended meanwhile lies past it
         records = opened.audit()
-    except ToolError as exc:
-        fail(exc.message)
-    finally:
-        opened.close()
     problems = audit.verify(records, head)
     if not problems:
         out(f"intact: {len(records)} records, head {head.hash[:12]}")
@@ -94,20 +88,14 @@ def list_records(
     kubecrew audit list --subject p-1a2b3c4d
     ```
     """
-    from core.errors import ToolError
 
-    opened = opened_store(store)
-    try:
+    with policy_store(store) as opened:
         records = opened.audit(
             after=after,
             limit=limit,
             subject=subject,
             kind=None if kind is None else _KINDS[kind],
         )
-    except ToolError as exc:
-        fail(exc.message)
-    finally:
-        opened.close()
     if not records:
         out("no audit records")
     for record in records:

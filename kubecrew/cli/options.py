@@ -14,6 +14,8 @@ from __future__ import annotations
 import getpass
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
@@ -84,8 +86,10 @@ def out(text: str, *, markup: bool = False) -> None:
     Console(highlight=False, markup=markup).print(text, soft_wrap=True)
 
 
-def opened_store(given: str | None) -> Store:
-    """The store `--store` names; a missing SQLite file is an error here, not a new empty store."""
+@contextmanager
+def policy_store(given: str | None) -> Iterator[Store]:
+    """The store `--store` names, open for the block and closed after it; a missing SQLite
+    file, or the store's refusal inside the block, ends the command with its message."""
     from core.errors import ToolError
     from core.policy.store import KUBERNETES, SPEC_ENV, open_store
     from core.policy.store.sqlite import default_path
@@ -96,9 +100,15 @@ def opened_store(given: str | None) -> Store:
         if not path.is_file():
             fail(f"no policy store at {path}: nothing was proposed there yet; give --store FILE")
     try:
-        return open_store(spec)
+        opened = open_store(spec)
     except ToolError as exc:
         fail(exc.message)
+    try:
+        yield opened
+    except ToolError as exc:
+        fail(exc.message)
+    finally:
+        opened.close()
 
 
 def person(store: Store, name: str | None, groups: list[str] | None) -> Identity:

@@ -4,7 +4,7 @@ Reads the policy store (`--store`: a SQLite file or `kubernetes[:CONTEXT]`; by d
 `$KUBECREW_POLICY_STORE`, else the file under `$KUBECREW_HOME`, else ~/.kubecrew) through the
 `Store` interface and prints; it never decides anything, so reading a store other processes are
 writing is safe. It names and opens the store as every command does (`options.StoreOption`,
-`options.opened_store`). The engine is imported when a command runs, so `kubecrew --help` stays
+`options.policy_store`). The engine is imported when a command runs, so `kubecrew --help` stays
 quick.
 """
 
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kubecrew.cli.options import StoreOption, fail, opened_store, out, request_lines
+from kubecrew.cli.options import StoreOption, out, policy_store, request_lines
 
 if TYPE_CHECKING:
     from core.policy.proposals import ProposalRecord, ProposalState
@@ -55,11 +55,8 @@ def list_proposals(
     kubecrew proposals list --state escalated
     ```
     """
-    opened = opened_store(store)
-    try:
+    with policy_store(store) as opened:
         proposals = opened.list(state=None if state is None else _STATES[state])
-    finally:
-        opened.close()
     if not proposals:
         out("no proposals" + (f" in state {state.value}" if state else ""))
     for proposal in proposals:
@@ -83,16 +80,10 @@ def show(
     kubecrew proposals show p-1a2b3c4d
     ```
     """
-    from core.errors import ToolError
 
-    opened = opened_store(store)
-    try:
+    with policy_store(store) as opened:
         record = opened.get(proposal_id)
         requests = [r for r in opened.approvals() if r.proposal == proposal_id]
-    except ToolError as exc:
-        fail(exc.message)
-    finally:
-        opened.close()
     for line in _lines(record):
         out(line)
     for request in requests:

@@ -12,6 +12,7 @@ engine is imported when the command runs, so `kubecrew --help` stays quick.
 from __future__ import annotations
 
 import time
+from contextlib import closing
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import Annotated
 
 import typer
 
-from kubecrew.cli.options import StoreOption, fail, opened_store, out
+from kubecrew.cli.options import StoreOption, fail, out, policy_store
 
 
 class ForgeChoice(StrEnum):
@@ -105,7 +106,6 @@ def sync_prs(
         --github-repo acme/deploy --author kubecrew-bot --watch 30
     ```
     """
-    from core.errors import ToolError
     from core.policy.people import load_people
     from kubecrew.channels.pr import comments as pr_comments
     from kubecrew.channels.pr.approvals import Ledger, ledger_path, sync
@@ -125,32 +125,24 @@ def sync_prs(
         github_api_url=github_api_url,
         author_name=author,
     )
-    opened = opened_store(store)
-    ledger = None
-    try:
+    with policy_store(store) as opened, closing(Ledger(ledger_path(store))) as ledger:
         clone = Repository(root, author_name=author, author_email=settings.author_email)
         forge = provider_for(settings, clone)
         who = load_people(people)
         owners = load_policies(policies or ())
-        ledger = Ledger(ledger_path(store))
-        while True:
-            now = datetime.now(UTC)
-            # Comments first: a review read in the same pass as an amendment saw the old
-            # content, so it must be judged against the request the amendment leaves.
-            for handled in pr_comments.sync(
-                forge, clone, opened, who, owners, now, crew_author=author, ledger=ledger
-            ):
-                out(handled.describe())
-            for outcome in sync(forge, opened, who, now, crew_author=author, ledger=ledger):
-                out(outcome.describe())
-            if watch is None:
-                break
-            time.sleep(watch)
-    except ToolError as exc:
-        fail(exc.message)
-    except KeyboardInterrupt:
-        pass  # --watch ends on Ctrl-C: what was applied is in the ledger
-    finally:
-        opened.close()
-        if ledger is not None:
-            ledger.close()
+        try:
+            while True:
+                now = datetime.now(UTC)
+                # Comments first: a review read in the same pass as an amendment saw the old
+                # content, so it must be judged against the request the amendment leaves.
+                for handled in pr_comments.sync(
+                    forge, clone, opened, who, owners, now, crew_author=author, ledger=ledger
+                ):
+                    out(handled.describe())
+                for outcome in sync(forge, opened, who, now, crew_author=author, ledger=ledger):
+                    out(outcome.describe())
+                if watch is None:
+                    break
+                time.sleep(watch)
+        except KeyboardInterrupt:
+            pass  # --watch ends on Ctrl-C: what was applied is in the ledger

@@ -13,17 +13,19 @@ from __future__ import annotations
 
 import json
 
+from kubecrew.demo.shop import OWNERSHIP, deployment, manifests, namespace
 from kubecrew.demo.turns import OPERATOR, PLATFORM, check, operator_turn, platform_turn
-from kubecrew.demo.world import IDLE_API, OWNERSHIP, World
+from kubecrew.demo.world import World
 
-GOVERNANCE_POLICIES = """\
+MIN_CAPACITY = """\
 apiVersion: kubecrew.io/v1alpha1
 kind: CapacityPolicy
 metadata: {name: shop-min-capacity, labels: {kubecrew.io/team: shop}}
 spec:
   selector: {namespaces: [shop], kinds: [Deployment]}
   minReplicas: 3
----
+"""
+UNDERUSED = """\
 apiVersion: kubecrew.io/v1alpha1
 kind: CostPolicy
 metadata: {name: shop-underused, labels: {kubecrew.io/team: cluster-ops}}
@@ -32,28 +34,11 @@ spec:
   underused: {metric: cpu_utilization, below: 0.2, window: 1h}
   allowedActions: [downscale, right-size]
 """
+GOVERNANCE_POLICIES = manifests(MIN_CAPACITY, UNDERUSED)
 PODS_METRICS = "/apis/metrics.k8s.io/v1beta1/namespaces/shop/pods"
-BUSY_SHOP = """\
-apiVersion: v1
-kind: Namespace
-metadata: {name: shop}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: shop}
-spec:
-  replicas: 5
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers:
-      - name: web
-        image: nginx:1.27
-        resources:
-          requests: {cpu: 100m, memory: 32Mi}
-          limits: {memory: 64Mi}
-"""
+BUSY_SHOP = manifests(namespace(), deployment("web", replicas=5, cpu="100m", memory_limit="64Mi"))
+# The shop's API: four replicas that sit idle, asking for CPU they do not use.
+IDLE_API = deployment("api", replicas=4, cpu="100m", memory_limit="64Mi")
 
 
 def governance(world: World) -> None:

@@ -21,8 +21,9 @@ from agents.runtime.loop.run import LoopResult
 from agents.runtime.loop.validation import LoopSettings
 from core.policy.settings import SHIPPED
 from kubecrew.demo.governance import GOVERNANCE_POLICIES, governance
+from kubecrew.demo.shop import OWNERSHIP
 from kubecrew.demo.turns import OPERATOR, check, operator_turn
-from kubecrew.demo.world import OWNERSHIP, World, commit_image, git, shop_repository
+from kubecrew.demo.world import World, commit_image, git, shop_repository
 
 # governance is scene 3, in a module of its own; named here with the other scenes, and its
 # policies with it, since the agents' tests build their worlds from them
@@ -124,25 +125,27 @@ def _narrate_loop(world: World, result: LoopResult) -> None:
 
 
 NODE = "node-1"
-_NODE_POLICY = """\
+
+
+def node_policy(
+    max_evictions_per_hour: int = 10, *, person_over: int = 10, rule: str = "large-drains"
+) -> str:
+    """Node drains in any hour (the shipped policy's wall-clock window would make the scene
+    depend on the time of day), at most this many evictions an hour, and a person (group
+    sre) for a drain of more than `person_over` pods, under the rule named `rule`."""
+    return f"""\
 apiVersion: kubecrew.io/v1alpha1
 kind: ChangePolicy
-metadata: {name: node-changes}
+metadata: {{name: node-changes}}
 spec:
-  selector: {kinds: [Node]}
+  selector: {{kinds: [Node]}}
   approvals:
-    - name: large-drains
+    - name: {rule}
       actions: [drain]
-      when: 'action.pods > 10'
-      approvers: {groups: [sre]}
-  blastRadius: {maxEvictionsPerHour: %d}
+      when: 'action.pods > {person_over}'
+      approvers: {{groups: [sre]}}
+  blastRadius: {{maxEvictionsPerHour: {max_evictions_per_hour}}}
 """
-
-
-def node_policy(max_evictions_per_hour: int = 10) -> str:
-    """Node drains in any hour (the shipped policy's wall-clock window would make the scene
-    depend on the time of day), at most this many evictions an hour, a person for big drains."""
-    return _NODE_POLICY % max_evictions_per_hour
 
 
 WEB_WITH_PDB = """\

@@ -32,6 +32,7 @@ from agents.runtime.toolbox import Servers
 from core.policy.proposals import ApprovalRequest, ProposalRecord
 from core.policy.settings import PolicySettings
 from core.policy.store.sqlite import SqliteStore
+from kubecrew.demo.shop import NAMESPACE, WEB
 from kubecrew.demo.tour import DEMO_RATE, StepFailed, Tour, kubectl_env
 from kubecrew.install.footprint import InstallError, Request, install
 from kubecrew.practice.probe import FAULTS_PATH, ApiClient
@@ -44,86 +45,6 @@ from sandbox.server import Options, Sandbox
 T = TypeVar("T")
 WAIT_SECONDS = 60.0
 WEB_MANIFEST = "apps/shop/web.yaml"
-SHOP_WEB = """\
-# The web front end. Owned by team shop.
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  namespace: shop
-  labels:
-    app: web  # selected by the Service
-spec:
-  replicas: 1
-  selector:
-    matchLabels:
-      app: web
-  template:
-    metadata:
-      labels:
-        app: web
-    spec:
-      containers:
-        - name: web
-          image: nginx:1.27  # pinned
----
-apiVersion: v1
-kind: Service
-metadata:
-  name: web
-  namespace: shop
-spec:
-  selector:
-    app: web
-  ports:
-    - port: 80
-"""
-SHOP_NAMESPACE = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n"
-# The shop's API: four replicas that sit idle, asking for CPU they do not use.
-IDLE_API = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: api, namespace: shop}
-spec:
-  replicas: 4
-  selector: {matchLabels: {app: api}}
-  template:
-    metadata: {labels: {app: api}}
-    spec:
-      containers:
-      - name: api
-        image: nginx:1.27
-        resources:
-          requests: {cpu: 100m, memory: 32Mi}
-          limits: {memory: 64Mi}
-"""
-# Who owns what and what matters most: the shop is the Dev Team's, nodes the Cluster Operator's.
-OWNERSHIP = """\
-apiVersion: kubecrew.io/v1alpha1
-kind: Ownership
-metadata: {name: cluster}
-spec:
-  team: cluster-ops
-  agent: cluster-operator
-  humans: {groups: [sre]}
-  owns: [{kinds: [Node]}]
----
-apiVersion: kubecrew.io/v1alpha1
-kind: Ownership
-metadata: {name: shop}
-spec:
-  team: shop
-  agent: dev-team
-  humans: {groups: [shop-admins]}
-  owns: [{namespaces: [shop]}]
----
-apiVersion: kubecrew.io/v1alpha1
-kind: PriorityPolicy
-metadata: {name: org-priorities}
-spec:
-  order: [security, reliability, cost]
-  tieBreaks: [owner, most-conservative]
-"""
 
 
 def git(repo: Path, *args: str) -> str:
@@ -143,8 +64,8 @@ def shop_repository(root: Path) -> Path:
     repo = root / "shop-gitops"
     (repo / "apps" / "shop").mkdir(parents=True)
     git(repo, "init", "-q", "-b", "main")
-    (repo / WEB_MANIFEST).write_text(SHOP_WEB)
-    (repo / "namespaces.yaml").write_text(SHOP_NAMESPACE)
+    (repo / WEB_MANIFEST).write_text(WEB)
+    (repo / "namespaces.yaml").write_text(NAMESPACE)
     git(repo, "add", ".")
     git(repo, "commit", "-q", "-m", "the shop")
     return repo

@@ -16,6 +16,7 @@ import math
 from agents.cluster_operator.capacity import TARGET
 from agents.cluster_operator.rightsizing import STEP
 from kubecrew.demo.scenes import GOVERNANCE_POLICIES as CAPACITY
+from kubecrew.demo.shop import deployment, manifests, namespace
 from sandbox.server import Sandbox
 from tests.support.cluster_operator import Operator
 from tests.support.kubectl import Kubectl
@@ -78,41 +79,11 @@ def downscale_is_countered_by_capacity_and_applied_as_decided(
     assert "propose" in operator.called() and "scale" in operator.called()
 
 
-SHOP = """\
-apiVersion: v1
-kind: Namespace
-metadata: {name: shop}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: shop}
-spec:
-  replicas: 3
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers:
-      - name: web
-        image: nginx:1.27
-        resources:
-          requests: {cpu: 500m, memory: 32Mi}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: api, namespace: shop}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: api}}
-  template:
-    metadata: {labels: {app: api}}
-    spec:
-      containers:
-      - name: api
-        image: nginx:1.27
-        resources:
-          requests: {cpu: 500m, memory: 32Mi}
-"""
+SHOP = manifests(
+    namespace(),
+    deployment("web", replicas=3, cpu="500m"),
+    deployment("api", replicas=1, cpu="500m"),
+)
 FLOOR_RULE = """\
 ---
 apiVersion: kubecrew.io/v1alpha1

@@ -24,7 +24,7 @@ from core.policy.audit import AuditRecord
 from core.policy.proposals import ApprovalRequest, ProposalRecord
 from core.policy.settings import PolicySettings
 from core.policy.store.sqlite import SqliteStore
-from kubecrew.demo.world import OWNERSHIP
+from kubecrew.demo.shop import OWNERSHIP
 from mcp_servers.kube.settings import KubeSettings
 from sandbox.server import Sandbox
 

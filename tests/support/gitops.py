@@ -1,9 +1,8 @@
-"""The shop's manifests as a GitOps repository holds them, git run as a person runs it, and the
-gitops server's tools called through a real MCP client (in-memory transport).
-
-`DEPLOYMENT` and `NAMESPACE` are the files of the repository the `manifests` fixture
-(tests/conftest.py) commits; `session(server, script)` runs `script(call)` against a server,
-where `call(tool, **args)` returns the structured result or raises `ToolFailed`."""
+"""Git run as a person runs it, and the gitops server's tools called through a real MCP client
+(in-memory transport): `session(server, script)` runs `script(call)` against a server, where
+`call(tool, **args)` returns the structured result or raises `ToolFailed`. The shop's
+manifests the `manifests` fixture (tests/conftest.py) commits are the demo's
+(kubecrew/demo/shop.py)."""
 
 from __future__ import annotations
 
@@ -17,42 +16,6 @@ from mcp.server.fastmcp import FastMCP
 from mcp.shared.memory import create_connected_server_and_client_session
 
 from mcp_servers.gitops.settings import GitopsSettings
-
-DEPLOYMENT = """\
-# The web front end. Owned by team shop.
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  namespace: shop
-  labels:
-    app: web  # selected by the Service
-spec:
-  replicas: 1  # raised for the sale
-  selector:
-    matchLabels:
-      app: web
-  template:
-    metadata:
-      labels:
-        app: web
-    spec:
-      containers:
-        - name: web
-          image: nginx:1.27  # pinned
----
-apiVersion: v1
-kind: Service
-metadata:
-  name: web
-  namespace: shop
-spec:
-  selector:
-    app: web
-  ports:
-    - port: 80
-"""
-NAMESPACE = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n"
 
 
 def git(repo: Path, *args: str) -> str:

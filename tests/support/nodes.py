@@ -21,19 +21,7 @@ from tests.support.cluster_operator import Operator
 from tests.support.kubectl import Kubectl
 from tests.support.waiting import eventually
 
-DRAINS_NEED_A_PERSON = """\
-apiVersion: kubecrew.io/v1alpha1
-kind: ChangePolicy
-metadata: {name: node-changes}
-spec:
-  selector: {kinds: [Node]}
-  approvals:
-    - name: every-drain
-      actions: [drain]
-      when: 'action.pods > 0'
-      approvers: {groups: [sre]}
-  blastRadius: {maxEvictionsPerHour: 20}
-"""
+DRAINS_NEED_A_PERSON = node_policy(20, person_over=0, rule="every-drain")
 
 
 def running(kubectl: Kubectl, namespace: str, selector: str) -> list[dict[str, Any]]:

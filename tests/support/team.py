@@ -31,13 +31,15 @@ from core.policy.audit import AuditRecord
 from core.policy.negotiation import negotiate
 from core.policy.settings import SHIPPED, PolicySettings
 from core.policy.store import open_store
+from kubecrew.demo.shop import NAMESPACE as SHOP_NAMESPACE
+from kubecrew.demo.shop import WEB as SHOP_WEB
 from mcp_servers.gitops.providers.local import LocalProvider
 from mcp_servers.gitops.repo import Repository
 from mcp_servers.gitops.server import build as build_gitops
 from mcp_servers.gitops.settings import GitopsSettings
 from mcp_servers.kube.settings import KubeSettings
 from sandbox.server import Sandbox
-from tests.support.gitops import DEPLOYMENT, NAMESPACE, git
+from tests.support.gitops import git
 from tests.support.kubectl import Kubectl
 from tests.support.policies import defaults, downscale
 from tests.support.waiting import eventually
@@ -125,8 +127,8 @@ def make_team(
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
     (repo / "apps" / "shop").mkdir(parents=True)
-    (repo / WEB).write_text(DEPLOYMENT)
-    (repo / "namespaces.yaml").write_text(NAMESPACE)
+    (repo / WEB).write_text(SHOP_WEB)
+    (repo / "namespaces.yaml").write_text(SHOP_NAMESPACE)
     git(repo, "add", ".")
     git(repo, "-c", "user.name=dev", "-c", "user.email=dev@shop", "commit", "-q", "-m", "the shop")
     store = tmp_path / "policy-store.sqlite"

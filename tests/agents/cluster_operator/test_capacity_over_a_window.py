@@ -24,6 +24,7 @@ import pytest
 from agents.cluster_operator.capacity import TARGET
 from agents.cluster_operator.rightsizing import FLOOR, STEP
 from agents.runtime.toolbox import Servers
+from kubecrew.demo.shop import deployment, manifests, namespace
 from mcp_servers.metrics.settings import MetricsSettings
 from sandbox.cluster import Cluster
 from sandbox.server import Sandbox
@@ -41,35 +42,11 @@ pytestmark = [
 ]
 WINDOW = 30  # seconds: the CostPolicy's underused.window
 BUSY, IDLE = 8, 1  # millicores per pod, as `top` reads them
-SHOP = """\
-apiVersion: v1
-kind: Namespace
-metadata: {name: shop}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: shop}
-spec:
-  replicas: 3
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers:
-      - {name: web, image: nginx:1.27, resources: {requests: {cpu: 100m, memory: 32Mi}}}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: api, namespace: shop}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: api}}
-  template:
-    metadata: {labels: {app: api}}
-    spec:
-      containers:
-      - {name: api, image: nginx:1.27, resources: {requests: {cpu: 500m, memory: 32Mi}}}
-"""
+SHOP = manifests(
+    namespace(),
+    deployment("web", replicas=3, cpu="100m"),
+    deployment("api", replicas=1, cpu="500m"),
+)
 COST = f"""\
 apiVersion: kubecrew.io/v1alpha1
 kind: CostPolicy

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 
+from kubecrew.demo.governance import UNDERUSED
+from kubecrew.demo.shop import manifests
 from tests.support.capacity import proposed_scale, replicas, shop_of_five
 from tests.support.cluster_operator import Operator
 from tests.support.kubectl import Kubectl
@@ -23,14 +25,6 @@ spec:
     - name: no-downscale-during-the-sale
       actions: [scale]
       when: 'action.replicas.to < action.replicas.from'
----
-apiVersion: kubecrew.io/v1alpha1
-kind: CostPolicy
-metadata: {name: shop-underused, labels: {kubecrew.io/team: cluster-ops}}
-spec:
-  selector: {namespaces: [shop]}
-  underused: {metric: cpu_utilization, below: 0.2, window: 1h}
-  allowedActions: [downscale, right-size]
 """
 RULE = "CapacityPolicy shop-sale-freeze / rule no-downscale-during-the-sale"
 
@@ -43,7 +37,7 @@ def scale_proposals(operator: Operator) -> list[str]:
 def test_a_rejected_downscale_is_reported_not_proposed_again_until_the_workload_changes(
     kubectl: Kubectl, operator: Operator
 ) -> None:
-    operator.policy("capacity", FREEZE)
+    operator.policy("capacity", manifests(FREEZE, UNDERUSED))
     shop_of_five(kubectl)
 
     first = operator.capacity()

@@ -15,6 +15,7 @@ import pytest
 from agents.cluster_operator.conversation import conversation
 from agents.runtime.brain import Deterministic
 from agents.runtime.contract import Outcome
+from kubecrew.demo.shop import deployment, manifests, namespace
 from sandbox.server import Options, Sandbox
 from tests.support.clock import RATE
 from tests.support.cluster_operator import Operator
@@ -22,25 +23,7 @@ from tests.support.fleet import fleet_kubeconfig
 from tests.support.kubectl import Kubectl
 from tests.support.waiting import eventually
 
-BUSY = """\
-apiVersion: v1
-kind: Namespace
-metadata: {name: shop}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: api, namespace: shop}
-spec:
-  replicas: 4
-  selector: {matchLabels: {app: api}}
-  template:
-    metadata: {labels: {app: api}}
-    spec:
-      containers:
-        - name: api
-          image: "nginx:1.27"
-          resources: {requests: {cpu: "1200m", memory: 256Mi}}
-"""
+BUSY = manifests(namespace(), deployment("api", replicas=4, cpu="1200m", memory="256Mi"))
 
 
 @pytest.fixture
