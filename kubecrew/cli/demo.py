@@ -14,20 +14,19 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from kubecrew.demo.gitops import gitops_probing
-from kubecrew.demo.scenes import governance, node_lifecycle, self_heal
-from kubecrew.demo.tour import SAMPLE, StepFailed, walk_through
-from kubecrew.demo.world import World, fresh_world
 from kubecrew.terminal import print_failure
 
-Play = Callable[[World], None]
+if TYPE_CHECKING:
+    from kubecrew.demo.world import World
+
+Play = Callable[["World"], None]
 
 
 @dataclass(frozen=True)
@@ -38,9 +37,36 @@ class Scene:
     play: Play
 
 
+# Each scene imports its story when it plays, so `kubecrew --help` loads no agent.
 def tour(world: World) -> None:
+    from kubecrew.demo.tour import SAMPLE, walk_through
+
     with resources.as_file(resources.files("kubecrew.demo") / SAMPLE) as manifest:
         walk_through(world.tour, manifest)
+
+
+def gitops_probing(world: World) -> None:
+    from kubecrew.demo.gitops import gitops_probing
+
+    gitops_probing(world)
+
+
+def self_heal(world: World) -> None:
+    from kubecrew.demo.scenes import self_heal
+
+    self_heal(world)
+
+
+def governance(world: World) -> None:
+    from kubecrew.demo.scenes import governance
+
+    governance(world)
+
+
+def node_lifecycle(world: World) -> None:
+    from kubecrew.demo.scenes import node_lifecycle
+
+    node_lifecycle(world)
 
 
 SCENES = (
@@ -82,6 +108,9 @@ def list_scenes(console: Console) -> None:
 
 def play(scene: Scene, console: Console) -> bool:
     """Play one scene on a fresh sandbox: True when it happened as told."""
+    from kubecrew.demo.tour import StepFailed
+    from kubecrew.demo.world import fresh_world
+
     console.print()
     console.rule(f"[bold]{escape(scene.title)} [dim]({scene.name})", align="left")
     started = time.monotonic()
