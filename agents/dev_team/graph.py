@@ -32,13 +32,14 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
+from agents.dev_team import changing, intents, prompts, report, tasks
 from agents.dev_team import deploy as deploying
-from agents.dev_team import intents, prompts, report, tasks
 from agents.dev_team.heal import learner
 from agents.dev_team.investigate import investigate_workload
 from agents.dev_team.state import AGENT, DevTeamState, Observation, TargetRef
 from agents.runtime import memory, modelsteps
 from agents.runtime.brain import Deterministic
+from agents.runtime.changes import carry, ops, words
 from agents.runtime.errors import AgentError
 from agents.runtime.loop.graph import LoopContext
 from agents.runtime.loop.graph import builder as loop_builder
@@ -78,6 +79,50 @@ async def understand(state: DevTeamState, runtime: Runtime[Context]) -> dict[str
 
 
 async def _understood(state: DevTeamState, runtime: Runtime[Context]) -> dict[str, Any]:
+    pending = state.get("pending")
+    if pending and changing.YES.match(state["question"]):  # the answer to "reply yes"
+        change = ops.from_json(pending)
+        return {"intent": "change", "change": pending, "pending": None,
+                "target": _ref_of(change.target)}  # fmt: skip
+    asked = words.read(state["question"])
+    if asked is not None and asked.op in changing.NODE_OPS:
+        node = " ".join(asked.subject) or "the node"
+        text = (f"Nodes are the Cluster Operator's: ask it to {asked.op} {node} (in chat or "
+                "Slack that goes to it).")  # fmt: skip
+        return {"intent": "change", "clarification": text, "options": [], "pending": None}
+    if asked is not None and asked.op in changing.WORKLOAD_OPS:
+        return {"pending": None} | await _change_asked(state, runtime, asked)
+    return {"pending": None} | await _read_asked(state, runtime)
+
+
+async def _change_asked(
+    state: DevTeamState, runtime: Runtime[Context], asked: words.Asked
+) -> dict[str, Any]:
+    """A change of one workload: resolved, made precise, and asked back when destructive."""
+    toolbox = runtime.context.toolbox
+    intent = intents.Intent("change", asked.subject, asked.namespace or state.get("namespace"),
+                            state["question"])  # fmt: skip
+    resolved = await intents.resolve(intent, toolbox)
+    if isinstance(resolved, intents.Clarify):
+        options = [_ref(t) for t in resolved.options]
+        return {"intent": "change", "clarification": resolved.question, "options": options}
+    if asked.kind and asked.kind not in (resolved.kind, "Deployment"):
+        text = f"{resolved} is a {resolved.kind}, not a {asked.kind}: nothing changed."
+        return {"intent": "change", "clarification": text, "options": []}
+    target = _ref(resolved)
+    change = await changing.typed(toolbox, asked, target)
+    if isinstance(change, changing.Unclear):
+        return {"intent": "change", "target": target, "clarification": change.question,
+                "options": []}  # fmt: skip
+    data = change.model_dump(mode="json")
+    if change.destructive:
+        text = changing.confirm_text(change, changing.destructive_note(change))
+        return {"intent": "change", "target": target, "clarification": text, "options": [],
+                "pending": data}  # fmt: skip
+    return {"intent": "change", "target": target, "change": data}
+
+
+async def _read_asked(state: DevTeamState, runtime: Runtime[Context]) -> dict[str, Any]:
     intent = intents.parse(state["question"], namespace=state.get("namespace"))
     if intent.kind == "unsupported" or (
         intent.kind in TASK_KINDS and intent.kind not in tasks.TASKS
@@ -95,10 +140,12 @@ async def _understood(state: DevTeamState, runtime: Runtime[Context]) -> dict[st
 
 def after_understand(
     state: DevTeamState,
-) -> Literal["clarify", "investigate", "heal", "deploy", "task"]:
+) -> Literal["clarify", "investigate", "heal", "deploy", "task", "change"]:
     if state.get("clarification"):
         return "clarify"
     intent = state.get("intent", "")
+    if intent == "change":
+        return "change"
     if intent in tasks.TASKS:
         return "task"
     return "heal" if intent == "heal" else "deploy" if intent == "deploy" else "investigate"
@@ -137,8 +184,24 @@ async def heal(state: DevTeamState, runtime: Runtime[Context]) -> dict[str, Any]
     return {"answer": values.get("summary", ""), "report": data}
 
 
+async def change(state: DevTeamState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """The change asked for, one way: policy, dry run, PR or gated write, validation, rollback
+    (agents/runtime/changes/carry.py)."""
+    context = runtime.context
+    asked = ops.from_json(state["change"])
+    done = await carry.carry_out(context.toolbox, asked, agent=AGENT, settings=context.settings,
+                                 why=f"asked in conversation: {state['question']!r}")  # fmt: skip
+    report_data = done.report(asked)
+    if done.outcome == "waiting":
+        report_data["outcome"] = "escalated"  # a person decides: `kubecrew ask` exits 3
+    return {"answer": done.summary, "report": report_data}
+
+
 async def clarify(state: DevTeamState) -> dict[str, Any]:
-    data = {"clarification": state["clarification"], "options": state.get("options", [])}
+    data: dict[str, Any] = {"clarification": state["clarification"],
+                            "options": state.get("options", [])}  # fmt: skip
+    if state.get("pending"):
+        data["confirm"] = state["pending"]  # a destructive change waits for "yes"
     return {"answer": state["clarification"], "report": data}
 
 
@@ -211,6 +274,10 @@ def _target(state: DevTeamState) -> TargetRef:
     return target
 
 
+def _ref_of(target: ops.Object) -> TargetRef:
+    return TargetRef(kind=target.kind, name=target.name, namespace=target.namespace)
+
+
 def _ref(target: intents.Target) -> TargetRef:
     return TargetRef(kind=target.kind, name=target.name, namespace=target.namespace)
 
@@ -223,6 +290,7 @@ builder.add_node("answer", answer)
 builder.add_node("heal", heal)
 builder.add_node("deploy", deploy)
 builder.add_node("task", task)
+builder.add_node("change", change)
 builder.add_edge(START, "understand")
 builder.add_conditional_edges("understand", after_understand)
 builder.add_edge("clarify", END)
@@ -231,6 +299,7 @@ builder.add_edge("answer", END)
 builder.add_edge("heal", END)
 builder.add_edge("deploy", END)
 builder.add_edge("task", END)
+builder.add_edge("change", END)
 
 
 def compile_graph(durable: Durable) -> CompiledStateGraph[DevTeamState, Context, Any, Any]:

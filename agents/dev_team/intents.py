@@ -39,14 +39,23 @@ from typing import Literal
 from agents.runtime.toolbox import Toolbox
 
 IntentKind = Literal[
-    "diagnose", "heal", "deploy", "drift", "rightsize", "probe", "resilience", "unsupported"
+    "diagnose",
+    "heal",
+    "deploy",
+    "drift",
+    "rightsize",
+    "probe",
+    "resilience",
+    "change",
+    "unsupported",
 ]
 
 _WORD = re.compile(r"[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?(?:/[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?)?")
 _DIAGNOSE_STEMS = (
     "fail", "crash", "broke", "break", "diagnos", "debug", "error", "unhealth", "restart",
     "troubleshoot", "wrong", "why", "down", "dead", "dying", "problem", "issue", "investigat",
-    "health", "working", "works", "stuck", "flak", "pending", "oom",
+    "health", "working", "works", "stuck", "flak", "pending", "oom", "crashloop", "oomkill",
+    "backoff", "crashloopbackoff",
 )  # fmt: skip
 _HEAL_STEMS = ("fix", "heal", "repair", "remediat", "mend", "self-heal")  # "fix web", "heal web"
 _DEPLOY_WORDS = frozenset(("deploy", "ship", "promote"))  # "deploy web to staging"
@@ -138,19 +147,70 @@ def _kind(words: list[str]) -> IntentKind:
     return "unsupported"
 
 
+# What may follow a stem in the same word: inflections, never another word ("heal" is not in
+# "healthy", "fix" is not in "prefix", "down" is not in "downtime").
+_ENDINGS = frozenset(
+    [
+        "e",
+        "s",
+        "es",
+        "ed",
+        "d",
+        "ing",
+        "er",
+        "ers",
+        "or",
+        "ors",
+        "ure",
+        "ures",
+        "ures",
+        "y",
+        "ies",
+        "ied",
+        "ion",
+        "ions",
+        "ation",
+        "ations",
+        "ations",
+        "n",
+        "en",
+        "ment",
+        "ments",
+        "ly",
+        "is",
+        "ose",
+        "osis",
+        "oses",
+        "able",
+        "al",
+        "ally",
+        "ging",
+        "ged",
+        "ping",
+        "ped",
+        "ting",
+        "ted",
+    ]
+) | {""}
+
+
+def _stem_of(word: str, stem: str) -> bool:
+    return word.startswith(stem) and word[len(stem) :] in _ENDINGS
+
+
 def _task(word: str) -> IntentKind | None:
     for kind, stems in _TASK_STEMS:
-        if any(word.startswith(stem) for stem in stems):
+        if any(_stem_of(word, stem) for stem in stems):
             return kind
     return None
 
 
 def _is_heal(word: str) -> bool:
-    return any(word.startswith(stem) for stem in _HEAL_STEMS)
+    return any(_stem_of(word, stem) for stem in _HEAL_STEMS)
 
 
 def _is_cue(word: str) -> bool:
-    return any(word.startswith(stem) for stem in _DIAGNOSE_STEMS)
+    return any(_stem_of(word, stem) for stem in _DIAGNOSE_STEMS)
 
 
 async def resolve(intent: Intent, toolbox: Toolbox) -> Target | Clarify:

@@ -42,5 +42,7 @@ class DevTeamState(TypedDict, total=False):
     seen_before: int  # observations of the thread's earlier questions: not this answer's evidence
     said_before: int  # messages of the thread's earlier questions (the model still reads them)
     messages: Annotated[list[AnyMessage], add_messages]  # the model's turns (model brain only)
+    change: dict[str, Any]  # the typed change asked for (agents.runtime.changes.ops), as JSON
+    pending: dict[str, Any] | None  # a destructive change asked back, until "yes" or another ask
     answer: str  # the text shown to the person
     report: dict[str, Any]  # the same answer as data (`kubecrew ask --json`)

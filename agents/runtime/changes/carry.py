@@ -1,0 +1,382 @@
+"""Carrying out one typed change, the one way every change goes.
+
+1. **Policy**: the policy store judges the change (`propose`; the loop's `decide_proposal`, so
+   an escalation becomes an approval request with its approvers, and asking again reuses the
+   proposal instead of making a second). Refused or countered: nothing changes, and the answer
+   says why (a counter-offer is never carried out in place of what was asked).
+2. **Where it is written**: when git defines the object (the gitops server's `find_manifest`)
+   and the change has a manifest form, a pull request with exactly those field edits, merged
+   under the approved proposal, then synced after a dry run. Otherwise a server-side **dry
+   run** of the kube server's write tool (its diff and the gate's verdict), then the gated
+   write itself, carrying the proposal, judged again and audited by the kube server.
+3. **Validation** that fits the change: a rollout complete and soaked, the replicas available,
+   the fields read back, the node (un)schedulable, the pod gone.
+4. **Rollback** when validation fails: the revision before the change, the replica count
+   before it, or a revert pull request; the answer says what was put back.
+
+Must not know: any agent or grammar. Tools are called by name through the agent's `Toolbox`,
+so the allow-list and the servers' gates hold whoever planned the change.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import anyio
+
+from agents.runtime.changes.ops import ROLLED, Change, Cordon, Scale, SetResources
+from agents.runtime.errors import ToolFailed
+from agents.runtime.loop.mutation import (
+    NeedsApproval,
+    Refused,
+    decide_proposal,
+    find_pr,
+    sync_change,
+)
+from agents.runtime.loop.state import Target
+from agents.runtime.loop.validation import LoopSettings, cluster_now, validate
+from agents.runtime.toolbox import Toolbox
+
+Outcome = Literal["done", "undone", "refused", "waiting", "failed"]
+
+
+@dataclass
+class Carried:
+    outcome: Outcome
+    summary: str  # one paragraph for the person: what changed (or not) and why
+    steps: list[str] = field(default_factory=list)  # what happened, in order
+    proposal: str = ""
+    request: str = ""  # the approval request a person answers, when waiting
+    asked: str = ""  # who may answer it
+    pr: int = 0
+    diff: str = ""
+
+    def report(self, change: Change) -> dict[str, Any]:
+        return {
+            "change": change.model_dump(mode="json"),
+            "outcome": self.outcome,
+            "steps": self.steps,
+            "proposal": self.proposal,
+            "approval": self.request,
+            "approvers": self.asked,
+            "pr": self.pr,
+            "diff": self.diff,
+        }
+
+
+async def carry_out(
+    toolbox: Toolbox, change: Change, *, agent: str, settings: LoopSettings, why: str
+) -> Carried:
+    """`change`, through policy, a dry run, a PR or a gated write, validation and rollback."""
+    live = await _live(toolbox, change)
+    key = _key(change, live)
+    steps = [f"asked: {change.describe()}"]
+    if not toolbox.has("propose"):  # no policy store here: the kube server's gate judges alone
+        steps.append("no policy store configured: the kube server's gate judges the write")
+        return await _written(toolbox, change, live, "", key, steps, agent, settings)
+    try:
+        proposal = await decide_proposal(
+            toolbox,
+            key=key,
+            agent=agent,
+            what=change.describe(),
+            rationale=f"{change.describe()}: {why} [{key}]"[:2000],
+            risk="high" if change.destructive else "low",
+            **change.proposal(live),
+        )
+    except NeedsApproval as exc:
+        asked = await _approvers(toolbox, exc.request)
+        return Carried(
+            "waiting",
+            f"Not done yet: policy gives {change.describe()} to a person. Approval request "
+            f"{exc.request} (proposal {exc.proposal}) waits for {asked or 'its approvers'}; "
+            f"nothing changed.",
+            [*steps, f"policy store: {exc.message}"],
+            proposal=exc.proposal,
+            request=exc.request,
+            asked=asked,
+        )
+    except Refused as exc:
+        return Carried(
+            "refused", f"Not done: {exc.message}. Nothing changed.", [*steps, exc.message]
+        )
+    steps.append(f"policy store approved it (proposal {proposal})")
+    return await _written(toolbox, change, live, proposal, key, steps, agent, settings)
+
+
+async def _written(
+    toolbox: Toolbox,
+    change: Change,
+    live: dict[str, Any],
+    proposal: str,
+    key: str,
+    steps: list[str],
+    agent: str,
+    settings: LoopSettings,
+) -> Carried:
+    manifest = await _manifest(toolbox, change)
+    try:
+        if manifest and change.edits(live):
+            edits = (manifest, change.edits(live))
+            return await _by_pr(toolbox, change, edits, proposal, key, steps, agent, settings)
+        return await _direct(toolbox, change, live, proposal, steps, settings)
+    except ToolFailed as exc:
+        return Carried(
+            "refused" if _refusal(exc.reason) else "failed",
+            f"Not done: {change.describe()} failed: {exc.reason}",
+            [*steps, f"refused: {exc.reason}"],
+            proposal=proposal,
+        )
+
+
+async def _direct(
+    toolbox: Toolbox,
+    change: Change,
+    live: dict[str, Any],
+    proposal: str,
+    steps: list[str],
+    settings: LoopSettings,
+) -> Carried:
+    tool, arguments = change.write()
+    carrying = {} if _limits_only(change) or not proposal else {"proposal": proposal}
+    preview = await toolbox.call(tool, **arguments, dry_run=True, **carrying)
+    diff = str(preview.get("diff") or "")
+    verdict = (preview.get("policy") or {}).get("verdict", "")
+    steps.append(f"dry run of {tool}: " + (f"gate says {verdict}" if verdict else "accepted"))
+    if verdict.startswith("refused") or verdict in ("deny", "denied"):
+        return Carried("refused", f"Not done: the kube server's gate refuses it ({verdict}).",
+                       steps, proposal=proposal, diff=diff)  # fmt: skip
+    await toolbox.call(tool, **arguments, **carrying)
+    steps.append(f"{tool} applied (gated and audited by the kube server)")
+    held, evidence = await _validated(toolbox, change, settings)
+    steps += evidence
+    if held:
+        return Carried("done", f"Done: {change.describe()}. " + "; ".join(evidence[-2:]) + ".",
+                       steps, proposal=proposal, diff=diff)  # fmt: skip
+    undone = await _undo(toolbox, change, live)
+    steps.append(undone)
+    return Carried(
+        "undone",
+        f"{change.describe().capitalize()} did not hold ({evidence[-1]}), so I put it back: "
+        f"{undone}.",
+        steps,
+        proposal=proposal,
+        diff=diff,
+    )
+
+
+async def _by_pr(
+    toolbox: Toolbox,
+    change: Change,
+    edits: tuple[dict[str, Any], list[dict[str, Any]]],
+    proposal: str,
+    key: str,
+    steps: list[str],
+    agent: str,
+    settings: LoopSettings,
+) -> Carried:
+    target, (manifest, fields) = change.target, edits
+    existing = await find_pr(toolbox, key)
+    if existing is None:
+        opened = await toolbox.call(
+            "propose_change",
+            title=change.describe()[:200],
+            path=manifest["file"],
+            kind=target.kind,
+            name=target.name,
+            edits=fields,
+            body=f"{change.describe()}.\n\nPolicy: proposal {proposal}. Opened by kubecrew; "
+            "it validates the change after sync and reverts it if it does not hold.",
+            branch=key,
+        )
+        number = int(opened["number"])
+        steps.append(f"git defines it ({manifest['file']}): opened PR #{number}")
+    else:
+        number = int(existing["number"])
+        steps.append(f"PR #{number} on branch {key} already existed ({existing['state']})")
+    detail = await toolbox.call("get_pr", number=number)
+    if detail["pr"].get("state") != "merged":
+        if not detail.get("approved"):
+            await toolbox.call(
+                "review_pr", number=number, verdict="approve", author=agent,
+                body=f"Merged: policy approved it (proposal {proposal}).",
+            )  # fmt: skip
+        await toolbox.call("merge_pr", number=number)
+        steps.append(f"merged PR #{number} under proposal {proposal}")
+    steps += await sync_change(toolbox, _target(change))
+    held, evidence = await _validated(toolbox, change, settings)
+    steps += evidence
+    if held:
+        return Carried("done", f"Done by PR #{number}: {change.describe()}. {evidence[-1]}.",
+                       steps, proposal=proposal, pr=number)  # fmt: skip
+    reverted = await toolbox.call("revert_pr", number=number)
+    back = int(reverted["number"])
+    await toolbox.call("review_pr", number=back, verdict="approve", author=agent,
+                       body=f"Validation of #{number} failed: reverting it.")  # fmt: skip
+    await toolbox.call("merge_pr", number=back)
+    steps += await sync_change(toolbox, _target(change))
+    steps.append(f"reverted PR #{number} by PR #{back}")
+    return Carried(
+        "undone",
+        f"{change.describe().capitalize()} did not hold ({evidence[-1]}): PR #{number} was "
+        f"reverted by PR #{back}.",
+        steps,
+        proposal=proposal,
+        pr=number,
+    )
+
+
+async def _validated(
+    toolbox: Toolbox, change: Change, settings: LoopSettings
+) -> tuple[bool, list[str]]:
+    target = change.target
+    if isinstance(change, Scale) and target.kind in ROLLED:
+        return await _scaled(toolbox, change, settings)
+    if change.check in ("rollout", "replicas") and target.kind in ROLLED:
+        verdict = await validate(toolbox, _target(change), "", settings)
+        return verdict.held, verdict.evidence or ["validated"]
+    if change.check == "node" and isinstance(change, Cordon):
+        got = await toolbox.call("get_resource", kind="node", name=target.name,
+                                 output="fields", fields=["spec.unschedulable"])  # fmt: skip
+        now = bool(got.get("spec.unschedulable"))
+        said = "unschedulable" if now else "schedulable"
+        return now == change.unschedulable, [f"node {target.name} is {said}"]
+    if change.check == "gone":
+        try:
+            await toolbox.call("get_resource", kind=target.kind.lower(), name=target.name,
+                               namespace=target.namespace, output="fields",
+                               fields=["metadata.deletionTimestamp"])  # fmt: skip
+        except ToolFailed as exc:
+            if "not found" in exc.reason.lower():
+                return True, [f"{target} is gone"]
+            raise
+        return True, [f"{target} is being deleted"]
+    expected: dict[str, Any] = getattr(change, "expected", lambda: {})()
+    got = await toolbox.call("get_resource", kind=target.kind.lower(), name=target.name,
+                             namespace=target.namespace, output="fields",
+                             fields=list(expected))  # fmt: skip
+    wrong = [f"{path} is {got.get(path)!r}" for path, want in expected.items()
+             if not _matches(got.get(path), want)]  # fmt: skip
+    if wrong:
+        return False, [f"read back: {'; '.join(wrong)}"]
+    return True, [f"read back: {', '.join(expected)} as asked"]
+
+
+async def _scaled(
+    toolbox: Toolbox, change: Scale, settings: LoopSettings
+) -> tuple[bool, list[str]]:
+    """The replicas asked for, all available (and no more running), within the deadline."""
+    target, wanted = change.target, change.replicas
+    start = await cluster_now(toolbox)
+    fields = ["status.replicas", "status.availableReplicas", "status.updatedReplicas"]
+    while True:
+        got = await toolbox.call(
+            "get_resource", kind=target.kind.lower(), name=target.name,
+            namespace=target.namespace, output="fields", fields=fields,
+        )  # fmt: skip
+        running, available = (
+            got.get("status.replicas") or 0,
+            got.get("status.availableReplicas") or 0,
+        )
+        if running == available == wanted:
+            return True, [f"{available} of {wanted} replicas available"]
+        now = await cluster_now(toolbox)
+        if (
+            start is None
+            or now is None
+            or (now - start).total_seconds() > settings.deadline_seconds
+        ):
+            return False, [f"{available} of {wanted} replicas available ({running} running) "
+                           f"after {settings.deadline_seconds:.0f} s of cluster time"]  # fmt: skip
+        await anyio.sleep(settings.poll_seconds)
+
+
+def _matches(got: Any, want: Any) -> bool:
+    if isinstance(want, dict):
+        have = got if isinstance(got, dict) else {}
+        return all(have.get(k) == v if v is not None else k not in have for k, v in want.items())
+    return bool(got) == bool(want) if isinstance(want, bool) else got == want
+
+
+async def _undo(toolbox: Toolbox, change: Change, live: dict[str, Any]) -> str:
+    target = change.target
+    if isinstance(change, Scale) and isinstance(live.get("spec.replicas"), int):
+        before = int(live["spec.replicas"])
+        await toolbox.call("scale", kind=target.kind.lower(), name=target.name,
+                           namespace=target.namespace, replicas=before)  # fmt: skip
+        return f"scaled {target} back to {before}"
+    revision = str(live.get("revision") or "")
+    if target.kind == "Deployment" and revision:
+        await toolbox.call("rollout_undo", name=target.name, namespace=target.namespace,
+                           to_revision=int(revision))  # fmt: skip
+        return f"rolled {target} back to revision {revision}"
+    return "nothing could be put back automatically (no earlier revision): look at it by hand"
+
+
+async def _live(toolbox: Toolbox, change: Change) -> dict[str, Any]:
+    """What the change starts from: replicas and generation, and a Deployment's revision."""
+    target = change.target
+    fields = ["spec.replicas", "metadata.generation", "metadata.resourceVersion",
+              "spec.template.spec.containers"]  # fmt: skip
+    if target.kind == "Node":
+        fields = ["spec.unschedulable", "metadata.resourceVersion"]
+    try:
+        live = dict(await toolbox.call(
+            "get_resource", kind=target.kind.lower(), name=target.name,
+            namespace=target.namespace or None, output="fields", fields=fields,
+        ))  # fmt: skip
+    except ToolFailed as exc:
+        raise Refused(f"{target}: {exc.reason}") from exc
+    if target.kind == "Deployment":
+        status = await toolbox.call("rollout_status", name=target.name, namespace=target.namespace)
+        live["revision"] = status.get("revision") or ""
+    return live
+
+
+async def _manifest(toolbox: Toolbox, change: Change) -> dict[str, Any]:
+    target = change.target
+    if target.kind in ("Node", "Pod") or not toolbox.has("find_manifest"):
+        return {}
+    found = await toolbox.call(
+        "find_manifest", kind=target.kind, name=target.name, namespace=target.namespace
+    )
+    hits = [h for h in found.get("found", []) if "rendered_by" not in h]
+    return dict(hits[0]) if hits else {}
+
+
+async def _approvers(toolbox: Toolbox, request: str) -> str:
+    if not toolbox.has("list_approvals"):
+        return ""
+    listed = await toolbox.call("list_approvals", state="pending")
+    for entry in listed.get("approvals") or []:
+        if entry.get("id") == request:
+            return str(entry.get("approvers") or entry.get("asked") or "")
+    return ""
+
+
+def _key(change: Change, live: dict[str, Any]) -> str:
+    """The change and the object's version it starts from: asking again before anything
+    changed finds the same proposal and PR; asking after it changed is a new change."""
+    said = json.dumps(change.model_dump(mode="json"), sort_keys=True)
+    since = str(live.get("metadata.resourceVersion") or live.get("metadata.generation") or "")
+    digest = hashlib.sha256(f"{said}@{since}".encode()).hexdigest()[:10]
+    return f"kubecrew-change-{change.op}-{change.target.name}-{digest}"[:63]
+
+
+def _target(change: Change) -> Target:
+    target = change.target
+    return Target(kind=target.kind, name=target.name, namespace=target.namespace)
+
+
+def _limits_only(change: Change) -> bool:
+    """A limit is not part of a resize proposal's values, so the gate judges such a write by
+    the policies themselves rather than by the proposal."""
+    return isinstance(change, SetResources) and not (change.cpu or change.memory)
+
+
+def _refusal(reason: str) -> bool:
+    said = reason.lower()
+    return any(word in said for word in ("permission", "refused", "polic", "not in the"))
