@@ -34,6 +34,7 @@ per thread, and the in-flight intents and the maintenance queue live in the stor
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from typing import Any, Literal, cast, get_args
 
@@ -58,7 +59,9 @@ from agents.cluster_operator import (
 )
 from agents.cluster_operator.clock import cluster_now
 from agents.cluster_operator.state import OperatorState
+from agents.runtime.changes import carry, ops, words
 from agents.runtime.errors import AgentError
+from agents.runtime.loop.validation import LoopSettings
 from agents.runtime.modelsteps import planned
 from agents.runtime.persistence import Durable
 from agents.runtime.wiring import AgentContext
@@ -75,13 +78,42 @@ class Context(AgentContext):
 async def understand(state: OperatorState) -> dict[str, Any]:
     if state.get("task") in ("patrol", "capacity", "fleet"):
         return {}
+    asked = words.read(state.get("question", ""))
+    if asked is not None and asked.op in ("cordon", "uncordon"):
+        return {"task": "node-change", "op": asked.op, "node": " ".join(asked.subject)}
     task, node, reason = intents.read_question(state.get("question", ""))
     return {"task": task, "node": node, "reason": reason}
 
 
+async def node_change(state: OperatorState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Cordon or uncordon a node asked for by name (a near miss is the node meant when it is
+    the only one that close): policy, dry run, the gated write, the node read back."""
+    toolbox = runtime.context.toolbox
+    listed = await toolbox.call("list_resources", kind="nodes", limit=1000)
+    names = [str(i["name"]) for i in listed.get("items", []) if isinstance(i, dict)]
+    asked = state.get("node", "")
+    said = asked.split()
+    close = [n for n in names if n in said] or sorted(
+        {m for word in said for m in difflib.get_close_matches(word, names, n=2, cutoff=0.8)}
+    )
+    if len(close) != 1:
+        shown = ", ".join(names[:20]) or "none"
+        found = f"more than one like {asked!r}" if close else f"no node called {asked!r}"
+        text = f"Which node? I found {found}; the nodes are: {shown}."
+        return {"result": {"clarification": text}, "answer": text}
+    node = ops.Object(kind="Node", name=close[0])
+    change = ops.Cordon(target=node, unschedulable=state.get("op") == "cordon")
+    done = await carry.carry_out(toolbox, change, agent=AGENT, settings=LoopSettings(),
+                                 why=f"asked: {state.get('question', '')!r}")  # fmt: skip
+    result = done.report(change)
+    if done.outcome == "waiting":
+        result["outcome"] = "escalated"
+    return {"result": result, "answer": done.summary}
+
+
 Route = Literal[
     "patrol", "capacity", "fleet", "nodes", "drain_preview", "savings", "maintenance",
-    "readiness", "clarify",
+    "readiness", "node_change", "clarify",
 ]  # fmt: skip
 
 
@@ -227,6 +259,7 @@ builder.add_node("savings", planned(savings, ask=asked))
 builder.add_node("fleet", planned(fleet_survey, ask=asked))
 builder.add_node("maintenance", planned(plan_maintenance, ask=asked))
 builder.add_node("readiness", planned(check_readiness, ask=asked))
+builder.add_node("node_change", node_change)
 builder.add_node("clarify", clarify)
 builder.add_edge(START, "understand")
 builder.add_conditional_edges("understand", route)

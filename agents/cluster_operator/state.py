@@ -18,6 +18,7 @@ Task = Literal[
     "savings",
     "maintenance",
     "readiness",
+    "node-change",
     "unsupported",
 ]
 
@@ -27,5 +28,6 @@ class OperatorState(TypedDict, total=False):
     question: str  # the person's words, for a question; empty for a procedure
     node: str  # the node a drain-preview or maintenance question names
     reason: str  # why a maintenance question wants the node: "kernel upgrade"
+    op: str  # a node change asked in words ("cordon node-3"): cordon or uncordon
     result: dict[str, Any]  # what the procedure found and did, as data
     answer: str  # the text shown to the person

@@ -114,6 +114,10 @@ async def _change_asked(
     if isinstance(change, changing.Unclear):
         return {"intent": "change", "target": target, "clarification": change.question,
                 "options": []}  # fmt: skip
+    tool = change.write()[0]
+    if not toolbox.has(tool):
+        text = f"I may not {change.describe()}: this agent has no {tool} tool. Nothing changed."
+        return {"intent": "change", "target": target, "clarification": text, "options": []}
     data = change.model_dump(mode="json")
     if change.destructive:
         text = changing.confirm_text(change, changing.destructive_note(change))

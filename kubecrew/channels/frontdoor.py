@@ -9,9 +9,11 @@ it. What happens, in order:
    answered through `core.policy.approvals` as the speaker, so chat grants and refuses
    exactly as the CLI, a Slack button and a PR review do. The text is never trusted for who
    is speaking: an unknown speaker answers nothing.
-2. Other messages are routed by intent words: nodes, capacity, cost, drain, upgrade go to the
-   Cluster Operator; workloads, deploy, failing, logs to the Dev Team; egress, audits,
-   blueprints, compliance and escalations to the Platform agent. A conversation keeps its
+2. Other messages are routed by what they ask: a change by what it changes ("cordon node-3"
+   to the Cluster Operator, "scale web to 3" to the Dev Team); otherwise by intent words:
+   nodes, capacity, cost, drain, upgrade go to the Cluster Operator; workloads, deploy,
+   failing, logs to the Dev Team; egress, audits, blueprints, compliance and escalations to
+   the Platform agent. A conversation keeps its
    agent for follow-ups that name neither; when nothing says which, the answer asks, listing
    the agents, and a reply naming one sends the waiting question there.
 3. One conversation key is one LangGraph thread id, kept in `conversations.sqlite` under
@@ -50,6 +52,7 @@ from typing import Any, Literal, cast
 from agents.dev_team import intents
 from agents.runtime import registry
 from agents.runtime.brain import Planner
+from agents.runtime.changes import words as changes
 from agents.runtime.contract import Agent, Conversation
 from agents.runtime.errors import AgentError, ToolFailed
 from agents.runtime.toolbox import OnCall, Servers
@@ -381,8 +384,12 @@ def _waiting_text(request: str, asked: str, via: Channel) -> str:
 
 
 def route(text: str, *, current: AgentName | None = None) -> AgentName | None:
-    """The agent `text` is for by its words; the conversation's agent when they do not say or
-    are split; None when nothing says (the caller asks which)."""
+    """The agent `text` is for: a change by what it changes (a node's the Cluster Operator's,
+    a workload's the Dev Team's); else by its words, the conversation's agent when they do not
+    say or are split; None when nothing says (the caller asks which)."""
+    change = changes.read(text)  # a change names its owner by what it changes
+    if change is not None:
+        return "cluster_operator" if change.op in ("cordon", "uncordon") else "dev_team"
     words = _WORDS.findall(text.lower())
     hits = {
         agent: sum(1 for w in words if any(w.startswith(s) for s in stems))

@@ -1,4 +1,5 @@
-"""`kubecrew ask "..."`: one question to the Dev Team agent, answered once, from the terminal.
+"""`kubecrew ask "..."`: one question to the crew, answered once, from the terminal: the Dev Team
+agent's, or the Cluster Operator's for a node change ("cordon node-3").
 
 The answer goes to stdout (or, with `--json`, the answer as data); progress (each graph step and
 each tool call, by name only: arguments may hold what the person typed) goes to stderr, so
@@ -9,10 +10,11 @@ change that policy gives to a person (the approval request is printed), 1 a fail
 
 Flags for harnesses such as k8s-ai-bench: the prompt on stdin when no question is given,
 `--quiet` (the answer alone, no progress), and `--skip-permissions`. A question that changes
-the cluster ("fix web", "deploy ...", right-sizing, drift, probes) asks "Proceed?" on a
-terminal; with `--skip-permissions` it proceeds without asking, as far as policy allows: every
-write still goes through the policy gate and the audit log, and one that policy gives to a
-person is not taken (exit 3) - skipping permissions never skips an approval.
+the cluster ("fix web", "scale web to 3", "deploy ...", right-sizing, drift, probes) asks
+"Proceed?" on a terminal, and a destructive one (scale to zero, a delete) is asked back by the
+agent once more; with `--skip-permissions` it proceeds without asking, as far as policy
+allows: every write still goes through the policy gate and the audit log, and one that policy
+gives to a person is not taken (exit 3) - skipping permissions never skips an approval.
 
 The agent's servers come from `kubecrew.crew` (the crew options and `$KUBECREW_HOME/crew.yaml`):
 every write is policy-gated and audited, and with `--repo` drift, right-sizing, deploys and
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 import typer
@@ -36,7 +38,12 @@ from kubecrew.cli.options import fail
 from kubecrew.crew import CrewOptions, crew_options, resolve
 from kubecrew.terminal import print_failure
 
+if TYPE_CHECKING:
+    from agents.runtime.contract import Outcome
+
 AGENT = "dev_team"
+OPERATOR = "cluster_operator"  # node changes ("cordon node-3") are the Cluster Operator's
+NODE_CHANGES = frozenset({"cordon", "uncordon"})
 CLARIFYING = 2
 NEEDS_APPROVAL = 3
 READ_ONLY_INTENTS = frozenset({"diagnose", "unsupported"})  # the rest may change the cluster
@@ -89,21 +96,25 @@ def ask(
     """
     from_stdin = question is None
     asked = _question(question)  # before the engine is imported: a missing one fails at once
-    from agents.dev_team.conversation import conversation
     from agents.dev_team.intents import parse
+    from agents.runtime import registry
     from agents.runtime.brain import planner_from_env
-    from agents.runtime.contract import Outcome
+    from agents.runtime.changes import words
     from agents.runtime.errors import AgentError, ToolFailed
     from core.errors import ToolError
 
+    change = words.read(asked)
+    agent = OPERATOR if change is not None and change.op in NODE_CHANGES else AGENT
+    found = registry.find(agent) or fail(f"the {agent} agent is not installed here")
     try:
-        servers = resolve(crew).servers(AGENT)
+        servers = resolve(crew).servers(agent)
     except ToolError as exc:
         fail(exc.message)
     progress = Console(stderr=True, highlight=False, quiet=quiet)
-    changes = parse(asked, namespace=namespace).kind not in READ_ONLY_INTENTS
+    interactive = not from_stdin and sys.stdin.isatty()
+    changes = change is not None or parse(asked, namespace=namespace).kind not in READ_ONLY_INTENTS
     if changes and not skip_permissions:
-        _permit(asked, interactive=not from_stdin and sys.stdin.isatty())
+        _permit(asked, interactive=interactive)
 
     def on_call(tool: str, _arguments: dict[str, Any]) -> None:
         progress.print(f"[dim]  tool {escape(tool)}[/]")
@@ -112,8 +123,12 @@ def ask(
         progress.print(f"[dim]{escape(node)} done[/]")
 
     async def go() -> Outcome:
-        async with conversation(servers, planner_from_env(), thread=thread, on_call=on_call) as c:
-            return await c.ask(asked, namespace=namespace, on_node=on_node)
+        async with found.open(servers, planner_from_env(), thread=thread, on_call=on_call) as c:
+            outcome = await c.ask(asked, namespace=namespace, on_node=on_node)
+            destructive = outcome.clarifying and outcome.data.get("confirm")
+            if destructive and (skip_permissions or (interactive and _confirmed(outcome.answer))):
+                outcome = await c.ask("yes", namespace=namespace, on_node=on_node)
+            return outcome
 
     try:
         outcome = anyio.run(go)
@@ -123,6 +138,11 @@ def ask(
         fail(exc.message)
     except AgentError as exc:
         fail(exc.message)
+    _show(outcome, as_json=as_json)
+
+
+def _show(outcome: Outcome, *, as_json: bool) -> None:
+    """The answer on stdout, and the exit status it calls for."""
     out = Console(highlight=False, soft_wrap=True)
     if not outcome.finished or outcome.data.get("outcome") == "escalated":
         out.print(escape(outcome.answer or "not done: the change waits for a person's approval"))
@@ -155,6 +175,11 @@ def _question(given: str | None) -> str:
         if piped:
             return piped
     fail('no question: give one (kubecrew ask "why is web failing?") or pipe it on stdin')
+
+
+def _confirmed(asked: str) -> bool:
+    """The agent's own question before a destructive change, answered on the terminal."""
+    return typer.confirm(f"{asked}\nGo on?", err=True, default=False)
 
 
 def _permit(question: str, *, interactive: bool) -> None:

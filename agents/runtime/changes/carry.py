@@ -71,6 +71,10 @@ async def carry_out(
     toolbox: Toolbox, change: Change, *, agent: str, settings: LoopSettings, why: str
 ) -> Carried:
     """`change`, through policy, a dry run, a PR or a gated write, validation and rollback."""
+    tool = change.write()[0]
+    if not toolbox.has(tool):
+        said = f"Not done: {change.describe()} needs {tool}, which this agent may not call."
+        return Carried("refused", said, [said])
     live = await _live(toolbox, change)
     key = _key(change, live)
     steps = [f"asked: {change.describe()}"]
@@ -93,7 +97,7 @@ async def carry_out(
             "waiting",
             f"Not done yet: policy gives {change.describe()} to a person. Approval request "
             f"{exc.request} (proposal {exc.proposal}) waits for {asked or 'its approvers'}; "
-            f"nothing changed.",
+            f"nothing changed. Once it is granted, ask again and I carry it out under it.",
             [*steps, f"policy store: {exc.message}"],
             proposal=exc.proposal,
             request=exc.request,

@@ -187,3 +187,12 @@ def test_a_change_that_does_not_hold_is_put_back(crew: Crew) -> None:
     assert outcome.data["outcome"] == "undone", outcome.answer
     assert image(crew) == "nginx:1.27"
     assert "rolled Deployment web in staging back to revision 1" in outcome.answer
+
+
+def test_a_delete_is_answered_not_made(crew: Crew) -> None:
+    [pod] = crew.kubectl.json("get", "pods", "-n", "staging", "-l", "app=web")["items"][:1]
+    name = pod["metadata"]["name"]
+    outcome = crew.ask(f"delete pod {name}")
+    assert outcome.clarifying and "no delete tool" in outcome.answer, outcome.answer
+    assert crew.kubectl.json("get", "pod", name, "-n", "staging")["metadata"]["name"] == name
+    assert crew.mutations() == []

@@ -53,7 +53,7 @@ def test_injected_log_lines_are_quoted_as_data_and_change_nothing(
     outcome = agent.ask("why is worker failing?", planner=ModelPlanner(fooled))
     assert agent.last is not None
     refused = [c for c in agent.last.toolbox.calls if c.tool == "delete"]
-    assert len(refused) == 1 and "plans reads only; nothing was called" in refused[0].error
+    assert len(refused) == 1 and refused[0].error and "allow-list" in refused[0].error
     assert "delete" not in fooled.offered  # never even offered to the model
     assert f'"{INJECTION}"' in outcome.answer and "I changed nothing" in outcome.answer
     assert cluster_state(injected) == before

@@ -1,9 +1,9 @@
 """The gates hold whoever plans. A model that asks for writes, in the middle of a question,
-gets none of them: `scale` and `delete` are outside the Dev Team's allow-list, and the writes
-the role does have (`set_image`, `apply`, approving and merging a person's pull request) are
-the remediation loop's, never the model's: none is offered, each is refused before any server
-sees it, the model is shown the refusal, and the cluster, the repository and the audit log
-are unchanged. A fix the policy refuses is not made when a model planned the run, by pull
+gets none of them: `delete` and `drain` are outside the Dev Team's allow-list, and the writes
+the role does have (`set_image`, `scale`, `apply`, approving and merging a person's pull
+request) are the remediation loop's and a person's asked changes, never the model's: none is
+offered, each is refused before any server sees it, the model is shown the refusal, and the
+cluster, the repository and the audit log are unchanged. A fix the policy refuses is not made when a model planned the run, by pull
 request or by a direct write, the refusal cited, as when no model planned it.
 (`test_validation_decides_whoever_says_fixed`: a model's "fixed" does not make the loop's.)
 """
@@ -37,11 +37,12 @@ from tests.support.team import WEB, make_team
 
 SHOP = {"namespace": "shop", "kind": "deployment", "name": "web"}
 NOT_ALLOWED: dict[str, dict[str, Any]] = {  # outside the Dev Team's allow-list
-    "scale": {"name": "web", "replicas": 0, "namespace": "shop"},
     "delete": {"kind": "deployment", "name": "web", "namespace": "shop"},
+    "drain": {"node": "node-1"},
 }
 ZERO = json.loads(deployment("web", {"image": "nginx:1.27"}, replicas=0))
 MODELS_OWN: dict[str, dict[str, Any]] = {  # the role's writes: the loop's, never a model's
+    "scale": {"name": "web", "replicas": 0, "namespace": "shop"},
     "set_image": {"name": "web", "container": "web", "image": "nginx:1.27", "namespace": "shop"},
     "apply": {"manifest": json.dumps(ZERO), "namespace": "shop"},
     "review_pr": {"number": 1, "verdict": "approve", "author": "dev_team", "body": "LGTM"},
