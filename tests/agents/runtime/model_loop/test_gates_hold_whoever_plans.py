@@ -3,8 +3,9 @@ gets none of them: `delete` and `drain` are outside the Dev Team's allow-list, a
 the role does have (`set_image`, `scale`, `apply`, approving and merging a person's pull
 request) are the remediation loop's and a person's asked changes, never the model's: none is
 offered, each is refused before any server sees it, the model is shown the refusal, and the
-cluster, the repository and the audit log are unchanged. A fix the policy refuses is not made when a model planned the run, by pull
-request or by a direct write, the refusal cited, as when no model planned it.
+cluster, the repository and the audit log are unchanged. A fix the policy refuses is not made
+when a model planned the run, by pull request or by a direct write, the refusal cited, as
+when no model planned it.
 (`test_validation_decides_whoever_says_fixed`: a model's "fixed" does not make the loop's.)
 """
 
