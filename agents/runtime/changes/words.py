@@ -277,7 +277,7 @@ def _replica_count(words: list[str], at: int, used: set[int], *, down: bool) -> 
             used.add(index + 1)
         elif re.fullmatch(r"[+-]\d+", word):
             params = {"by": int(word)}
-        elif word.isdigit() or (word in NUMBERS and following in _REPLICAS):
+        elif word.isdigit() or (word in NUMBERS and following in _REPLICAS | {"more", "extra"}):
             if "replicas" not in params and "by" not in params:
                 n = _count(word) or 0
                 by = relative or following == "more" or words[index - 1 : index] == ["add"]
