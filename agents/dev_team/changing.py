@@ -13,7 +13,6 @@ and on whichever channel; the change waits in the thread's state for that answer
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,8 +26,6 @@ from agents.runtime.toolbox import Toolbox
 WORKLOAD_OPS = frozenset({"scale", "image", "restart", "undo", "pause", "resume", "env",
                           "resources", "labels", "delete"})  # fmt: skip
 NODE_OPS = frozenset({"cordon", "uncordon"})
-YES = re.compile(r"^\s*(?:y|yes|yep|yeah|sure|ok|okay|confirm(?:ed)?|go(?: ahead)?|do it|"
-                 r"proceed|yes,? (?:please|go ahead|do it))\s*[.!]*\s*$", re.I)  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -80,7 +80,7 @@ async def understand(state: DevTeamState, runtime: Runtime[Context]) -> dict[str
 
 async def _understood(state: DevTeamState, runtime: Runtime[Context]) -> dict[str, Any]:
     pending = state.get("pending")
-    if pending and changing.YES.match(state["question"]):  # the answer to "reply yes"
+    if pending and words.affirmative(state["question"]):  # the answer to "reply yes"
         change = ops.from_json(pending)
         return {"intent": "change", "change": pending, "pending": None,
                 "target": _ref_of(change.target)}  # fmt: skip

@@ -22,11 +22,13 @@ it. What happens, in order:
    follow-up that names nothing ("is it still failing?") is about the same workload, and a
    reply to "which one?" ("shop") narrows the waiting question to that namespace.
 
-4. A change the agent's remediation loop gives to a person ("fix web" under a ChangePolicy
-   approval) is answered with the request, who may answer it, and how; the conversation
-   remembers the request, and "approve <id>" in the same conversation grants it and resumes the
-   waiting thread then and there, once: the agent's loop claims the answer from the store as
-   that thread, and a second "approve" finds the request ended and resumes nothing.
+4. "fix web" (a heal: the crew picks the change) is asked back first; "yes" in the same
+   conversation runs it. A change the agent's remediation loop gives to a person ("fix
+   web" under a ChangePolicy approval) is answered with the request, who may answer it, and
+   how; the conversation remembers the request, and "approve <id>" in the same conversation
+   grants it and resumes the waiting thread then and there, once: the agent's loop claims the
+   answer from the store as that thread, and a second "approve" finds the request ended and
+   resumes nothing.
 
 Each agent gets its own servers when the door has `agent_servers` (`kubecrew.crew`: the kube
 server's gate and the policy server act as that agent); else every agent shares `servers`.
@@ -117,6 +119,7 @@ class _Thread:
     target: dict[str, str] | None = None  # the last target the agent answered about
     options: list[dict[str, str]] = field(default_factory=list)  # when it asked "which one?"
     waiting: str = ""  # the approval request the agent's thread waits for, if any
+    confirming: str = ""  # a heal asked in chat, until the person says yes to it
 
 
 def _utc_now() -> datetime:
@@ -160,6 +163,13 @@ class FrontDoor:
         if agent != remembered.agent:
             remembered = _Thread(key, agent=agent)
         question, namespace = _in_context(said, remembered)
+        confirming, remembered.confirming = remembered.confirming, ""
+        if agent == "dev_team" and confirming and changes.affirmative(said):
+            question, namespace = confirming, remembered.namespace
+        elif agent == "dev_team" and _heals(question):
+            remembered.confirming, remembered.namespace = question, namespace
+            self._save(remembered)
+            return Reply(_confirm_heal(question), "clarify", agent=agent)
         reply = await self._ask(agent, remembered, question, namespace, progress)
         self._save(remembered)
         return reply
@@ -362,6 +372,20 @@ class FrontDoor:
         data = json.dumps(remembered.__dict__)
         with closing(self._db()) as db, db:
             db.execute("INSERT OR REPLACE INTO conversations VALUES (?, ?)", (remembered.key, data))
+
+
+def _heals(question: str) -> bool:
+    """A heal ("fix web"): the crew picks the change itself, so the person confirms it first."""
+    return changes.read(question) is None and intents.parse(question).kind == "heal"
+
+
+def _confirm_heal(question: str) -> str:
+    return (
+        f"{question!r} lets the remediation loop change the cluster: it diagnoses, picks a fix "
+        "(a rollback, an image, a pull request where git defines the workload), asks policy, "
+        "applies it, validates it and rolls it back if it does not hold. Reply 'yes' to go on, "
+        "anything else to leave it."
+    )
 
 
 def _ended(store: Store, request: str) -> bool:

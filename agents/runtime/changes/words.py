@@ -95,6 +95,18 @@ _MEMORY_SIZE = re.compile(
 _CPU_SIZE = re.compile(r"^(?P<n>\d+(?:\.\d+)?)(?P<unit>m|millicores?|cores?|cpus?)?$", re.I)
 
 
+_YES = re.compile(
+    r"^\s*(?:y|yes|yep|yeah|sure|ok|okay|confirm(?:ed)?|go(?: ahead)?|do it|proceed|"
+    r"yes,? (?:please|go ahead|do it))\s*[.!]*\s*$",
+    re.IGNORECASE,
+)
+
+
+def affirmative(text: str) -> bool:
+    """Whether `text` says yes to a question asked before a change ("yes", "go ahead")."""
+    return _YES.match(text) is not None
+
+
 @dataclass(frozen=True)
 class Asked:
     op: str  # scale, image, restart, undo, pause, resume, env, resources, labels, cordon,

@@ -18,6 +18,7 @@ from kubecrew.channels.frontdoor import FrontDoor
 from kubecrew.crew import resolve
 from tests.support.crew import crew_of
 from tests.support.team import Team
+from tests.support.team import prs as prs_of
 
 ALICE = Identity(kind="person", name="alice", groups=("shop-admins",))
 
@@ -55,3 +56,23 @@ def test_changes_are_routed_and_confirmed_in_the_conversation(team: Team, tmp_pa
     kind, agent, text = say("cordon node-2")
     assert agent == "cluster_operator" and text.startswith("Done"), text
     assert team.kubectl.json("get", "node", "node-2")["spec"]["unschedulable"] is True
+
+
+def test_fix_in_a_chat_is_confirmed_first_and_is_web_healthy_never_heals(
+    team: Team, tmp_path: Path
+) -> None:
+    crew = resolve(crew_of(team), {"KUBECREW_HOME": str(tmp_path / "home")})
+    door = FrontDoor(
+        servers=crew.servers("dev_team"), planner=Deterministic(), home=tmp_path / "home",
+        open_store=lambda: open_store(str(team.store)), via="slack", agent_servers=crew.servers,
+    )  # fmt: skip
+    before = team.kubectl.json("get", "deploy", "web", "-n", "shop")["metadata"]["generation"]
+
+    healthy = anyio.run(lambda: door.handle("C1:1.1", "is web healthy?", ALICE))
+    assert healthy.kind == "answer" and healthy.report.get("outcome") is None, healthy.text
+    asked = anyio.run(lambda: door.handle("C1:1.1", "fix web", ALICE))
+    assert asked.kind == "clarify" and "Reply 'yes'" in asked.text, asked.text
+    other = anyio.run(lambda: door.handle("C1:1.1", "no, not now", ALICE))
+    assert other.kind != "approval"
+    after = team.kubectl.json("get", "deploy", "web", "-n", "shop")["metadata"]["generation"]
+    assert after == before and prs_of(team) == []

@@ -45,6 +45,9 @@ def test_fix_web_waits_for_its_approver_and_approve_in_the_chat_resumes_it_once(
     chat.expect(r"kubecrew chat.*as person alice")
     chat.expect(r"kubecrew>")
     chat.type("fix web in shop\r")
+    chat.expect(r"Reply 'yes' to go on", timeout=60)  # a heal is confirmed in the chat first
+    assert prs(guarded) == [] and guarded.image() == TYPO
+    chat.type("yes\r")
     waiting = chat.expect(r"dev team · thread \w+", timeout=90)
     assert "Not done yet: this change waits for approval request" in waiting, waiting
     found = re.search(r"approval request (a-[0-9a-f]+)", waiting)
@@ -98,7 +101,9 @@ def test_work_waiting_in_a_slack_thread_resumes_once_when_answered_elsewhere(
     alice = Identity(kind="person", name="alice", groups=("shop-admins",))
     thread = "C0123:1765000100.000200"
 
-    asked = anyio.run(lambda: door.handle(thread, "<@U0BOT> fix web in shop", alice))
+    confirm = anyio.run(lambda: door.handle(thread, "<@U0BOT> fix web in shop", alice))
+    assert confirm.kind == "clarify" and "Reply 'yes'" in confirm.text, confirm.text
+    asked = anyio.run(lambda: door.handle(thread, "<@U0BOT> yes", alice))
     assert asked.kind == "approval", asked.text
     request = asked.report["waiting_for"]
     assert f"click Approve on its message, or say 'approve {request}'" in asked.text
