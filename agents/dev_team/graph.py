@@ -51,10 +51,18 @@ from agents.runtime.wiring import AgentContext
 
 UNSUPPORTED = (
     "In this version I answer why a workload is failing, e.g. 'why is web failing in shop?' "
-    "or 'what's wrong with checkout?', fix one ('fix web'), or deploy one ('deploy web to "
-    "staging'). What would you like me to do?"
+    "or 'what's wrong with checkout?', fix one ('fix web'), change one ('scale web to 3', "
+    "'restart web', 'roll back web', 'set LOG_LEVEL=debug on web', 'give web half a CPU', "
+    "'label web tier=frontend'), or deploy one ('deploy web to staging'). What would you like "
+    "me to do?"
+)
+CANNOT_DELETE = (
+    "I do not delete anything: this agent has no delete tool, and nothing changed. I can scale, "
+    "restart, roll back or change the image, env, requests and limits or labels of a workload "
+    "('scale web to 0' stops its pods), explain why it fails, or fix it ('fix web')."
 )
 PROCEDURES = {"diagnose-workload": investigate_workload}
+_SWEEP = frozenset({"anything", "something", "everything", "all"})  # "is anything broken?"
 TASK_KINDS = (
     "drift",
     "rightsize",
@@ -100,6 +108,8 @@ async def _change_asked(
 ) -> dict[str, Any]:
     """A change of one workload: resolved, made precise, and asked back when destructive."""
     toolbox = runtime.context.toolbox
+    if asked.op == "delete" and not toolbox.has("delete"):
+        return {"intent": "change", "clarification": CANNOT_DELETE, "options": []}
     intent = intents.Intent("change", asked.subject, asked.namespace or state.get("namespace"),
                             state["question"])  # fmt: skip
     resolved = await intents.resolve(intent, toolbox)
@@ -134,6 +144,12 @@ async def _read_asked(state: DevTeamState, runtime: Runtime[Context]) -> dict[st
         return {"intent": intent.kind, "clarification": UNSUPPORTED, "options": []}
     if intent.kind == "deploy":
         return {"intent": intent.kind}
+    if (
+        intent.kind == "diagnose"
+        and not intent.subject
+        and _SWEEP & set(state["question"].lower().replace("?", " ").split())
+    ):
+        return {"intent": "sweep", "namespace": intent.namespace}
     skill = select(list(runtime.context.skills), intent.kind)
     resolved = await intents.resolve(intent, runtime.context.toolbox)
     if isinstance(resolved, intents.Clarify):
@@ -144,12 +160,14 @@ async def _read_asked(state: DevTeamState, runtime: Runtime[Context]) -> dict[st
 
 def after_understand(
     state: DevTeamState,
-) -> Literal["clarify", "investigate", "heal", "deploy", "task", "change"]:
+) -> Literal["clarify", "investigate", "heal", "deploy", "task", "change", "sweep"]:
     if state.get("clarification"):
         return "clarify"
     intent = state.get("intent", "")
     if intent == "change":
         return "change"
+    if intent == "sweep":
+        return "sweep"
     if intent in tasks.TASKS:
         return "task"
     return "heal" if intent == "heal" else "deploy" if intent == "deploy" else "investigate"
@@ -199,6 +217,31 @@ async def change(state: DevTeamState, runtime: Runtime[Context]) -> dict[str, An
     if done.outcome == "waiting":
         report_data["outcome"] = "escalated"  # a person decides: `kubecrew ask` exits 3
     return {"answer": done.summary, "report": report_data}
+
+
+async def sweep(state: DevTeamState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """ "Is anything broken in shop?": the namespace's (or the cluster's) findings, one line per
+    object, worst first; it reads only."""
+    namespace = state.get("namespace")
+    found = await runtime.context.toolbox.call("diagnose", namespace=namespace, limit=50)
+    findings = [f for f in found.get("findings", []) if f.get("severity") != "low"]
+    where = f"in {namespace}" if namespace else "in the cluster"
+    if not findings:
+        text = f"Nothing looks wrong {where}: diagnose found no problem. I changed nothing."
+        return {"answer": text, "report": {"scope": found.get("scope"), "findings": []}}
+    lines, seen = [f"{len(findings)} problem(s) {where}, worst first:"], set()
+    for finding in findings:
+        ref = finding.get("ref") or {}
+        what = f"{ref.get('kind', '')} {ref.get('name', '')}".strip()
+        if (what, finding.get("code")) in seen:
+            continue
+        seen.add((what, finding.get("code")))
+        lines.append(f"- {what}: {finding.get('summary')} ({finding.get('code')})")
+    lines.append(
+        "Ask 'why is <name> failing?' for the evidence, or 'fix <name>'. I changed nothing."
+    )
+    return {"answer": "\n".join(lines), "report": {"scope": found.get("scope"),
+                                                   "findings": findings}}  # fmt: skip
 
 
 async def clarify(state: DevTeamState) -> dict[str, Any]:
@@ -295,6 +338,7 @@ builder.add_node("heal", heal)
 builder.add_node("deploy", deploy)
 builder.add_node("task", task)
 builder.add_node("change", change)
+builder.add_node("sweep", sweep)
 builder.add_edge(START, "understand")
 builder.add_conditional_edges("understand", after_understand)
 builder.add_edge("clarify", END)
@@ -304,6 +348,7 @@ builder.add_edge("heal", END)
 builder.add_edge("deploy", END)
 builder.add_edge("task", END)
 builder.add_edge("change", END)
+builder.add_edge("sweep", END)
 
 
 def compile_graph(durable: Durable) -> CompiledStateGraph[DevTeamState, Context, Any, Any]:

@@ -75,7 +75,7 @@ _FILLER_WORDS = """
     application deployment deploy workload pod pods statefulset sts svc namespace ns wrong
     happening happened up here there and or but just anymore any some why's what's hey hi
     going has have had git write generate create make someone somebody by hand too big add node
-    nodes small"""
+    nodes small anything something everything nothing stuff things thing ones one"""
 _FILLER = frozenset(_FILLER_WORDS.split())
 # A Deployment or StatefulSet named like a Service is the thing to diagnose: the workload.
 _PREFERENCE = {"Deployment": 0, "StatefulSet": 1, "Service": 2, "Pod": 3}

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from tests.support.changes import Crew
+from tests.support.waiting import eventually
 
 Live = Callable[[Crew], Any]
 
@@ -193,6 +194,18 @@ def test_a_delete_is_answered_not_made(crew: Crew) -> None:
     [pod] = crew.kubectl.json("get", "pods", "-n", "staging", "-l", "app=web")["items"][:1]
     name = pod["metadata"]["name"]
     outcome = crew.ask(f"delete pod {name}")
-    assert outcome.clarifying and "no delete tool" in outcome.answer, outcome.answer
+    assert outcome.clarifying and "I do not delete anything" in outcome.answer, outcome.answer
     assert crew.kubectl.json("get", "pod", name, "-n", "staging")["metadata"]["name"] == name
+    assert crew.mutations() == []
+
+
+def test_is_anything_broken_sweeps_the_namespace_and_changes_nothing(crew: Crew) -> None:
+    crew.kubectl("set", "image", "deploy/web", "web=ngnix:1.27", "-n", "staging")
+    eventually(
+        lambda: "ngnix:1.27" in crew.ask("is anything broken in staging?").answer,
+        what="the pull failure seen",
+    )
+    outcome = crew.ask("is anything broken in staging?")
+    assert "problem(s) in staging" in outcome.answer, outcome.answer
+    assert "Deployment web" in outcome.answer and "ngnix:1.27" in outcome.answer, outcome.answer
     assert crew.mutations() == []
