@@ -31,7 +31,7 @@ class Conversation(GraphConversation[Context]):
     # answer's clarification, target or model turns.
     defaults: ClassVar[Mapping[str, Any]] = {
         "intent": "", "target": None, "clarification": "", "options": [], "skill": "",
-        "change": {}, "answer": "", "report": {},
+        "change": {}, "commanded": False, "model_refused": "", "answer": "", "report": {},
     }  # fmt: skip
 
     def asked(self, question: str, namespace: str | None) -> Mapping[str, Any]:

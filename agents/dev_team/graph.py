@@ -38,7 +38,7 @@ from agents.dev_team.heal import learner
 from agents.dev_team.investigate import investigate_workload
 from agents.dev_team.state import AGENT, DevTeamState, Observation, TargetRef
 from agents.runtime import memory, modelsteps
-from agents.runtime.brain import Deterministic
+from agents.runtime.brain import Deterministic, ModelPlanner
 from agents.runtime.changes import carry, ops, words
 from agents.runtime.errors import AgentError
 from agents.runtime.loop.graph import LoopContext
@@ -120,6 +120,9 @@ async def _change_asked(
         text = f"{resolved} is a {resolved.kind}, not a {asked.kind}: nothing changed."
         return {"intent": "change", "clarification": text, "options": []}
     target = _ref(resolved)
+    if isinstance(runtime.context.planner, ModelPlanner):  # the model plans the change itself
+        return {"intent": "change", "target": target, "commanded": True,
+                "skill": "diagnose-workload"}  # fmt: skip
     change = await changing.typed(toolbox, asked, target)
     if isinstance(change, changing.Unclear):
         return {"intent": "change", "target": target, "clarification": change.question,
@@ -164,6 +167,8 @@ def after_understand(
     if state.get("clarification"):
         return "clarify"
     intent = state.get("intent", "")
+    if intent == "change" and state.get("commanded") and not state.get("change"):
+        return "investigate"  # a model brain plans the change asked for
     if intent == "change":
         return "change"
     if intent == "sweep":
@@ -245,6 +250,12 @@ async def sweep(state: DevTeamState, runtime: Runtime[Context]) -> dict[str, Any
 
 
 async def clarify(state: DevTeamState) -> dict[str, Any]:
+    pending = state.get("pending")
+    if pending and not state.get("clarification"):  # the model's destructive change, asked back
+        change = ops.from_json(pending)
+        text = changing.confirm_text(change, changing.destructive_note(change))
+        return {"answer": text, "clarification": text,
+                "report": {"clarification": text, "options": [], "confirm": pending}}  # fmt: skip
     data: dict[str, Any] = {"clarification": state["clarification"],
                             "options": state.get("options", [])}  # fmt: skip
     if state.get("pending"):
@@ -271,9 +282,36 @@ async def investigate(state: DevTeamState, runtime: Runtime[Context]) -> dict[st
         system=system,
         task=prompts.task(state["question"], target),
         history=state.get("messages", []),
+        proposes=True,
     )
     seen = [cast(Observation, call) for call in reading.calls]  # the same four keys
-    return {"messages": list(reading.messages), "observations": seen}
+    done: dict[str, Any] = {"messages": list(reading.messages), "observations": seen}
+    return done | _model_change(state, reading.proposed, context)
+
+
+def _model_change(
+    state: DevTeamState, proposed: tuple[dict[str, Any], ...], context: Context
+) -> dict[str, Any]:
+    """What the model's change request becomes: carried out when the person's words were the
+    command and it is not destructive; otherwise shown and asked back ("reply yes")."""
+    if not proposed:
+        return {}
+    change = ops.from_json(proposed[0])
+    tool = change.write()[0]
+    if not context.toolbox.has(tool):
+        return {"model_refused": f"the model asked to {change.describe()}, which needs {tool}, "
+                                 "outside this agent's tools: not done"}  # fmt: skip
+    if state.get("commanded") and not change.destructive:
+        return {"change": proposed[0]}
+    return {"pending": proposed[0]}
+
+
+def after_investigate(state: DevTeamState) -> Literal["change", "clarify", "answer"]:
+    if state.get("change"):
+        return "change"
+    if state.get("commanded") and state.get("pending"):
+        return "clarify"
+    return "answer"
 
 
 async def answer(state: DevTeamState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -304,6 +342,14 @@ async def answer(state: DevTeamState, runtime: Runtime[Context]) -> dict[str, An
             at=memory.now(),
         )
         await memory.remember(store, AGENT, incident)
+    pending, refused = state.get("pending"), state.get("model_refused")
+    if pending:  # the model's change, for a question: shown, never made unasked
+        suggested = ops.from_json(pending).describe()
+        text += (f"\n\nThe model suggests: {suggested}. Nothing changed; reply 'yes' to carry "
+                 "it out (policy, a dry run, validation, rollback).")  # fmt: skip
+        data = {**data, "confirm": pending}
+    if refused:
+        text += f"\n\nNote: {refused}."
     return {"answer": text, "report": data}
 
 
@@ -342,7 +388,7 @@ builder.add_node("sweep", sweep)
 builder.add_edge(START, "understand")
 builder.add_conditional_edges("understand", after_understand)
 builder.add_edge("clarify", END)
-builder.add_edge("investigate", "answer")
+builder.add_conditional_edges("investigate", after_investigate)
 builder.add_edge("answer", END)
 builder.add_edge("heal", END)
 builder.add_edge("deploy", END)

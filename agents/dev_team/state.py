@@ -44,5 +44,7 @@ class DevTeamState(TypedDict, total=False):
     messages: Annotated[list[AnyMessage], add_messages]  # the model's turns (model brain only)
     change: dict[str, Any]  # the typed change asked for (agents.runtime.changes.ops), as JSON
     pending: dict[str, Any] | None  # a destructive change asked back, until "yes" or another ask
+    commanded: bool  # the person's words asked for a change (a model may then carry it out)
+    model_refused: str  # a change the model asked for that this agent may not make
     answer: str  # the text shown to the person
     report: dict[str, Any]  # the same answer as data (`kubecrew ask --json`)

@@ -4,10 +4,13 @@
   which tools to call; answers are reproducible and the product works offline.
 - `ModelPlanner`: a LangChain chat model plans the calls. It runs in the same graph, through the
   same `Toolbox.run`, under a step cap, so allow-lists and policy gates hold whoever plans.
-  The model plans reads only: it is offered the role's read-only tools (the servers'
-  `readOnlyHint`), and `act` refuses a write it names anyway, before any server sees it. A
-  change is the remediation loop's (plan, policy, pull request, validation, rollback), never
-  a model's own call: a model's `set_image` or `merge_pr` would skip every one of them.
+  The model plans reads, and may propose changes, never make them: it is offered the role's
+  read-only tools (the servers' `readOnlyHint`), and `act` refuses a write it names anyway,
+  before any server sees it. Where the graph allows it, it is also offered `request_change`
+  (agents/runtime/modelsteps.py), which only records a typed change for the graph; the change
+  then goes the one way every change goes (agents/runtime/changes/carry.py: policy, dry run,
+  pull request or gated write, validation, rollback). A model's own `set_image` or `merge_pr`
+  would skip every one of them.
 
 `KUBECREW_MODEL=provider:model` (e.g. `openai:gpt-4.1`, `anthropic:claude-sonnet-4-5`,
 `ollama:llama3.1`) picks a model through `langchain.chat_models.init_chat_model`, which the
@@ -68,10 +71,16 @@ class ModelPlanner:
         return f"model:{type(self.model).__name__}"
 
     async def think(
-        self, toolbox: Toolbox, system: str, messages: Sequence[BaseMessage]
+        self,
+        toolbox: Toolbox,
+        system: str,
+        messages: Sequence[BaseMessage],
+        *,
+        proposing: Sequence[BaseTool] = (),
     ) -> AIMessage:
-        """One model turn with the role's read tools bound: an answer, or the calls it wants."""
-        bound = self.model.bind_tools(list(reads(toolbox).values()))
+        """One model turn with the role's read tools bound (and `proposing`, the tools that
+        only record a proposal for the graph): an answer, or the calls it wants."""
+        bound = self.model.bind_tools([*reads(toolbox).values(), *proposing])
         reply = await bound.ainvoke([SystemMessage(system), *messages])
         if not isinstance(reply, AIMessage):
             raise ModelUnavailable(f"the model answered {type(reply).__name__}, not a message")

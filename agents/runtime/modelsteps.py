@@ -30,15 +30,25 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import Field, dataclass
 from typing import Annotated, Any, ClassVar, Literal, Protocol, TypedDict, TypeVar
 
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    BaseMessage,
+    HumanMessage,
+    ToolCall,
+    ToolMessage,
+)
 from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import StructuredTool
 from langgraph.graph import START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.managed import RemainingSteps
 from langgraph.runtime import Runtime
+from pydantic import ValidationError
 
 from agents.runtime import brain
 from agents.runtime.brain import ModelPlanner, Planner
+from agents.runtime.changes import ops
 from agents.runtime.roles import Role
 from agents.runtime.skills import Skill, select
 from agents.runtime.toolbox import Toolbox, result_of, text_of
@@ -61,6 +71,7 @@ class Reading:
     note: str
     planner: str
     messages: tuple[BaseMessage, ...] = ()  # the task and every turn after it, for a thread
+    proposed: tuple[dict[str, Any], ...] = ()  # the changes it asked for (`request_change`)
 
     def as_json(self) -> dict[str, Any]:
         """The reading for a report: which calls, not their (large) results."""
@@ -119,6 +130,7 @@ class ReadsState(TypedDict, total=False):
     system: str  # the role, the skill, the cap (`system_prompt`)
     messages: Annotated[list[AnyMessage], add_messages]  # what the model was told and said
     calls: Annotated[list[dict[str, Any]], operator.add]  # each call as an observation
+    proposed: Annotated[list[dict[str, Any]], operator.add]  # changes it asked for (typed)
     remaining_steps: RemainingSteps  # LangGraph's count of the steps left under the limit
 
 
@@ -126,22 +138,58 @@ class ReadsState(TypedDict, total=False):
 class ReadsContext:
     planner: ModelPlanner
     toolbox: Toolbox
+    proposes: bool = False  # whether `request_change` is offered
+
+
+def _request_change(change: dict[str, Any]) -> str:
+    """Ask for one change of a workload or a node, in the typed vocabulary (scale, set_image,
+    restart, undo, pause, set_env, set_resources, set_labels, cordon). It changes nothing
+    itself: after you answer, the agent shows it or carries it out through the policy store,
+    a dry run, a pull request or a gated write, validation and rollback."""
+    return "recorded"
+
+
+REQUEST_CHANGE = StructuredTool.from_function(
+    _request_change, name="request_change", args_schema=ops.ChangeRequest
+)
 
 
 async def _think(state: ReadsState, runtime: Runtime[ReadsContext]) -> dict[str, Any]:
-    """One model turn: its answer, or the reads it wants next."""
+    """One model turn: its answer, or the reads (and change requests) it wants next."""
     context = runtime.context
-    reply = await context.planner.think(context.toolbox, state["system"], state["messages"])
+    offered = (REQUEST_CHANGE,) if context.proposes else ()
+    reply = await context.planner.think(
+        context.toolbox, state["system"], state["messages"], proposing=offered
+    )
     return {"messages": [reply]}
 
 
+def _proposal(call: ToolCall) -> tuple[ToolMessage, dict[str, Any] | None]:
+    """A `request_change` call: recorded when it is a valid change, its errors otherwise."""
+    try:
+        change = ops.from_json(dict(call["args"].get("change") or {}))
+    except ValidationError as exc:
+        said = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        text = f"not a change this agent knows: {said}"
+        return ToolMessage(text, tool_call_id=call["id"] or "", status="error"), None
+    text = f"recorded: {change.describe()}. Nothing is changed until you answer."
+    return ToolMessage(text, tool_call_id=call["id"] or ""), change.model_dump(mode="json")
+
+
 async def _act(state: ReadsState, runtime: Runtime[ReadsContext]) -> dict[str, Any]:
-    """The calls of the model's last turn, through `brain.act` (a write is refused there)."""
+    """The calls of the model's last turn, through `brain.act` (a write is refused there); a
+    change request is recorded, never run."""
     last = state["messages"][-1]
     assert isinstance(last, AIMessage)  # _after_think routes here only then
     replies: list[ToolMessage] = []
     calls: list[dict[str, Any]] = []
+    proposed: list[dict[str, Any]] = []
     for call in last.tool_calls:
+        if call["name"] == REQUEST_CHANGE.name and runtime.context.proposes:
+            reply, change = _proposal(call)
+            replies.append(reply)
+            proposed += [change] if change else []
+            continue
         message = await brain.act(runtime.context.toolbox, call)
         replies.append(message)
         failed = message.status == "error"
@@ -153,7 +201,7 @@ async def _act(state: ReadsState, runtime: Runtime[ReadsContext]) -> dict[str, A
                 "error": text_of(message) if failed else "",
             }
         )
-    return {"messages": replies, "calls": calls}
+    return {"messages": replies, "calls": calls, "proposed": proposed}
 
 
 def _after_think(state: ReadsState) -> Literal["act", "__end__"]:
@@ -187,17 +235,22 @@ async def read(
     system: str,
     task: str,
     history: Sequence[AnyMessage] = (),
+    proposes: bool = False,
 ) -> Reading:
     """The model's reads for `task` (after a thread's `history`), turn by turn in the
     `reads` graph, until it answers or LangGraph's recursion limit (`limit`) ends them. Run
     inside a node of a checkpointed graph, it is checkpointed in that graph's store."""
     config: RunnableConfig = {"recursion_limit": limit(planner.max_steps)}
-    start = ReadsState(system=system, messages=[*history, HumanMessage(task)], calls=[])
-    done = await reads.ainvoke(start, config, context=ReadsContext(planner, toolbox))
+    start = ReadsState(
+        system=system, messages=[*history, HumanMessage(task)], calls=[], proposed=[]
+    )
+    done = await reads.ainvoke(start, config, context=ReadsContext(planner, toolbox, proposes))
     said: list[BaseMessage] = done["messages"][len(history) :]
     last = said[-1]
     note = last.text if isinstance(last, AIMessage) and not last.tool_calls else ""
-    return Reading(tuple(done["calls"]), note, planner.name, tuple(said))
+    return Reading(
+        tuple(done["calls"]), note, planner.name, tuple(said), tuple(done.get("proposed", []))
+    )
 
 
 def planned(node: Node[S, C], *, ask: Ask[S]) -> Node[S, C]:

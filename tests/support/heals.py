@@ -25,6 +25,7 @@ from tests.support.team import WEB, Team
 from tests.support.waiting import eventually
 
 TYPO = "nginx:1.27-alpinee"
+PULL_FAILING = {"ErrImagePull", "ImagePullBackOff"}  # a pull failing, early or backed off
 
 
 def break_web(team: Team, sandbox: Sandbox) -> None:

@@ -339,3 +339,10 @@ class Planned(BaseModel):
 
 def from_json(data: dict[str, Any]) -> Change:
     return Planned.model_validate({"change": data}).change
+
+
+class ChangeRequest(BaseModel):
+    """The arguments of the model's `request_change` tool: one change from this vocabulary."""
+
+    change: Change = Field(description="The change, e.g. {op: scale, target: {kind: "
+                           "Deployment, name: web, namespace: shop}, replicas: 3}")  # fmt: skip

@@ -10,9 +10,10 @@ from __future__ import annotations
 from agents.runtime.scripted import shown
 from sandbox.server import Sandbox
 from tests.agents.runtime.model_loop.model_team import ModelTeam
-from tests.support.heals import a_fix_that_fails_validation_is_reverted_and_the_next_one_heals
-
-PULL_FAILING = {"ErrImagePull", "ImagePullBackOff"}
+from tests.support.heals import (
+    PULL_FAILING,
+    a_fix_that_fails_validation_is_reverted_and_the_next_one_heals,
+)
 
 
 def test_a_fix_that_fails_validation_is_reverted_and_the_next_tried_when_a_model_plans(

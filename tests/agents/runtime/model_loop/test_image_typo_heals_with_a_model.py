@@ -18,6 +18,7 @@ from sandbox.server import Sandbox
 from tests.agents.runtime.model_loop.model_team import ModelTeam
 from tests.agents.runtime.model_loop.scripts import investigator
 from tests.support.heals import (
+    PULL_FAILING,
     TYPO,
     an_image_typo_synced_from_git_is_healed_by_a_merged_pr_and_validated,
     break_web,
@@ -34,7 +35,8 @@ def test_an_image_typo_heals_by_the_same_pr_sync_and_validation_when_a_model_pla
     first, again = team.models  # the healing run, then the run that found web healthy
     seen = first.seen[-1]
     described = shown(seen, "describe")["summary"]
-    assert described["name"].startswith("web-") and described["status"] == "ImagePullBackOff"
+    assert described["name"].startswith("web-")
+    assert described["status"] in PULL_FAILING  # which one depends on the kubelet's back-off
     events = str(shown(seen, "events"))
     assert TYPO in events, events
     answered = [m for m in seen if isinstance(m, ToolMessage)]
