@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from mcp_servers.gitops.providers.base import Provider
@@ -103,6 +104,9 @@ def test_one_pass_with_an_approval_and_an_amendment_grants_nothing_old(
     provider, number = crew_pr(manifests, policy.request.id)
     provider.review(number, author="alice-gh", verdict="approve", body="")
     provider.comment(number, author="alice-gh", body="@kubecrew use 2 replicas instead")
+    # Forges keep review times to the second: the amendment's request must open in a later one
+    # for the review to be seen as older (a start-up of well under a second reached it at once).
+    time.sleep(1.05 - time.time() % 1)
 
     done = sync_prs(manifests, policy, "--policies", str(POLICIES))
     assert done.returncode == 0, done.stderr
