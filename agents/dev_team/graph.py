@@ -62,7 +62,6 @@ CANNOT_DELETE = (
     "('scale web to 0' stops its pods), explain why it fails, or fix it ('fix web')."
 )
 PROCEDURES = {"diagnose-workload": investigate_workload}
-_SWEEP = frozenset({"anything", "something", "everything", "all"})  # "is anything broken?"
 TASK_KINDS = (
     "drift",
     "rightsize",
@@ -127,9 +126,8 @@ async def _change_asked(
     if isinstance(change, changing.Unclear):
         return {"intent": "change", "target": target, "clarification": change.question,
                 "options": []}  # fmt: skip
-    tool = change.write()[0]
-    if not toolbox.has(tool):
-        text = f"I may not {change.describe()}: this agent has no {tool} tool. Nothing changed."
+    if carry.beyond(toolbox, change):
+        text = f"I may not {change.describe()}: {carry.beyond(toolbox, change)}. Nothing changed."
         return {"intent": "change", "target": target, "clarification": text, "options": []}
     data = change.model_dump(mode="json")
     if change.destructive:
@@ -147,11 +145,7 @@ async def _read_asked(state: DevTeamState, runtime: Runtime[Context]) -> dict[st
         return {"intent": intent.kind, "clarification": UNSUPPORTED, "options": []}
     if intent.kind == "deploy":
         return {"intent": intent.kind}
-    if (
-        intent.kind == "diagnose"
-        and not intent.subject
-        and _SWEEP & set(state["question"].lower().replace("?", " ").split())
-    ):
+    if intent.kind == "sweep":
         return {"intent": "sweep", "namespace": intent.namespace}
     skill = select(list(runtime.context.skills), intent.kind)
     resolved = await intents.resolve(intent, runtime.context.toolbox)
@@ -297,10 +291,9 @@ def _model_change(
     if not proposed:
         return {}
     change = ops.from_json(proposed[0])
-    tool = change.write()[0]
-    if not context.toolbox.has(tool):
-        return {"model_refused": f"the model asked to {change.describe()}, which needs {tool}, "
-                                 "outside this agent's tools: not done"}  # fmt: skip
+    if carry.beyond(context.toolbox, change):
+        why = carry.beyond(context.toolbox, change)
+        return {"model_refused": f"the model asked to {change.describe()}, but {why}: not done"}
     if state.get("commanded") and not change.destructive:
         return {"change": proposed[0]}
     return {"pending": proposed[0]}

@@ -25,8 +25,9 @@ from git?", "reconcile web"), `rightsize` ("right-size web", "are web's requests
 `probe` ("probe web", "write a prober for checkout") and `resilience` ("make checkout survive a
 node failure", "harden web"). Their cues are specific, so they win over
 the general ones ("fix web's drift" is drift work), except that a probe cue beside a diagnose
-cue is a question about a failing probe ("why is web's readiness probe failing"). The graph
-routes on `Intent.kind`.
+cue is a question about a failing probe ("why is web's readiness probe failing"). A diagnosis
+that names no object but asks about "anything" ("is anything broken in shop?") is a `sweep` of
+the namespace. The graph routes on `Intent.kind`.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ IntentKind = Literal[
     "probe",
     "resilience",
     "change",
+    "sweep",
     "unsupported",
 ]
 
@@ -77,6 +79,7 @@ _FILLER_WORDS = """
     going has have had git write generate create make someone somebody by hand too big add node
     nodes small anything something everything nothing stuff things thing ones one"""
 _FILLER = frozenset(_FILLER_WORDS.split())
+_ANY = frozenset({"anything", "something", "everything", "all"})
 # A Deployment or StatefulSet named like a Service is the thing to diagnose: the workload.
 _PREFERENCE = {"Deployment": 0, "StatefulSet": 1, "Service": 2, "Pod": 3}
 _LISTED = (("deployments", "Deployment"), ("statefulsets", "StatefulSet"), ("services", "Service"))
@@ -127,7 +130,10 @@ def parse(question: str, *, namespace: str | None = None) -> Intent:
             continue
         if word not in _FILLER and not _is_cue(word) and not _is_heal(word) and not _task(word):
             subject.append(word)
-    return Intent(_kind(words), tuple(subject), hint, question)
+    kind = _kind(words)
+    if kind == "diagnose" and not subject and _ANY & set(words):
+        kind = "sweep"  # "is anything broken in shop?": the namespace, not one object
+    return Intent(kind, tuple(subject), hint, question)
 
 
 def _kind(words: list[str]) -> IntentKind:

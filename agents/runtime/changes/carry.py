@@ -25,19 +25,20 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import anyio
-
 from agents.runtime.changes.ops import ROLLED, Change, Cordon, Scale, SetResources
 from agents.runtime.errors import ToolFailed
 from agents.runtime.loop.mutation import (
     NeedsApproval,
     Refused,
     decide_proposal,
-    find_pr,
+    managed_manifest,
+    merge,
+    open_pr,
+    refusal,
     sync_change,
 )
 from agents.runtime.loop.state import Target
-from agents.runtime.loop.validation import LoopSettings, cluster_now, validate
+from agents.runtime.loop.validation import LoopSettings, Verdict, until, validate
 from agents.runtime.toolbox import Toolbox
 
 Outcome = Literal["done", "undone", "refused", "waiting", "failed"]
@@ -71,9 +72,8 @@ async def carry_out(
     toolbox: Toolbox, change: Change, *, agent: str, settings: LoopSettings, why: str
 ) -> Carried:
     """`change`, through policy, a dry run, a PR or a gated write, validation and rollback."""
-    tool = change.write()[0]
-    if not toolbox.has(tool):
-        said = f"Not done: {change.describe()} needs {tool}, which this agent may not call."
+    if beyond(toolbox, change):
+        said = f"Not done: {change.describe()}: {beyond(toolbox, change)}."
         return Carried("refused", said, [said])
     live = await _live(toolbox, change)
     key = _key(change, live)
@@ -122,18 +122,29 @@ async def _written(
     settings: LoopSettings,
 ) -> Carried:
     manifest = await _manifest(toolbox, change)
+    edits = change.edits(live) if manifest else []
     try:
-        if manifest and change.edits(live):
-            edits = (manifest, change.edits(live))
-            return await _by_pr(toolbox, change, edits, proposal, key, steps, agent, settings)
+        if edits:
+            return await _by_pr(toolbox, change, (manifest, edits), proposal, key, steps, agent,
+                                settings)  # fmt: skip
         return await _direct(toolbox, change, live, proposal, steps, settings)
+    except Refused as exc:  # a PR someone closed
+        return Carried("refused", f"Not done: {exc.message}.", [*steps, exc.message],
+                       proposal=proposal)  # fmt: skip
     except ToolFailed as exc:
         return Carried(
-            "refused" if _refusal(exc.reason) else "failed",
+            "refused" if refusal(exc.reason) else "failed",
             f"Not done: {change.describe()} failed: {exc.reason}",
             [*steps, f"refused: {exc.reason}"],
             proposal=proposal,
         )
+
+
+def beyond(toolbox: Toolbox, change: Change) -> str:
+    """Why this agent cannot make `change` at all (its write tool is not in the agent's
+    allow-list); "" when it can. Asked before anything else, so nothing is asked back or
+    proposed for a change that could never be made."""
+    return "" if toolbox.has(change.tool) else f"this agent has no {change.tool} tool"
 
 
 async def _direct(
@@ -183,33 +194,19 @@ async def _by_pr(
     settings: LoopSettings,
 ) -> Carried:
     target, (manifest, fields) = change.target, edits
-    existing = await find_pr(toolbox, key)
-    if existing is None:
-        opened = await toolbox.call(
-            "propose_change",
-            title=change.describe()[:200],
-            path=manifest["file"],
-            kind=target.kind,
-            name=target.name,
-            edits=fields,
-            body=f"{change.describe()}.\n\nPolicy: proposal {proposal}. Opened by kubecrew; "
-            "it validates the change after sync and reverts it if it does not hold.",
-            branch=key,
-        )
-        number = int(opened["number"])
-        steps.append(f"git defines it ({manifest['file']}): opened PR #{number}")
-    else:
-        number = int(existing["number"])
-        steps.append(f"PR #{number} on branch {key} already existed ({existing['state']})")
-    detail = await toolbox.call("get_pr", number=number)
-    if detail["pr"].get("state") != "merged":
-        if not detail.get("approved"):
-            await toolbox.call(
-                "review_pr", number=number, verdict="approve", author=agent,
-                body=f"Merged: policy approved it (proposal {proposal}).",
-            )  # fmt: skip
-        await toolbox.call("merge_pr", number=number)
-        steps.append(f"merged PR #{number} under proposal {proposal}")
+    number = await open_pr(
+        toolbox,
+        key=key,
+        title=change.describe()[:200],
+        path=manifest["file"],
+        kind=target.kind,
+        name=target.name,
+        edits=fields,
+        body=f"{change.describe()}.\n\nPolicy: proposal {proposal}. Opened by kubecrew; "
+        "it validates the change after sync and reverts it if it does not hold.",
+    )
+    steps.append(f"git defines it ({manifest['file']}): PR #{number} on branch {key}")
+    steps += await merge(toolbox, number, proposal, agent=agent)
     steps += await sync_change(toolbox, _target(change))
     held, evidence = await _validated(toolbox, change, settings)
     steps += evidence
@@ -274,28 +271,20 @@ async def _scaled(
 ) -> tuple[bool, list[str]]:
     """The replicas asked for, all available (and no more running), within the deadline."""
     target, wanted = change.target, change.replicas
-    start = await cluster_now(toolbox)
-    fields = ["status.replicas", "status.availableReplicas", "status.updatedReplicas"]
-    while True:
+    fields = ["status.replicas", "status.availableReplicas"]
+
+    async def look() -> Verdict:
         got = await toolbox.call(
             "get_resource", kind=target.kind.lower(), name=target.name,
             namespace=target.namespace, output="fields", fields=fields,
         )  # fmt: skip
-        running, available = (
-            got.get("status.replicas") or 0,
-            got.get("status.availableReplicas") or 0,
-        )
-        if running == available == wanted:
-            return True, [f"{available} of {wanted} replicas available"]
-        now = await cluster_now(toolbox)
-        if (
-            start is None
-            or now is None
-            or (now - start).total_seconds() > settings.deadline_seconds
-        ):
-            return False, [f"{available} of {wanted} replicas available ({running} running) "
-                           f"after {settings.deadline_seconds:.0f} s of cluster time"]  # fmt: skip
-        await anyio.sleep(settings.poll_seconds)
+        running = got.get("status.replicas") or 0
+        available = got.get("status.availableReplicas") or 0
+        said = f"{available} of {wanted} replicas available ({running} running)"
+        return Verdict(running == available == wanted, [said])
+
+    verdict = await until(toolbox, look, settings, late=f"not {wanted} available")
+    return verdict.held, verdict.evidence
 
 
 def _matches(got: Any, want: Any) -> bool:
@@ -341,14 +330,9 @@ async def _live(toolbox: Toolbox, change: Change) -> dict[str, Any]:
 
 
 async def _manifest(toolbox: Toolbox, change: Change) -> dict[str, Any]:
-    target = change.target
-    if target.kind in ("Node", "Pod") or not toolbox.has("find_manifest"):
+    if change.target.kind in ("Node", "Pod"):  # no manifest in git defines those
         return {}
-    found = await toolbox.call(
-        "find_manifest", kind=target.kind, name=target.name, namespace=target.namespace
-    )
-    hits = [h for h in found.get("found", []) if "rendered_by" not in h]
-    return dict(hits[0]) if hits else {}
+    return await managed_manifest(toolbox, _target(change))
 
 
 async def _approvers(toolbox: Toolbox, request: str) -> str:
@@ -379,8 +363,3 @@ def _limits_only(change: Change) -> bool:
     """A limit is not part of a resize proposal's values, so the gate judges such a write by
     the policies themselves rather than by the proposal."""
     return isinstance(change, SetResources) and not (change.cpu or change.memory)
-
-
-def _refusal(reason: str) -> bool:
-    said = reason.lower()
-    return any(word in said for word in ("permission", "refused", "polic", "not in the"))

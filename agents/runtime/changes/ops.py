@@ -15,6 +15,7 @@ Must not know: any agent, any grammar, the servers' internals (only their tools'
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -49,7 +50,9 @@ class Object(BaseModel):
         return f"{self.kind.lower()}/{self.name}"
 
 
-class _Change(BaseModel):
+class _Change(BaseModel, ABC):
+    """What every change says of itself; each kind below fills in `describe` and `write`."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
     target: Object
 
@@ -60,11 +63,17 @@ class _Change(BaseModel):
     def destructive(self) -> bool:
         return False
 
+    @abstractmethod
     def describe(self) -> str:
-        raise NotImplementedError
+        """The change in a person's words: "scale Deployment web in shop to 3 replicas"."""
 
+    @abstractmethod
     def write(self) -> tuple[str, dict[str, Any]]:
-        raise NotImplementedError
+        """The kube server's write tool that makes it, and the tool's arguments."""
+
+    @property
+    def tool(self) -> str:
+        return self.write()[0]
 
     def edits(self, live: dict[str, Any]) -> list[dict[str, Any]]:
         """The manifest field edits that make this change, given the live object's fields

@@ -178,11 +178,10 @@ def _operation(raw: list[str], words: list[str], start: int) -> tuple[str | None
             w in ("down", "up", "off") for w in words[index + 1 : index + 4]
         ):
             return "scale", index, 1
+    pairs = [f"{a} {b}" for a, b in itertools.pairwise(words)]
     for phrase, op in _PHRASES:
-        found = re.search(rf"(?:^| ){re.escape(phrase)}(?: |$)", " ".join(words[start:]))
-        if found:
-            before = " ".join(words[start:])[: found.start()].split()
-            return op, start + len(before), 2
+        if phrase in pairs[start:]:
+            return op, pairs.index(phrase, start), 2
     for index in range(start, len(words)):
         word = words[index]
         if word in _VERBS:
@@ -332,11 +331,6 @@ def _pause(raw: list[str], words: list[str], at: int, width: int) -> Asked:
     return Asked(
         words[at] if words[at] == "pause" else "resume", {}, _rest(words, used), _kind_of(words)
     )
-
-
-def _resume(raw: list[str], words: list[str], at: int, width: int) -> Asked:
-    asked = _pause(raw, words, at, width)
-    return Asked("resume", {}, asked.subject, asked.kind)
 
 
 def _image(raw: list[str], words: list[str], at: int, width: int) -> Asked:
@@ -501,11 +495,7 @@ def _labels(raw: list[str], words: list[str], at: int, width: int) -> Asked:
 
 def _cordon(raw: list[str], words: list[str], at: int, width: int) -> Asked:
     used = {at} | {i for i, w in enumerate(words) if w in ("node", "the", "nodes")}
-    return Asked(words[at], {}, _rest(words, used), "node")
-
-
-def _uncordon(raw: list[str], words: list[str], at: int, width: int) -> Asked:
-    return _cordon(raw, words, at, width)
+    return Asked(words[at], {}, _rest(words, used), "Node")
 
 
 def _delete(raw: list[str], words: list[str], at: int, width: int) -> Asked:
@@ -515,9 +505,9 @@ def _delete(raw: list[str], words: list[str], at: int, width: int) -> Asked:
 
 _LINKS = {"the", "to", "on", "from", "of", "in", "a", "an", "for", "its"}
 _ASKED = {
-    "scale": _scale, "restart": _restart, "undo": _undo, "pause": _pause, "resume": _resume,
+    "scale": _scale, "restart": _restart, "undo": _undo, "pause": _pause, "resume": _pause,
     "image": _image, "env": _env, "resources": _resources, "labels": _labels,
-    "cordon": _cordon, "uncordon": _uncordon, "delete": _delete,
+    "cordon": _cordon, "uncordon": _cordon, "delete": _delete,
 }  # fmt: skip
 _KIND_WORDS = {
     "deployment": "Deployment", "deploy": "Deployment", "deployments": "Deployment",

@@ -71,7 +71,7 @@ async def learn(state: LoopState, runtime: Runtime[LoopContext]) -> dict[str, An
         update["fingerprint"] = memory.fingerprint(
             mine[0]["code"], ref["kind"], ref["namespace"], ref["name"]
         )
-    update["managed"] = await _manifest(context.toolbox, target)
+    update["managed"] = await mutation.managed_manifest(context.toolbox, target)
     return update
 
 
@@ -330,16 +330,6 @@ def _concerns(finding: dict[str, Any], target: Target) -> bool:
         r.get("kind") == target["kind"] and r.get("name") == target["name"]
         for r in finding.get("related", [])
     )
-
-
-async def _manifest(toolbox: Toolbox, target: Target) -> dict[str, Any]:
-    if not toolbox.has("find_manifest"):
-        return {}
-    found = await toolbox.call(
-        "find_manifest", kind=target["kind"], name=target["name"], namespace=target["namespace"]
-    )
-    hits = [h for h in found.get("found", []) if "rendered_by" not in h]
-    return dict(hits[0]) if hits else {}
 
 
 def _name(target: Target) -> str:

@@ -207,6 +207,54 @@ async def find_pr(toolbox: Toolbox, branch: str) -> dict[str, Any] | None:
     return next((p for p in listed.get("prs", []) if p.get("head") == branch), None)
 
 
+async def open_pr(toolbox: Toolbox, *, key: str, **change: Any) -> int:
+    """The PR on branch `key`: the one already open (or merged), else a new one from `change`
+    (`propose_change`'s arguments). A PR someone closed is a refusal, not reopened."""
+    existing = await find_pr(toolbox, key)
+    if existing is not None:
+        if existing["state"] == "closed":
+            raise Refused(f"PR #{existing['number']} on branch {key} was closed by someone")
+        return int(existing["number"])
+    opened = await toolbox.call("propose_change", branch=key, **change)
+    return int(opened["number"])
+
+
+async def merge(toolbox: Toolbox, number: int, proposal: str, *, agent: str) -> list[str]:
+    """Merge PR `number` under the approved `proposal`: reviewed in the agent's name (saying
+    why) unless a person approved it already. Notes of what happened."""
+    detail = await toolbox.call("get_pr", number=number)
+    if detail["pr"].get("state") == "merged":
+        return [f"PR #{number} was already merged"]
+    if not detail.get("approved"):
+        await toolbox.call(
+            "review_pr",
+            number=number,
+            verdict="approve",
+            author=agent,
+            body=f"Merged automatically: policy approved it (proposal {proposal}).",
+        )
+    await toolbox.call("merge_pr", number=number)
+    return [f"merged PR #{number}"]
+
+
+async def managed_manifest(toolbox: Toolbox, target: Target) -> dict[str, Any]:
+    """Where git defines `target` (the gitops server's `find_manifest`, a rendered file not
+    counting); {} when nothing does or no repository is configured."""
+    if not toolbox.has("find_manifest"):
+        return {}
+    found = await toolbox.call(
+        "find_manifest", kind=target["kind"], name=target["name"], namespace=target["namespace"]
+    )
+    hits = [h for h in found.get("found", []) if "rendered_by" not in h]
+    return dict(hits[0]) if hits else {}
+
+
+def refusal(reason: str) -> bool:
+    """Whether a write tool's error says a gate or policy refused it (not that it broke)."""
+    said = reason.lower()
+    return any(word in said for word in ("permission", "refused", "polic"))
+
+
 async def apply_direct(toolbox: Toolbox, pending: Pending, target: Target) -> Applied:
     fix = pending["fix"]
     before = ""
@@ -221,11 +269,7 @@ async def apply_direct(toolbox: Toolbox, pending: Pending, target: Target) -> Ap
         try:
             await toolbox.call(step["tool"], **step["arguments"], **extra)
         except ToolFailed as exc:
-            if (
-                "permission" in exc.reason.lower()
-                or "refused" in exc.reason.lower()
-                or "polic" in exc.reason.lower()
-            ):
+            if refusal(exc.reason):
                 raise Refused(exc.reason) from exc
             raise
         notes.append(f"called {step['tool']} (gated and audited by the kube server)")

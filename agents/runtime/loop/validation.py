@@ -13,6 +13,7 @@ deadline.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -56,10 +57,24 @@ async def cluster_now(toolbox: Toolbox) -> datetime | None:
 
 
 async def validate(toolbox: Toolbox, target: Target, code: str, settings: LoopSettings) -> Verdict:
+    return await until(
+        toolbox, lambda: _look(toolbox, target, code, settings), settings, late="not healthy"
+    )
+
+
+async def until(
+    toolbox: Toolbox,
+    look: Callable[[], Awaitable[Verdict]],
+    settings: LoopSettings,
+    *,
+    late: str,
+) -> Verdict:
+    """`look` again every poll until it holds, says it never will (`FATAL`), or the deadline
+    passes in cluster time (then `late` says what was not reached, and after how long)."""
     start = await cluster_now(toolbox)
     verdict = Verdict(False)
     while True:
-        verdict = await _look(toolbox, target, code, settings)
+        verdict = await look()
         now = await cluster_now(toolbox)
         if verdict.held:
             return verdict
@@ -71,7 +86,7 @@ async def validate(toolbox: Toolbox, target: Target, code: str, settings: LoopSe
             or (now - start).total_seconds() > settings.deadline_seconds
         ):
             waited = f"{(now - start).total_seconds():.0f}" if start and now else "?"
-            verdict.evidence.append(f"not healthy after {waited} s of cluster time")
+            verdict.evidence.append(f"{late} after {waited} s of cluster time")
             return verdict
         await anyio.sleep(settings.poll_seconds)
 
