@@ -73,6 +73,13 @@ _PHRASES: tuple[tuple[str, str], ...] = (
     ("take down", "scale"), ("shut down", "scale"), ("turn off", "scale"),
     ("spin down", "scale"), ("spin up", "scale"), ("switch off", "scale"),
 )  # fmt: skip
+# A verb whose particle may come after its object: "take web down", "roll the redis deployment
+# back"; the particle is looked for in the four words after the verb.
+_SPLIT: dict[str, tuple[frozenset[str], str]] = {
+    **{v: (frozenset({"down", "up", "off"}), "scale")
+       for v in ("take", "bring", "spin", "shut", "scale", "turn")},
+    "roll": (frozenset({"back"}), "undo"),
+}  # fmt: skip
 _VERBS = {
     "scale": "scale", "rescale": "scale", "stop": "scale",
     "restart": "restart", "bounce": "restart", "recycle": "restart", "redeploy": "restart",
@@ -173,11 +180,10 @@ def _placed(asked: Asked) -> Asked:
 
 
 def _operation(raw: list[str], words: list[str], start: int) -> tuple[str | None, int, int]:
-    for index in range(start, len(words) - 1):  # "take web down", "bring api up to 4"
-        if words[index] in ("take", "bring", "spin", "shut", "scale", "turn") and any(
-            w in ("down", "up", "off") for w in words[index + 1 : index + 4]
-        ):
-            return "scale", index, 1
+    for index in range(start, len(words) - 1):  # "take web down", "roll the api back"
+        for verb, (particles, op) in _SPLIT.items():
+            if words[index] == verb and particles & set(words[index + 1 : index + 5]):
+                return op, index, 1
     pairs = [f"{a} {b}" for a, b in itertools.pairwise(words)]
     for phrase, op in _PHRASES:
         if phrase in pairs[start:]:

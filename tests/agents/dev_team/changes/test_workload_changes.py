@@ -117,6 +117,10 @@ def test_restart_and_annotate_and_roll_back(crew: Crew) -> None:
     outcome = crew.ask("roll back web", thread="5")
     assert outcome.data["outcome"] == "done", outcome.answer
     assert image(crew) == "nginx:1.27"
+    crew.ask("set the image of web to nginx:1.26", thread="6")
+    outcome = crew.ask("please roll the web deployment back", thread="7")
+    assert outcome.data["outcome"] == "done", outcome.answer
+    assert image(crew) == "nginx:1.27"
 
 
 def test_pause_and_resume_a_rollout(crew: Crew) -> None:
