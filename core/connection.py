@@ -101,6 +101,17 @@ class Clusters:
             self._clients[name] = client.ApiClient(configuration)
         return Api(self._clients[name], name)
 
+    def server(self, context: str | None = None) -> tuple[str, str | bool]:
+        """The context's API server URL and how the kubeconfig verifies it: a CA file, True
+        (the system's trust store) or False (insecure-skip-tls-verify), for a client of another
+        service on that server (the sandbox's registries), which never gets the credentials."""
+        try:
+            configuration = self.api(context).client.configuration
+        except config.ConfigException as exc:
+            raise InvalidArgument(f"the kubeconfig cannot be read: {exc}") from exc
+        verify: str | bool = configuration.ssl_ca_cert or bool(configuration.verify_ssl)
+        return str(configuration.host).rstrip("/"), verify
+
     def close(self) -> None:
         for api_client in self._clients.values():
             api_client.close()

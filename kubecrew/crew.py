@@ -11,12 +11,17 @@ an option block and every agent reaches the world the same way:
     --policy-store SPEC    the policy store             crew.yaml: policy_store
     --prometheus URL       golden signals from it       crew.yaml: prometheus
 
+The crew file also names the image registries the crew may ask (`registries`, a mapping of
+registry host, or `*`, to the base URL of its `/v2/`: `mcp_servers.kube.registries`); none
+named, no registry is asked and image fixes come from what the cluster ran.
+
 An option given on the command line wins over the crew file, `$KUBECREW_HOME/crew.yaml`
 (relative paths in it are read from its folder); what neither names falls back to the defaults:
 the policies `kubecrew policy` reads (./policies, else the shipped ones, plus
 $KUBECREW_POLICIES), the policy store every `kubecrew` command opens by default
 ($KUBECREW_POLICY_STORE, else `$KUBECREW_HOME/policy/store.sqlite`), no GitOps repository and no
-Prometheus. `kubecrew sandbox up` writes the file for its cluster when there is none.
+Prometheus. `kubecrew sandbox up` writes the file for its cluster when there is none, with the
+sandbox's own registries as the mirrors.
 
 `Crew.servers(agent)` gives every agent the kube server gated by those policies and audited in
 that store as the agent, the policy server acting as the agent, and the gitops and metrics
@@ -47,7 +52,7 @@ if TYPE_CHECKING:
     from agents.runtime.toolbox import Servers
 
 CREW_FILE = "crew.yaml"
-KEYS = ("kubeconfig", "context", "repo", "policies", "policy_store", "prometheus")
+KEYS = ("kubeconfig", "context", "repo", "policies", "policy_store", "prometheus", "registries")
 _PATHS = ("kubeconfig", "repo")
 
 
@@ -71,6 +76,7 @@ class CrewOptions:
     policies: tuple[Path, ...] = ()
     policy_store: str | None = None
     prometheus: str | None = None
+    registries: Mapping[str, str] = field(default_factory=dict, hash=False)  # crew file only
 
     def over(self, under: CrewOptions) -> CrewOptions:
         """These options, with what they leave unsaid taken from `under`."""
@@ -81,6 +87,7 @@ class CrewOptions:
             policies=self.policies or under.policies,
             policy_store=self.policy_store or under.policy_store,
             prometheus=self.prometheus or under.prometheus,
+            registries=self.registries or under.registries,
         )
 
 
@@ -95,6 +102,7 @@ class Crew:
     policy_store: str | None  # None: the default store (see the module)
     prometheus: str | None
     kubeconfig_from_file: bool = False  # the crew file named it, not the person
+    registries: Mapping[str, str] = field(default_factory=dict, hash=False)  # host -> base URL
     environ: Mapping[str, str] = field(default_factory=lambda: os.environ, repr=False)
 
     def servers(self, agent: str) -> Servers:
@@ -112,6 +120,7 @@ class Crew:
             policies=self.policies,
             policy_store=self.policy_store,
             agent=agent,
+            registries=self.registries,
         )
         return Servers(
             kube=self._own_identity(kube, agent),
@@ -168,9 +177,22 @@ def read_crew_file(path: Path) -> CrewOptions:
             values[key] = tuple(_relative(path, str(p)) for p in listed)
         elif key in _PATHS:
             values[key] = _relative(path, str(value))
+        elif key == "registries":
+            values[key] = _mirrors(path, value)
         else:
             values[key] = str(value)
     return CrewOptions(**values)
+
+
+def _mirrors(crew: Path, value: object) -> dict[str, str]:
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) and v for k, v in value.items()
+    ):
+        raise InvalidArgument(
+            f"crew file {crew}: registries must map a registry host (or *) to the base URL of "
+            "its /v2/, e.g. {'*': 'https://mirror.example/{host}', 'ghcr.io': 'direct'}"
+        )
+    return dict(value)
 
 
 def _relative(crew: Path, text: str) -> Path:
@@ -195,6 +217,7 @@ def resolve(given: CrewOptions, environ: Mapping[str, str] = os.environ) -> Crew
         policies=policies,
         policy_store=chosen.policy_store,
         prometheus=chosen.prometheus,
+        registries=chosen.registries,
         kubeconfig_from_file=given.kubeconfig is None
         and given.context is None
         and from_file.kubeconfig is not None,
@@ -226,20 +249,26 @@ def _check_repo(repo: Path) -> None:
 
 
 def write_crew_file(
-    *, kubeconfig: Path, prometheus: str | None = None, environ: Mapping[str, str] = os.environ
+    *,
+    kubeconfig: Path,
+    prometheus: str | None = None,
+    registries: Mapping[str, str] | None = None,
+    environ: Mapping[str, str] = os.environ,
 ) -> Path | None:
-    """Write the crew file naming this cluster, only when there is none; its path, or None
-    when one was already there (a person's file is never overwritten)."""
+    """Write the crew file naming this cluster (and its registries' mirrors), only when there is
+    none; its path, or None when one was already there (a person's file is never overwritten)."""
     path = crew_file(environ)
     if path.exists():
         return None
     path.parent.mkdir(parents=True, exist_ok=True)
-    values: dict[str, str] = {"kubeconfig": str(kubeconfig)}
+    values: dict[str, Any] = {"kubeconfig": str(kubeconfig)}
     if prometheus:
         values["prometheus"] = prometheus
+    if registries:
+        values["registries"] = dict(registries)
     header = (
         "# The crew's defaults for ask, chat, heal, watch and slack (options on the command line\n"
-        f"# win). Keys: {', '.join(KEYS)}. Written by `kubecrew sandbox up`.\n"
+        f"# win). Keys: {', '.join(KEYS)}.\n# Written by `kubecrew sandbox up`.\n"
     )
     path.write_text(header + yaml.safe_dump(values, sort_keys=False), encoding="utf-8")
     return path

@@ -4,7 +4,8 @@ Every failure becomes a Kubernetes `Status` body with the right code; an unexpec
 logged with its traceback on the server side and answered with a 500 Status that says where to
 look, never with a traceback on the wire. Long-running requests (watch, `logs -f`) stream.
 
-`/kubecrew/...` paths are the sandbox's own endpoints (`sandbox.admin`: faults, clock, metrics).
+`/kubecrew/...` paths are the sandbox's own endpoints (`sandbox.admin`: faults, clock, metrics);
+`/registries/...` are the world's image registries (`sandbox.registryapi`), outside Kubernetes.
 When an API fault is active (`world.api`), Kubernetes paths misbehave on purpose for a fraction of
 requests, drawn from a generator seeded by the world's seed: 500 InternalError, 429 with
 Retry-After, 504 Timeout, or a watch cut after its first event. With no API fault the only cost is
@@ -19,7 +20,7 @@ import logging
 import random
 from typing import Any, ClassVar, Literal
 
-from sandbox import admin, verbs
+from sandbox import admin, registryapi, verbs
 from sandbox.cluster import Cluster
 from sandbox.discovery import AGGREGATED_CONTENT_TYPE, wants_aggregated
 from sandbox.errors import ApiError, InternalError, NotFound, TooManyRequests
@@ -57,6 +58,7 @@ class App:
         self.loop: asyncio.AbstractEventLoop | None = None  # set at startup; see Sandbox.call
         self.streams = Streams()
         self.faults_random = random.Random(cluster.world.seed)  # which requests misbehave
+        self.registries = registryapi.RegistryApi(cluster)  # the world's registries, read-only
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -110,6 +112,10 @@ class App:
 
         try:
             request = await Request.read(scope, receive)
+            if registryapi.is_registry_path(request.path):  # a registry of its own: no kube auth
+                scheme = str(scope.get("scheme") or "https")
+                await self.registries.serve(request, tracking_send, scheme=scheme)
+                return
             await self._serve(request, receive, tracking_send)
         except ApiError as exc:
             if not started:

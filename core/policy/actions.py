@@ -51,6 +51,13 @@ _KINDS = {
     "ConfigMap": ("configmap", "configmaps", "cm"),
     "HorizontalPodAutoscaler": ("horizontalpodautoscaler", "horizontalpodautoscalers", "hpa"),
     "PodDisruptionBudget": ("poddisruptionbudget", "poddisruptionbudgets", "pdb"),
+    "Ingress": ("ingress", "ingresses", "ing"),
+    "PersistentVolumeClaim": ("persistentvolumeclaim", "persistentvolumeclaims", "pvc"),
+    "ResourceQuota": ("resourcequota", "resourcequotas", "quota"),
+    "LimitRange": ("limitrange", "limitranges", "limits"),
+    "Role": ("role", "roles"),
+    "RoleBinding": ("rolebinding", "rolebindings"),
+    "Secret": ("secret", "secrets"),
 }
 _KIND_OF = {alias: kind for kind, aliases in _KINDS.items() for alias in (*aliases, kind.lower())}
 CLUSTER_SCOPED = frozenset({"Node", "Namespace"})

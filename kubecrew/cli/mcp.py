@@ -120,6 +120,15 @@ def kube(
     as_agent: Annotated[
         str, typer.Option(help="The agent the policy gate judges and the audit log names.")
     ] = "kube-mcp",
+    registry: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="HOST=URL",
+            help="A registry the image tools may ask, repeatable: HOST (or *) = the base URL of "
+            "its /v2/ ({host} allowed; `direct`: the registry itself). [default: none, offline]",
+            show_default=False,
+        ),
+    ] = None,
     transport: TransportOption = Transport.stdio,
     host: HostOption = LOOPBACK,
     port: PortOption = DEFAULT_PORT,
@@ -137,6 +146,7 @@ def kube(
     kubecrew mcp kube --kubeconfig ~/.kube/config --read-only --namespaces shop,payments
     kubecrew mcp kube --transport http --port 8811 --token-file ~/.kubecrew/mcp.token
     kubecrew mcp kube --policies policies --policy-store kubernetes --as-agent dev-team
+    kubecrew mcp kube --registry '*=https://mirror.example/{host}' --registry quay.io=direct
     ```
     """
     options = _transport(transport, host, port, token_file, allow_remote)
@@ -145,18 +155,19 @@ def kube(
     from mcp_servers.kube.server import build
     from mcp_servers.kube.settings import KubeSettings
 
-    settings = KubeSettings(
-        kubeconfig=kubeconfig,
-        context=context,
-        read_only=read_only,
-        namespaces=KubeSettings.namespace_list(namespaces),
-        policies=KubeSettings.policy_list(policies or ()),
-        policy_store=policy_store,
-        agent=as_agent,
-    )
     try:
+        settings = KubeSettings(
+            kubeconfig=kubeconfig,
+            context=context,
+            read_only=read_only,
+            namespaces=KubeSettings.namespace_list(namespaces),
+            policies=KubeSettings.policy_list(policies or ()),
+            policy_store=policy_store,
+            agent=as_agent,
+            registries=KubeSettings.registry_map(registry or ()),
+        )
         server = build(settings)
-    except ToolError as exc:  # unusable policies or policy store
+    except ToolError as exc:  # unusable policies, policy store or --registry
         fail(exc.message)
     _serve(lambda: serve(server, options, name="kube"))
 

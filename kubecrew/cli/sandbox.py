@@ -55,12 +55,18 @@ def _report_ready(home: Home, url: str, *, detail: str) -> None:
     _crew_file(home)
 
 
+# The sandbox serves every registry of its world at /registries/<host>/v2/ on its own server
+# (sandbox/registryapi.py). Written as a path, the mirror follows the kubeconfig's server, and is
+# trusted with its CA, across restarts on other ports.
+SANDBOX_REGISTRIES = {"*": "/registries/{host}"}
+
+
 def _crew_file(home: Home) -> None:
-    """Point the crew (ask, chat, heal, watch, slack) at this sandbox, unless a crew file
-    already says where to point it: a person's choice is never overwritten."""
+    """Point the crew (ask, chat, heal, watch, slack) at this sandbox and its registries, unless
+    a crew file already says where to point it: a person's choice is never overwritten."""
     from kubecrew.crew import crew_file, write_crew_file
 
-    written = write_crew_file(kubeconfig=home.kubeconfig)
+    written = write_crew_file(kubeconfig=home.kubeconfig, registries=SANDBOX_REGISTRIES)
     if written is not None:
         out(
             escape(f"Crew file written: {written} (the crew's commands use this sandbox)"),

@@ -3,6 +3,7 @@
     python -m mcp_servers.kube --kubeconfig ~/.kube/config --context prod --read-only \
         --namespaces shop,payments
     python -m mcp_servers.kube --policies policies --policy-store kubernetes --as-agent dev-team
+    python -m mcp_servers.kube --registry '*=https://mirror.example/{host}' --registry gcr.io=direct
 
 Unusable policies or store end the start with a one-line usage error, not a traceback.
 """
@@ -46,8 +47,20 @@ def _parse(argv: list[str] | None) -> tuple[KubeSettings, transport.TransportOpt
         default=AGENT,
         help=f"the agent the gate judges and records (default: {AGENT})",
     )
+    parser.add_argument(
+        "--registry",
+        action="append",
+        default=[],
+        metavar="HOST=URL",
+        help="a registry the image tools may ask, repeatable: HOST (or *) = the base URL of its "
+        "/v2/ ({host} allowed; `direct`: the registry itself) (default: none, offline)",
+    )
     transport.add_arguments(parser)
     options = parser.parse_args(argv)
+    try:
+        registries = KubeSettings.registry_map(options.registry)
+    except ToolError as exc:
+        parser.error(exc.message)
     settings = KubeSettings(
         kubeconfig=options.kubeconfig,
         context=options.context,
@@ -56,6 +69,7 @@ def _parse(argv: list[str] | None) -> tuple[KubeSettings, transport.TransportOpt
         policies=KubeSettings.policy_list(options.policies),
         policy_store=options.policy_store,
         agent=options.as_agent,
+        registries=registries,
     )
     return settings, transport.from_arguments(parser, options)
 

@@ -7,7 +7,8 @@ calls. Errors are the `core.errors` tree; FastMCP turns them into `isError` resu
 is the error's message, which says what to do next.
 
 Every tool here only reads, so each is annotated readOnly, non-destructive and idempotent; a
-cluster is a closed domain (its objects, not the open internet), so openWorldHint is False.
+cluster is a closed domain (its objects, not the open internet), so openWorldHint is False;
+`image_tags` asks image registries (`registries.py`, the settings' mirrors), which may be.
 `--read-only` (settings.read_only) matters for the write tools, which register elsewhere.
 With policies (settings.policies), the write tools register behind the policy gate (`gate`),
 which is imported only then: a server without policies loads no policy code at all, and reads
@@ -21,10 +22,13 @@ from typing import TYPE_CHECKING
 from mcp.server.fastmcp import FastMCP
 
 from core.connection import Clusters, Json
+from core.errors import InvalidArgument, NotFound
 from mcp_servers.common.bounds import DEFAULT_LIMIT
 from mcp_servers.common.tools import READ_ONLY, new_server, off_loop
 from mcp_servers.kube import tools_diagnose, tools_drain, tools_watch, tools_write
+from mcp_servers.kube.access import Access
 from mcp_servers.kube.reads import Output, Reads
+from mcp_servers.kube.registries import MAX_TAGS, Registries
 from mcp_servers.kube.resources import Catalog
 from mcp_servers.kube.settings import KubeSettings
 from mcp_servers.kube.views import Views
@@ -41,12 +45,14 @@ for the cluster, `list_resources` / `describe` for objects, `events` and `logs` 
 
 def build(settings: KubeSettings) -> FastMCP:
     clusters = Clusters(settings.kubeconfig, settings.context)
+    registries = Registries(settings.registries, clusters)  # asks none when the map is empty
     catalog = Catalog()  # one discovery cache per server, for reads and writes alike
     mcp = new_server("kubecrew-kube", INSTRUCTIONS)
     writes = Writes(clusters, settings, catalog)
     gate = _gate(settings, writes)
     register_reads(mcp, Reads(clusters, settings, catalog))
-    tools_diagnose.register(mcp, clusters, settings)
+    tools_diagnose.register(mcp, clusters, settings, registries)
+    register_registries(mcp, registries)
     tools_watch.register(mcp, clusters, settings)
     # drain_plan always, drain unless read-only
     tools_drain.register(mcp, clusters, settings, gate=gate)
@@ -237,8 +243,67 @@ def register_reads(mcp: FastMCP, reads: Reads) -> None:
             context=context,
         )
 
+    access = Access(reads)
+
+    @mcp.tool(annotations=READ_ONLY)
+    async def access_review(
+        verb: str = "",
+        resource: str = "",
+        namespace: str | None = None,
+        subject: str | None = None,
+        limit: int = DEFAULT_LIMIT,
+        context: str | None = None,
+    ) -> Json:
+        """Who may `verb` a `resource` (`pods`, `secrets`, `logs` or `pods/log`, `deploy`) in
+        a namespace (omitted: anywhere), from the cluster's Roles, ClusterRoles and bindings as
+        the RBAC authorizer reads them. With `subject` (a user `alice`, `group:NAME`, or a
+        ServiceAccount `NAMESPACE/NAME`): yes or no for verb+resource, else every rule it holds
+        (kubectl auth can-i --list --as)."""
+        return await off_loop(
+            access.review,
+            verb,
+            resource,
+            namespace=namespace,
+            subject=subject,
+            limit=limit,
+            context=context,
+        )
+
     @mcp.tool(annotations=READ_ONLY)
     async def overview(context: str | None = None) -> Json:
         """The cluster at a glance: nodes with capacity vs requested CPU/memory, and the
         workloads and pods that are not healthy."""
         return await off_loop(views.overview, context=context)
+
+
+# A registry may be on the open internet (a mirror of `direct`), unlike the cluster.
+OPEN_READ = READ_ONLY.model_copy(update={"openWorldHint": True})
+
+
+def register_registries(mcp: FastMCP, registries: Registries) -> None:
+    """`image_tags`: what an image's registry holds, through the mirrors the settings name."""
+
+    def tags(image: str, limit: int, context: str | None) -> Json:
+        if not 1 <= limit <= MAX_TAGS:
+            raise InvalidArgument(f"limit must be between 1 and {MAX_TAGS}")
+        listed = registries.tags(image, limit=limit, context=context)
+        if not listed.found:
+            raise NotFound(
+                f"the registry has no repository {listed.repository} (asked {listed.source}); "
+                "check the image's name"
+            )
+        answer: Json = {
+            "repository": listed.repository,
+            "tags": list(listed.tags),
+            "source": listed.source,
+        }
+        if not listed.complete:
+            answer["note"] = f"the first {limit} tags; more exist: ask with a larger limit"
+        return answer
+
+    @mcp.tool(annotations=OPEN_READ)
+    async def image_tags(image: str, limit: int = 200, context: str | None = None) -> Json:
+        """The tags an image's repository really has, from its registry (OCI distribution API,
+        through the configured mirrors): `nginx` or `ghcr.io/org/app:1.2` (the tag is ignored).
+        Answers {repository, tags, source}; an error when no registry is configured for it."""
+        return await off_loop(tags, image, limit, context)

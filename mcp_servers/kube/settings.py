@@ -7,16 +7,21 @@ namespaced call outside it is refused and every all-namespaces list is narrowed 
 `policies` turns the policy gate on (`gate`): every write tool is then judged by those policy
 documents and recorded in the policy store's audit log as `agent`. Empty (the default), the
 server writes as it always did, so hosts that never heard of policies keep working.
+
+`registries` is the mirror map the registry client reads (`registries.py`): registry host ->
+base URL whose `/v2/` is that registry (`*` for every other host, `{host}` in it; `direct` for
+the registry's own API). Empty (the default), no registry is ever asked: diagnosis proposes
+only images the cluster has pulled, as offline clusters need.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.errors import PermissionDenied
+from core.errors import InvalidArgument, PermissionDenied
 from core.policy.settings import POLICIES_ENV
 
 AGENT = "kube-mcp"
@@ -31,6 +36,8 @@ class KubeSettings:
     policies: tuple[Path, ...] = ()  # policy files or directories; empty: no policy gate
     policy_store: str | None = None  # open_store's spec; None: $KUBECREW_POLICY_STORE, else home
     agent: str = AGENT  # who the audit log says wrote, and whom the policies judge
+    # registry host -> base URL of its /v2/ (see the module docstring); empty: ask none
+    registries: Mapping[str, str] = field(default_factory=dict, hash=False)
 
     @staticmethod
     def policy_list(
@@ -46,6 +53,21 @@ class KubeSettings:
         if not text:
             return None
         return tuple(n.strip() for n in text.split(",") if n.strip())
+
+    @staticmethod
+    def registry_map(given: Sequence[str]) -> dict[str, str]:
+        """`--registry HOST=URL` (repeatable) as the mirror map; InvalidArgument when one has no
+        `=`."""
+        mirrors: dict[str, str] = {}
+        for entry in given:
+            host, sep, url = entry.partition("=")
+            if not sep or not host.strip() or not url.strip():
+                raise InvalidArgument(
+                    f"--registry {entry!r}: give HOST=URL, e.g. docker.io=https://mirror.example "
+                    "or '*=https://mirror.example/{host}'"
+                )
+            mirrors[host.strip()] = url.strip()
+        return mirrors
 
     def allows(self, namespace: str) -> bool:
         return self.namespaces is None or namespace in self.namespaces

@@ -3,8 +3,9 @@
 Thin: validate the arguments, pick the scope (one object, a namespace, or the cluster), run
 `diagnosis.diagnose` and (for `recommend`) its playbooks, and return bounded JSON. Neither tool
 changes anything; fixes are proposals the write tools (or a person) apply, and each names the
-write-tool calls (`steps`) that apply it. `partial` lists what could not be read (with the HTTP
-status), so a diagnosis under a failing API server says what it did not see.
+write-tool calls (`steps`) that apply it. With `registries`, the image playbook may ask them
+which tags exist. `partial` lists what could not be read (with the HTTP status), so a diagnosis
+under a failing API server says what it did not see.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from mcp_servers.common.tools import READ_ONLY, off_loop
 from mcp_servers.kube.diagnosis import Diagnosis, diagnose
 from mcp_servers.kube.diagnosis.findings import ObjectRef, as_dict
 from mcp_servers.kube.diagnosis.recommend import recommend
+from mcp_servers.kube.registries import Registries
 from mcp_servers.kube.settings import KubeSettings
 
 _KINDS = {
@@ -69,7 +71,9 @@ _KINDS = {
 _SEVERITIES = ("critical", "high", "medium", "low")
 
 
-def register(mcp: FastMCP, clusters: Clusters, settings: KubeSettings) -> None:
+def register(
+    mcp: FastMCP, clusters: Clusters, settings: KubeSettings, registries: Registries | None = None
+) -> None:
     def run(
         kind: str | None, name: str | None, namespace: str | None, context: str | None
     ) -> Diagnosis:
@@ -95,7 +99,8 @@ def register(mcp: FastMCP, clusters: Clusters, settings: KubeSettings) -> None:
                 "this server may only look at the namespaces "
                 f"{', '.join(settings.namespaces)}: diagnose one of them, not the whole cluster"
             )
-        return diagnose(clusters.api(context), namespace=scope, target=target)
+        api = clusters.api(context)
+        return diagnose(api, namespace=scope, target=target, registry=registries)
 
     @mcp.tool(name="diagnose", annotations=READ_ONLY)
     async def diagnose_tool(

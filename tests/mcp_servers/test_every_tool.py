@@ -139,7 +139,14 @@ KUBE = [
     Step("logs", lambda w: {"pod": w.saved["pod"], "namespace": w.namespace}, ("log",)),
     Step("top", {"what": "nodes"}, ("items",), lambda a, w: len(a["items"]) == 3),
     Step("can_i", ns(verb="create", resource="deployments"), ("allowed",), holds("allowed")),
+    Step("access_review", ns(verb="delete", resource="pods"), ("subjects",), holds("subjects")),
     Step("overview", {}, ("nodes", "node_count"), has("node_count", 3)),
+    Step(
+        "image_tags",
+        {"image": "nginx:1.27"},
+        ("repository", "tags", "source"),
+        lambda a, w: a["repository"] == "docker.io/library/nginx" and "1.27" in a["tags"],
+    ),
     Step(
         "set_image",
         ns(name="web", container="web", image="nginx:1.28"),
@@ -366,6 +373,8 @@ def server_command(server: str, backends: Backends, workdir: Path, run: str) -> 
         identity = ["--as", "alice", "--group", "shop-admins"]
         return [KUBECREW, "mcp", "policy", "--store", str(store), "--policies", POLICIES, *identity]
     options = ["--kubeconfig", str(backends.kubeconfig)]
+    if server == "kube":  # the sandbox's registries, on its own server
+        options += ["--registry", "*=/registries/{host}"]
     if server == "metrics":
         options += ["--prometheus-url", backends.prometheus_url]
     if server == "gitops":

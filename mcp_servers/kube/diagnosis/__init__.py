@@ -41,6 +41,7 @@ from mcp_servers.kube.diagnosis import (
 )
 from mcp_servers.kube.diagnosis.findings import Finding, ObjectRef, ranked
 from mcp_servers.kube.diagnosis.snapshot import Snapshot, take
+from mcp_servers.kube.registries import Registries
 
 ANALYZERS: tuple[Callable[[Snapshot], list[Finding]], ...] = (
     pods.analyze,
@@ -59,9 +60,16 @@ class Diagnosis:
     snapshot: Snapshot
 
 
-def diagnose(api: Api, *, namespace: str | None, target: ObjectRef | None = None) -> Diagnosis:
-    """Findings for `namespace` (None: the cluster), narrowed to `target` when given."""
-    snapshot = take(api, namespace)
+def diagnose(
+    api: Api,
+    *,
+    namespace: str | None,
+    target: ObjectRef | None = None,
+    registry: Registries | None = None,
+) -> Diagnosis:
+    """Findings for `namespace` (None: the cluster), narrowed to `target` when given; the
+    playbooks may ask `registry` which images exist."""
+    snapshot = take(api, namespace, registry=registry)
     found = links.linked([finding for analyze in ANALYZERS for finding in analyze(snapshot)])
     explained = {f.ref for f in found} | {r for f in found for r in f.related}
     found.extend(f for f in events.analyze(snapshot) if f.ref not in explained)

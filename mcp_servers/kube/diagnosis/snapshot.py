@@ -18,6 +18,12 @@ concludes from an absence ("no pod matches this selector") stays silent when the
 read. A log that cannot be read is a note too. Only when nothing at all could be read does
 `take` fail: an unreachable cluster, or an identity that may read none of it.
 
+Image registries are read on demand too, and only when the kube server was given some
+(`registry`): `registry_tags` asks for a repository's tags, `registry_has` for one manifest and
+`registry_repositories` for a registry's catalog, each once per snapshot. A registry that cannot
+be asked is a note, asked no more in this snapshot (its timeout is paid once), and the
+playbooks carry on with what the cluster shows.
+
 This module knows the API paths and nothing of rules or fixes.
 """
 
@@ -25,13 +31,16 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from core.connection import Api
-from core.errors import ToolError
+from core.errors import NotFound, ToolError
+from mcp_servers.kube.registries import ImageName, Registries, TagList
 
 Json = dict[str, Any]
+T = TypeVar("T")
 
 # plural -> (API prefix, namespaced)
 KINDS: dict[str, tuple[str, bool]] = {
@@ -76,9 +85,14 @@ class Snapshot:
     namespace: str | None  # None: the whole cluster
     items: dict[str, list[Json]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    registry: Registries | None = None  # asked on demand (`registry_tags`); None: offline
     _names: dict[str, dict[tuple[str, str], Json]] = field(default_factory=dict)
     _events: dict[tuple[str, str, str], list[Json]] = field(default_factory=dict)
     _pods: dict[str, list[Json]] = field(default_factory=dict)
+    _tags: dict[str, TagList | None] = field(default_factory=dict)
+    _catalogs: dict[str, list[str] | None] = field(default_factory=dict)
+    _manifests: dict[str, bool | None] = field(default_factory=dict)
+    _silent: set[str] = field(default_factory=set)  # registry hosts that could not be asked
 
     def of(self, plural: str) -> list[Json]:
         return self.items.get(plural, [])
@@ -137,9 +151,58 @@ class Snapshot:
             return []
         return [line for line in text.splitlines() if line.strip()][-lines:]
 
+    def registry_tags(self, image: ImageName) -> TagList | None:
+        """What the registry lists for `image`'s repository (`found` False: it holds no such
+        repository), or None when no registry is configured for it or it could not be asked."""
+        repository = image.repository
+        if repository not in self._tags:
+            self._tags[repository] = self._ask(
+                image.host, lambda r: r.tags(image, context=self.api.context)
+            )
+        return self._tags[repository]
 
-def take(api: Api, namespace: str | None) -> Snapshot:
-    snapshot = Snapshot(api, namespace)
+    def registry_has(self, image: ImageName) -> bool | None:
+        """Whether the registry holds `image`'s manifest (the question for a digest, which no
+        tag list answers), or None when it could not be asked."""
+        if image.key not in self._manifests:
+            self._manifests[image.key] = self._ask(
+                image.host, lambda r: r.exists(image, context=self.api.context)
+            )
+        return self._manifests[image.key]
+
+    def registry_repositories(self, host: str) -> list[str] | None:
+        """The repository paths a registry's catalog lists, or None when it serves none or
+        could not be asked (Docker Hub serves none)."""
+        if host not in self._catalogs:
+            self._catalogs[host] = self._ask(
+                host, lambda r: r.repositories(host, context=self.api.context), quiet=NotFound
+            )
+        return self._catalogs[host]
+
+    def _ask(
+        self,
+        host: str,
+        question: Callable[[Registries], T],
+        *,
+        quiet: type[ToolError] | None = None,
+    ) -> T | None:
+        if self.registry is None or not self.registry.configured or host in self._silent:
+            return None
+        try:
+            return question(self.registry)
+        except ToolError as exc:
+            if quiet is not None and isinstance(exc, quiet):
+                return None
+            self._silent.add(host)
+            self.notes.append(
+                f"registry {host} not asked: {exc.message}; image fixes come from what the "
+                "cluster ran"
+            )
+            return None
+
+
+def take(api: Api, namespace: str | None, *, registry: Registries | None = None) -> Snapshot:
+    snapshot = Snapshot(api, namespace, registry=registry)
     failures: list[ToolError] = []
     for plural, (prefix, namespaced) in KINDS.items():
         segment = _PATH_PLURAL.get(plural, plural)

@@ -1,6 +1,6 @@
-"""`kubecrew sandbox up` points the crew at the sandbox it started by writing
-`$KUBECREW_HOME/crew.yaml`, and says so; a crew file already there is a person's choice, left
-as it is (and said so)."""
+"""`kubecrew sandbox up` points the crew at the sandbox it started, and at its registries, by
+writing `$KUBECREW_HOME/crew.yaml`, and says so; a crew file already there is a person's choice,
+left as it is (and said so)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,10 @@ def test_sandbox_up_writes_the_crew_file_only_when_there_is_none(tmp_path: Path)
         assert started.returncode == 0, started.stderr
         assert f"Crew file written: {crew_file}" in started.stdout
         written = yaml.safe_load(crew_file.read_text())
-        assert written == {"kubeconfig": str(sandbox_home.resolve() / "kubeconfig")}
+        assert written == {
+            "kubeconfig": str(sandbox_home.resolve() / "kubeconfig"),
+            "registries": {"*": "/registries/{host}"},  # its own, on the kubeconfig's server
+        }
     finally:
         stop(sandbox_home)
     crew_file.write_text("context: mine\n")

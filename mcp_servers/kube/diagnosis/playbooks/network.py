@@ -3,6 +3,12 @@ Service `targetPort` or probe port no container declares, an Ingress backend Ser
 that does not exist. Each fix points at what does exist, ranked by how close it is to what was
 written (a typo is the usual cause) and whether it serves.
 
+A selector is compared value by value with the labels pods really carry ("wbe" is near "web";
+a key the pods lack counts as nothing alike), and a workload named like the Service counts as
+near too: a Service is pointed only at pods that nearly match, since sending its traffic to
+pods it never named is no typo fix but a decision for its owner (the remediation loop applies
+the best fix unattended).
+
 Lists with no merge key (Ingress rules, Service ports under a JSON merge patch) are replaced
 whole, with only the broken entry changed, so the patch is exact whatever the server's merge.
 """
@@ -11,7 +17,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from mcp_servers.kube.diagnosis.findings import Finding, Fix
 from mcp_servers.kube.diagnosis.playbooks.templates import (
@@ -23,11 +29,18 @@ from mcp_servers.kube.diagnosis.playbooks.templates import (
 from mcp_servers.kube.diagnosis.snapshot import Json, Snapshot, name_of, namespace_of
 
 _HASHES = ("pod-template-hash", "controller-revision-hash", "pod-template-generation")
+NEAR = 0.5  # how alike a selector's values and the pods' labels must be to be its typo
+NAMESAKE = 0.8  # the likeness of the pods of the workload named like the Service
 
 
-def label_sets(snapshot: Snapshot, namespace: str) -> dict[tuple[tuple[str, str], ...], str]:
+class Source(NamedTuple):
+    why: str  # where the labels were seen, in words
+    workload: str  # the workload whose pod template carries them ("" for a bare pod)
+
+
+def label_sets(snapshot: Snapshot, namespace: str) -> dict[tuple[tuple[str, str], ...], Source]:
     """The label sets a namespace's pods (and pod templates) carry, with where each was seen."""
-    sources: dict[tuple[tuple[str, str], ...], str] = {}
+    sources: dict[tuple[tuple[str, str], ...], Source] = {}
     for plural, kind in (
         ("deployments", "Deployment"),
         ("statefulsets", "StatefulSet"),
@@ -38,36 +51,44 @@ def label_sets(snapshot: Snapshot, namespace: str) -> dict[tuple[tuple[str, str]
                 continue
             labels = ((obj.get("spec") or {}).get("template") or {}).get("metadata") or {}
             key = tuple(sorted((str(k), str(v)) for k, v in (labels.get("labels") or {}).items()))
-            sources.setdefault(key, f"{kind} {name_of(obj)}'s pod template carries {dict(key)}")
+            why = f"{kind} {name_of(obj)}'s pod template carries {dict(key)}"
+            sources.setdefault(key, Source(why, name_of(obj)))
     for pod in snapshot.pods_in(namespace):
         labels = (pod.get("metadata") or {}).get("labels") or {}
         key = tuple(sorted((str(k), str(v)) for k, v in labels.items() if k not in _HASHES))
         if key:
-            sources.setdefault(key, f"pod {name_of(pod)} carries {dict(key)}")
+            sources.setdefault(key, Source(f"pod {name_of(pod)} carries {dict(key)}", ""))
     return sources
 
 
 def _selections(
-    snapshot: Snapshot, namespace: str, selector: dict[str, str]
+    snapshot: Snapshot, namespace: str, selector: dict[str, str], named: str = ""
 ) -> Iterator[tuple[dict[str, str], str, float]]:
-    """Selectors of the same keys that match real pods: (new selector, why, similarity)."""
+    """Selectors of the same keys that match real pods: (new selector, why, similarity), the
+    similarity the mean of each value's likeness (a workload called `named` counts as near)."""
     seen: set[tuple[tuple[str, str], ...]] = set()
-    for labels, why in label_sets(snapshot, namespace).items():
+    for labels, source in label_sets(snapshot, namespace).items():
         carried = dict(labels)
         new = {k: carried[k] for k in selector if k in carried}
         key = tuple(sorted(new.items()))
         if not new or key in seen:
             continue
         seen.add(key)
-        similarity = difflib.SequenceMatcher(
-            None, str(sorted(selector.items())), str(sorted(new.items()))
-        ).ratio()
-        yield new, why, similarity
+        similarity = sum(
+            difflib.SequenceMatcher(None, value, new.get(k, "")).ratio() if k in new else 0.0
+            for k, value in selector.items()
+        ) / len(selector)
+        if named and source.workload == named:
+            similarity = max(similarity, NAMESAKE)
+        yield new, source.why, similarity
 
 
 def selector_fix(finding: Finding, snapshot: Snapshot) -> Iterator[Fix]:
     selector: dict[str, str] = dict(finding.details.get("selector") or {})
-    for new, why, similarity in _selections(snapshot, finding.ref.namespace, selector):
+    named = finding.ref.name
+    for new, why, similarity in _selections(snapshot, finding.ref.namespace, selector, named):
+        if similarity < NEAR:
+            continue  # pods the Service never named: where its traffic goes is its owner's call
         dropped = {k: None for k in selector if k not in new}
         yield Fix(
             finding.code,

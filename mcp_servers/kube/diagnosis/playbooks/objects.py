@@ -1,6 +1,12 @@
 """Objects a workload needs that are missing or unusable: a ConfigMap or Secret (or one key of
 it) a pod references, a claim asking for a StorageClass that does not exist.
 
+A claim's class is immutable, so its fix is two steps: delete the claim, then create it again
+on the cluster's default class, the rest of its spec kept. It is offered only for a claim that
+never bound (no volume, never bind-completed): deleting it loses nothing. Pods waiting for it
+never were scheduled, and pvc-protection only holds a claim a scheduled pod uses, so the delete
+goes through at once and those pods start once the new claim binds.
+
 The manifests carry names and keys only: values are empty placeholders a person fills in, since
 no playbook can know (or may read) what a Secret should hold; such a fix is marked so and never
 applied unattended. When the reference came with the latest rollout, going back to the revision
@@ -72,6 +78,10 @@ def storage_class_fix(finding: Finding, snapshot: Snapshot) -> Iterator[Fix]:
     if not default or claim is None:
         return
     meta = claim.get("metadata") or {}
+    if (claim.get("spec") or {}).get("volumeName") or (meta.get("annotations") or {}).get(
+        "pv.kubernetes.io/bind-completed"
+    ):
+        return  # it bound once: it may hold data, and recreating it is a person's call
     manifest = {
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",
@@ -95,12 +105,9 @@ def storage_class_fix(finding: Finding, snapshot: Snapshot) -> Iterator[Fix]:
         manifest,
         f"a volume is provisioned by {default} and the claim binds",
         "medium",
-        "storageClassName is immutable: the Pending claim (it holds no data) is deleted, then "
-        "this one created; while a pod uses the claim, Kubernetes keeps it until the pod is "
-        "gone (pvc-protection), so stop the pods that use it first"
-        if finding.related
-        else "storageClassName is immutable: the Pending claim (it holds no data) is deleted, "
-        "then this one created",
+        "storageClassName is immutable: the Pending claim, which never bound and holds no data, "
+        "is deleted, then this one created; the pods waiting for it were never scheduled, so "
+        "pvc-protection does not hold it, and they start once the new claim binds",
         0.8,
         (
             f"StorageClass {finding.details.get('storage_class')} does not exist; "
