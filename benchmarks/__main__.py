@@ -37,7 +37,7 @@ from typing import Any
 
 import yaml
 
-from benchmarks import heal, living_cluster, mcp_peers, mcp_tools
+from benchmarks import changes, heal, living_cluster, mcp_peers, mcp_tools
 from benchmarks.client import Connection
 from sandbox.app import App
 from sandbox.cluster import Cluster
@@ -333,6 +333,9 @@ async def run(quick: bool, suite: str) -> dict[str, Any]:
     if suite == "heal":  # benchmarks/heal.py: fault to validated fix; diagnose on 5,000 pods
         await heal.run(start_server, fill_bench, results, quick=quick)
         return results
+    if suite == "changes":  # benchmarks/changes.py: request to validated change
+        await changes.run(start_server, results, quick=quick)
+        return results
     if suite in ("cluster", "all"):
         await run_living_cluster(results)
     if suite == "cluster":
@@ -382,11 +385,12 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the results to this file")
     parser.add_argument(
         "--suite",
-        choices=("all", "api", "cluster", "peers", "heal"),
+        choices=("all", "api", "cluster", "peers", "heal", "changes"),
         default="all",
         help="api: the API server alone; cluster: the living cluster at size; all: both; "
         "peers: the kube MCP server beside two peers from PyPI (installs them; not in all); "
-        "heal: fault injection to validated fix, and diagnose on 5,000 pods (not in all)",
+        "heal: fault injection to validated fix, and diagnose on 5,000 pods (not in all); "
+        "changes: request to validated change, for each kind of everyday change (not in all)",
     )
     args = parser.parse_args()
     results = asyncio.run(run(args.quick, args.suite))

@@ -85,7 +85,7 @@ def _git(repo: Path, *args: str) -> None:
     subprocess.run(["git", "-C", str(repo), *who, *args], check=True, capture_output=True)
 
 
-async def _tool(server: Any, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+async def call_tool(server: Any, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
     async with create_connected_server_and_client_session(server) as session:
         result = await session.call_tool(tool, arguments)
     if result.isError:
@@ -93,7 +93,7 @@ async def _tool(server: Any, tool: str, arguments: dict[str, Any]) -> dict[str, 
     return dict(result.structuredContent or {})
 
 
-async def _sandbox_now(sandbox: Sandbox) -> datetime:
+async def sandbox_now(sandbox: Sandbox) -> datetime:
     connection = await sandbox.connect()
     try:
         response = await connection.request("GET", "/kubecrew/v1/clock")
@@ -102,7 +102,7 @@ async def _sandbox_now(sandbox: Sandbox) -> datetime:
     return datetime.fromisoformat(json.loads(response.body)["now"].replace("Z", "+00:00"))
 
 
-async def _until(what: str, check: Callable[[], Awaitable[bool]], timeout: float = 120) -> None:
+async def until(what: str, check: Callable[[], Awaitable[bool]], timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout
     while not await check():
         if time.monotonic() > deadline:
@@ -119,19 +119,19 @@ async def _heal_once(
     manifest = repo / "web.yaml"
     manifest.write_text(WEB.replace("image: nginx:1.27", f"image: {TYPO}"))
     _git(repo, "commit", "-qam", "web: move to alpine")
-    began, clock = time.perf_counter(), await _sandbox_now(sandbox)
-    await _tool(gitops, "sync", {"dry_run": False})
+    began, clock = time.perf_counter(), await sandbox_now(sandbox)
+    await call_tool(gitops, "sync", {"dry_run": False})
 
     async def noticed() -> bool:
-        found = await _tool(kube, "diagnose", {"namespace": "shop"})
+        found = await call_tool(kube, "diagnose", {"namespace": "shop"})
         return any(f["code"] == "ImagePullBackOff" for f in found.get("findings", []))
 
-    await _until("ImagePullBackOff", noticed)
+    await until("ImagePullBackOff", noticed)
     detected = time.perf_counter()
     result = await heal("web", servers=servers, home=home, settings=LoopSettings())
     if result.outcome != "fixed":
         raise SystemExit(f"the loop did not heal web: {result.summary}")
-    ended, clock_ended = time.perf_counter(), await _sandbox_now(sandbox)
+    ended, clock_ended = time.perf_counter(), await sandbox_now(sandbox)
     return {
         "wall_s": ended - began,
         "sandbox_s": (clock_ended - clock).total_seconds(),
@@ -162,19 +162,21 @@ async def bench_heal(start: Start, results: dict[str, Any], *, runs: int = RUNS)
                 policy=PolicySettings(policies=(SHIPPED,), store=store, agent="dev_team"),
             )
             assert servers.gitops is not None and servers.kube is not None
-            await _tool(build_gitops(servers.gitops), "sync", {"dry_run": False})
+            await call_tool(build_gitops(servers.gitops), "sync", {"dry_run": False})
             kube = build_kube(servers.kube)
 
             async def rolled_out() -> bool:
-                status = await _tool(kube, "rollout_status", {"name": "web", "namespace": "shop"})
+                status = await call_tool(
+                    kube, "rollout_status", {"name": "web", "namespace": "shop"}
+                )
                 return bool(status.get("done"))
 
-            await _until("web rolled out", rolled_out)
+            await until("web rolled out", rolled_out)
             measured = []
             for run in range(runs):
                 _log(f"  heal run {run + 1}/{runs} ...")
                 measured.append(await _heal_once(sandbox, servers, repo, root / f"home-{run}"))
-                await _until("web rolled out", rolled_out)
+                await until("web rolled out", rolled_out)
         finally:
             sandbox.stop()
     results["heal: image typo, injection to validated fix"] = {
@@ -194,7 +196,7 @@ async def bench_diagnose(
             times = []
             for _ in range(rounds):
                 began = time.perf_counter()
-                found = await _tool(kube, "diagnose", {"namespace": "bench"})
+                found = await call_tool(kube, "diagnose", {"namespace": "bench"})
                 times.append(time.perf_counter() - began)
             times.sort()
         finally:

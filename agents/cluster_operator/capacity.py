@@ -16,6 +16,13 @@ requests, which `rightsizing` proposes.
 The saving prices the removed replicas' requests at list prices per vCPU and GiB month
 (`agents.runtime.prices`), an estimate for ranking and for the owners to weigh, not a bill.
 
+A decided change goes the way a person's does (`write`): where git defines the Deployment (the
+gitops server's `find_manifest`), a pull request with exactly that field edit, proposed via
+pull-request, merged under the approved proposal and synced after a dry run, so the live object
+stays what git says; otherwise the kube gate's write carrying the proposal. Each applied change
+says how it was made (`how`: the PR, or the gated write) and who approved it (`approver`: the
+policy store by policy, or the person who granted the request).
+
 A proposal is made once per workload and remembered, with its decision, in the agent's store:
 a review that finds it escalated takes up the person's answer (`claim_approval`, exactly once)
 and applies it once granted; the kube gate lets the proposal carry exactly the decided scale,
@@ -38,8 +45,11 @@ from langgraph.store.base import BaseStore
 
 from agents.cluster_operator import proposals
 from agents.runtime.errors import ToolFailed
+from agents.runtime.loop.mutation import managed_manifest, merge, open_pr, sync_change
+from agents.runtime.loop.state import Target
 from agents.runtime.prices import PRICES
 from agents.runtime.toolbox import Toolbox
+from core.policy.proposals import APPROVED
 
 UNDERUSED, TARGET = 0.2, 0.6
 SPACE = ("cluster_operator", "savings")
@@ -49,6 +59,7 @@ WINDOW = "1h"  # the window when no CostPolicy covering the workload names one
 ONE_SAMPLE = "one sample from metrics.k8s.io"
 _DURATION = re.compile(r"(\d+)([hms])")
 _SECONDS = {"h": 3600, "m": 60, "s": 1}
+LABEL = "kubecrew-capacity"  # the label of the review's pull requests
 
 
 class Saving(TypedDict):
@@ -62,6 +73,8 @@ class Saving(TypedDict):
     proposal: str
     outcome: str  # the decision: approved, approved-as-countered, rejected, escalated, ""
     applied: int | None  # the replica count scaled to, once applied
+    how: str  # how it was applied: "PR #3, merged and synced", "gated write (scale)"; "" if not
+    approved_by: str  # who approved what was applied: the policy store, or a person
     steps: list[str]
 
 
@@ -185,7 +198,8 @@ async def underused(toolbox: Toolbox, meter: Meter | None = None) -> list[Saving
                 utilization=round(utilization, 3),
                 source=f"mean {use.source}" if use.window else use.source,
                 savings_per_month=round(saved, 2),
-                requests=asked(containers), proposal="", outcome="", applied=None, steps=[],
+                requests=asked(containers), proposal="", outcome="", applied=None, how="",
+                approved_by="", steps=[],
             )
         )  # fmt: skip
     return sorted(found, key=lambda s: -s["savings_per_month"])
@@ -234,13 +248,21 @@ async def propose_and_apply(
         steps.append(f"waiting for a person: approval {decided.approval}; nothing changed yet")
         return saving
     to = int((decided.action.get("replicas") or {}).get("to", saving["proposed"]))
-    await toolbox.call(
-        "scale", kind="deployment", name=name, namespace=namespace, replicas=to,
-        proposal=decided.proposal,
+    by = await approver(toolbox, decided.proposal)
+    how, made = await write(
+        toolbox, namespace, name, proposal=decided.proposal,
+        edits=[{"path": "spec.replicas", "value": to}],
+        title=f"Scale Deployment {namespace}/{name} {saving['replicas']} -> {to}",
+        direct=("scale", {"kind": "deployment", "name": name, "namespace": namespace,
+                          "replicas": to}),
     )  # fmt: skip
+    steps.extend(made)
     await store.adelete(SPACE, saving["workload"])
-    steps.append(f"scaled {saving['workload']} to {to} as decided ({decided.text})")
-    return {**saving, "applied": to}
+    steps.append(
+        f"scaled {saving['workload']} {saving['replicas']} -> {to} by {how}, under proposal "
+        f"{decided.proposal} approved by {by} ({decided.text})"
+    )
+    return {**saving, "applied": to, "how": how, "approved_by": by}
 
 
 async def _propose(
@@ -251,6 +273,7 @@ async def _propose(
         action="scale",
         target=f"deployment/{name}",
         namespace=namespace,
+        via=await via(toolbox, namespace, name),
         from_replicas=saving["replicas"],
         replicas=saving["proposed"],
         metrics={"cpu_utilization": saving["utilization"]},
@@ -264,6 +287,61 @@ async def _propose(
         counters=counters,
     )
     return proposals.decided(record)
+
+
+async def via(toolbox: Toolbox, namespace: str, name: str) -> str:
+    """How a change of the Deployment would be made, as the policy store judges it."""
+    target = Target(kind="Deployment", name=name, namespace=namespace)
+    return "pull-request" if await managed_manifest(toolbox, target) else "direct"
+
+
+async def write(
+    toolbox: Toolbox,
+    namespace: str,
+    name: str,
+    *,
+    proposal: str,
+    edits: list[dict[str, Any]],
+    title: str,
+    direct: tuple[str, dict[str, Any]],
+) -> tuple[str, list[str]]:
+    """Make the decided change of Deployment `namespace/name` as a person's goes: a PR with
+    exactly `edits` where git defines it (merged under `proposal`, synced after a dry run), else
+    the gated write `direct` (tool, arguments) carrying `proposal`. How, and the steps taken."""
+    target = Target(kind="Deployment", name=name, namespace=namespace)
+    manifest = await managed_manifest(toolbox, target)
+    if not manifest:
+        tool, arguments = direct
+        await toolbox.call(tool, **arguments, proposal=proposal)
+        return f"gated write ({tool})", []
+    number = await open_pr(
+        toolbox, key=f"kubecrew/capacity-{name}-{proposal}", title=title[:200],
+        path=manifest["file"], kind="Deployment", name=name, edits=edits, labels=[LABEL],
+        body=f"{title}.\n\nPolicy: proposal {proposal}. Opened by kubecrew's capacity review: "
+        "git defines this workload, so its change goes by pull request, like a person's.",
+    )  # fmt: skip
+    steps = [f"git defines it ({manifest['file']}): PR #{number}"]
+    steps += await merge(toolbox, number, proposal, agent=toolbox.role.name)
+    steps += await sync_change(toolbox, target)
+    return f"PR #{number}, merged and synced", steps
+
+
+async def approver(toolbox: Toolbox, proposal: str) -> str:
+    """Who approved `proposal`: the person(s) who granted its approval request, else the one
+    who decided it (the policy store, by the policies); "" while it is not approved."""
+    shown = await toolbox.call("get_proposal", proposal_id=proposal)
+    approval = shown.get("approval") or {}
+    granted = [
+        str(a.get("by")) for a in approval.get("answers") or []
+        if isinstance(a, dict) and a.get("verdict") == "grant"
+    ]  # fmt: skip
+    if granted:
+        return f"{', '.join(granted)} (approval {approval.get('id')})"
+    decision = shown.get("decision") or {}
+    if decision.get("outcome") not in APPROVED:
+        return ""  # not approved (yet): nobody to name
+    decided = str(decision.get("decided_by") or "")
+    return "policy (the policy store)" if decided.endswith("policy-store") else decided
 
 
 def _kept_record(

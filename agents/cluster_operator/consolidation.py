@@ -19,7 +19,9 @@ once and remembered in the store, its decision taken up by later reviews; nothin
 or drained by the review itself. Once approved (at once or by a person later), the node joins
 the maintenance queue (`maintenance.queue`), so the patrol drains it in a maintenance window
 like any planned work: cordon, the owners told, PDB-respecting evictions within the blast
-radius, validation.
+radius, validation. The review says exactly what was approved, by whom (the policy store by
+policy, or the person who granted it: `capacity.approver`) and when the drain will run (the
+window's opening on the cluster's clock, or the next patrol when it is open).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from typing import Any, TypedDict, cast
 from langgraph.store.base import BaseStore
 
 from agents.cluster_operator import maintenance, migration, nodes, proposals
-from agents.cluster_operator.capacity import SYSTEM, gib, millicores, requests
+from agents.cluster_operator.capacity import SYSTEM, approver, gib, millicores, requests
 from agents.cluster_operator.clock import cluster_now
 from agents.runtime.prices import PRICES
 from agents.runtime.toolbox import Toolbox
@@ -68,6 +70,8 @@ class Consolidation(TypedDict):
     proposal: str
     outcome: str  # the decision: approved, rejected, escalated, ""
     queued: bool  # approved and queued for maintenance: the patrol drains it
+    approved_by: str  # who approved the drain: the policy store, or a person ("" until then)
+    runs: str  # when the drain runs: the window's opening (ISO), or "" for the next patrol
     steps: list[str]
 
 
@@ -108,7 +112,7 @@ def candidate(rooms: list[Room]) -> Consolidation | None:
                 node=room["node"], cpu=round(room["cpu_used_m"] / room["cpu_m"], 3),
                 memory=round(room["memory_used_gib"] / room["memory_gib"], 3),
                 pods=[p["pod"] for p in room["pods"]], savings_per_month=round(saved, 2),
-                proposal="", outcome="", queued=False, steps=[],
+                proposal="", outcome="", queued=False, approved_by="", runs="", steps=[],
             )  # fmt: skip
     return None
 
@@ -190,15 +194,25 @@ async def _as_decided(
     if not decided.approved:
         shown["steps"].append(f"waiting for a person: approval {decided.approval}; nothing changed")
         return shown
-    entry = await maintenance.queue(
-        store, node, f"consolidation ({decided.proposal})", at=await cluster_now(toolbox)
-    )
+    at = await cluster_now(toolbox)
+    entry = await maintenance.queue(store, node, f"consolidation ({decided.proposal})", at=at)
     await store.adelete(SPACE, node)
-    shown["steps"].append(
-        f"approved ({decided.text}): queued for maintenance with {'; '.join(entry['reasons'])}; "
-        "the patrol drains it in its window"
+    by = await approver(toolbox, decided.proposal)
+    plan = await toolbox.call("drain_plan", node=node)
+    pods = sum(1 for p in plan["pods"] if p["action"] == "evict")
+    opens = await maintenance.window(toolbox, node, pods, at=at)
+    when = (
+        f"in its maintenance window, which opens at {opens} (cluster time now {at.isoformat()})"
+        if opens
+        else "at the next patrol: its maintenance window is open now"
     )
-    return {**shown, "queued": True}
+    shown["steps"].append(
+        f"approved by {by} (proposal {decided.proposal}): drain node {node}, evicting {pods} "
+        f"pod(s) ({decided.text}); nothing "
+        f"is cordoned yet: queued for maintenance with {'; '.join(entry['reasons'])}, the "
+        f"patrol drains it {when}"
+    )
+    return {**shown, "queued": True, "approved_by": by, "runs": opens}
 
 
 def said(found: list[Consolidation], *, waiting: Sequence[str] = ()) -> str:

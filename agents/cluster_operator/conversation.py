@@ -31,6 +31,10 @@ class Conversation(GraphConversation[Context]):
     }  # fmt: skip
     procedures = ("patrol", "capacity", "fleet")
 
+    def read(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        result = values.get("result") or {}
+        return {**super().read(values), "clarifying": bool(result.get("clarification"))}
+
     async def patrol(self, *, on_node: OnNode | None = None) -> Outcome:
         return await self.perform("patrol", on_node=on_node)
 

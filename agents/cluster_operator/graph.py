@@ -34,7 +34,6 @@ per thread, and the in-flight intents and the maintenance queue live in the stor
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from typing import Any, Literal, cast, get_args
 
@@ -50,6 +49,7 @@ from agents.cluster_operator import (
     intents,
     maintenance,
     migration,
+    node_changes,
     nodes,
     prompts,
     readiness,
@@ -59,7 +59,8 @@ from agents.cluster_operator import (
 )
 from agents.cluster_operator.clock import cluster_now
 from agents.cluster_operator.state import OperatorState
-from agents.runtime.changes import carry, ops, words
+from agents.runtime import questions, requests
+from agents.runtime.changes import asking, ops, words
 from agents.runtime.errors import AgentError
 from agents.runtime.loop.validation import LoopSettings
 from agents.runtime.modelsteps import planned
@@ -78,42 +79,45 @@ class Context(AgentContext):
 async def understand(state: OperatorState) -> dict[str, Any]:
     if state.get("task") in ("patrol", "capacity", "fleet"):
         return {}
-    asked = words.read(state.get("question", ""))
-    if asked is not None and asked.op in ("cordon", "uncordon"):
-        return {"task": "node-change", "op": asked.op, "node": " ".join(asked.subject)}
-    task, node, reason = intents.read_question(state.get("question", ""))
-    return {"task": task, "node": node, "reason": reason}
+    question = state.get("question", "")
+    if asking.confirmed(question, state.get("pending")):
+        return {"task": "node-change"}
+    read = requests.read(question)
+    if node_changes.asks(read):
+        return {"task": "node-change"}
+    task, node, reason = intents.read_question(question)
+    if task == "unsupported" and read is not None and not isinstance(read, words.Asked):
+        task = "question"  # not one of its own questions: one every agent answers the same way
+    return {"task": task, "node": node, "reason": reason, "pending": None}
+
+
+async def question(state: OperatorState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """A question about the cluster (how full, which nodes are under pressure, what runs),
+    answered from the read tools with its evidence; it reads only."""
+    asked = questions.read(state.get("question", ""), namespace=None)
+    if asked is None:
+        raise AgentError("the question was read in understand but not again")
+    answered = await questions.answer(runtime.context.toolbox, asked)
+    return {"result": answered.data, "answer": answered.text}
 
 
 async def node_change(state: OperatorState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Cordon or uncordon a node asked for by name (a near miss is the node meant when it is
-    the only one that close): policy, dry run, the gated write, the node read back."""
-    toolbox = runtime.context.toolbox
-    listed = await toolbox.call("list_resources", kind="nodes", limit=1000)
-    names = [str(i["name"]) for i in listed.get("items", []) if isinstance(i, dict)]
-    asked = state.get("node", "")
-    said = asked.split()
-    close = [n for n in names if n in said] or sorted(
-        {m for word in said for m in difflib.get_close_matches(word, names, n=2, cutoff=0.8)}
-    )
-    if len(close) != 1:
-        shown = ", ".join(names[:20]) or "none"
-        found = f"more than one like {asked!r}" if close else f"no node called {asked!r}"
-        text = f"Which node? I found {found}; the nodes are: {shown}."
-        return {"result": {"clarification": text}, "answer": text}
-    node = ops.Object(kind="Node", name=close[0])
-    change = ops.Cordon(target=node, unschedulable=state.get("op") == "cordon")
-    done = await carry.carry_out(toolbox, change, agent=AGENT, settings=LoopSettings(),
-                                 why=f"asked: {state.get('question', '')!r}")  # fmt: skip
-    result = done.report(change)
-    if done.outcome == "waiting":
-        result["outcome"] = "escalated"
-    return {"result": result, "answer": done.summary}
+    """A node change asked in words (cordon, drain, taint, label): policy, dry run, the gated
+    write, the node read back; a drain is asked back first."""
+    toolbox, question = runtime.context.toolbox, state.get("question", "")
+
+    async def make() -> ops.Change | str:
+        asked = words.read(question)
+        return await node_changes.typed(toolbox, asked) if asked else prompts.UNSUPPORTED
+
+    done = await asking.turn(toolbox, question, state.get("pending"), make, agent=AGENT,
+                             settings=LoopSettings())  # fmt: skip
+    return {"result": done.report, "answer": done.answer, "pending": done.pending}
 
 
 Route = Literal[
     "patrol", "capacity", "fleet", "nodes", "drain_preview", "savings", "maintenance",
-    "readiness", "node_change", "clarify",
+    "readiness", "node_change", "question", "clarify",
 ]  # fmt: skip
 
 
@@ -260,6 +264,7 @@ builder.add_node("fleet", planned(fleet_survey, ask=asked))
 builder.add_node("maintenance", planned(plan_maintenance, ask=asked))
 builder.add_node("readiness", planned(check_readiness, ask=asked))
 builder.add_node("node_change", node_change)
+builder.add_node("question", question)
 builder.add_node("clarify", clarify)
 builder.add_edge(START, "understand")
 builder.add_conditional_edges("understand", route)

@@ -13,23 +13,29 @@ entry, so the node is disrupted once for all of them. Each patrol takes the queu
 - then the node moves as any other (`migration.move_off`: cordon, plan, the eviction intent naming
   every reason, PDB-respecting evictions within the hourly eviction limit, training Jobs kept
   unless policy allows, validation). Drained, the entry stays `out` until the node is uncordoned
-  (the work is done), then leaves the queue.
+  (the work is done), then leaves the queue. A node moved says under which proposal and who
+  approved its drain (`approved_by`: the policy store by policy, or the person who granted
+  it): the eviction intent's, or, when no pod had to be evicted, the one that queued it (a
+  consolidation's, named in its reason).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Literal, TypedDict
 
 from langgraph.store.base import BaseStore
 
+from agents.cluster_operator.capacity import approver
 from agents.cluster_operator.clock import cluster_now
 from agents.cluster_operator.migration import Migration, move_off
 from agents.runtime.toolbox import Toolbox
 
 SPACE = ("cluster_operator", "maintenance")
 NODES_AT_ONCE = 1
+QUEUED_BY = re.compile(r"\((p-[0-9a-z]+)\)")  # the proposal a reason names: "consolidation (p-1)"
 Status = Literal["queued", "waiting-for-window", "waiting-for-node", "moving", "out", "done"]
 
 
@@ -46,6 +52,8 @@ class Maintenance(TypedDict):
     status: Status
     opens_at: str  # when the window opens, for waiting-for-window
     migration: Migration | None
+    proposal: str  # the proposal its drain ran under ("" when none ran)
+    approved_by: str  # who approved that proposal ("" when none ran, or none was approved)
     steps: list[str]
 
 
@@ -100,8 +108,9 @@ async def run(
         node, reasons = entry["node"], entry["reasons"]
         said = "; ".join(reasons)
         shown = Maintenance(
-            node=node, reasons=reasons, status="queued", opens_at="", migration=None, steps=[]
-        )
+            node=node, reasons=reasons, status="queued", opens_at="", migration=None,
+            proposal="", approved_by="", steps=[],
+        )  # fmt: skip
         fault = (migrated or {}).get(node)
         if fault is not None and entry["state"] != "out":
             state: Literal["moving", "out"] = "out" if fault["status"] == "drained" else "moving"
@@ -147,7 +156,13 @@ async def run(
         await store.aput(SPACE, node, {**entry, "state": state})
         if node not in out:
             out.append(node)
-        done.append({**shown, "status": state, "migration": moved})
+        queued_by = [m.group(1) for r in reasons if (m := QUEUED_BY.search(r))]
+        proposal = moved["proposal"] or next(iter(queued_by), "")
+        by = await approver(toolbox, proposal) if proposal else ""
+        done.append(
+            {**shown, "status": state, "migration": moved, "proposal": proposal,
+             "approved_by": by}
+        )  # fmt: skip
     return done
 
 

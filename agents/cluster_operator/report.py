@@ -2,11 +2,17 @@
 right-sized requests), node readiness, the maintenance queue and the fleet, in words, built only
 from what the tools answered (the steps each procedure recorded as it went). A saving says where
 its use was read ("mean over 1h from Prometheus", "one sample from metrics.k8s.io"), since a
-number from one sample and one from an hour do not carry the same weight."""
+number from one sample and one from an hour do not carry the same weight.
+
+`changes` lists every change a procedure made or scheduled, from its result (never from its
+words): the target, the values from -> to, how (the pull request, or the gated write), the
+proposal, who approved it and when it runs; `change_line` says one in a line, nothing cut, so
+a scheduled job's summary (`kubecrew run`) names each."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypedDict
 
 from agents.cluster_operator.capacity import Saving
 from agents.cluster_operator.fleet import ClusterHealth, Move
@@ -157,3 +163,91 @@ def fleet(health: list[ClusterHealth], moves: list[Move]) -> str:
             "changed: the owners decide."
         )
     return "\n".join(lines)
+
+
+class Change(TypedDict):
+    target: str  # "Deployment shop/web", "Node node-3"
+    field: str  # what changed: "replicas", "cpu request of container web", "drain"
+    before: str
+    after: str
+    how: str  # "PR #2, merged and synced", "gated write (scale)", "the patrol, from the ..."
+    proposal: str  # the policy proposal it was made under ("" when none was needed)
+    approved_by: str  # the policy store by policy, a person, or the policy that required it
+    when: str  # "done", or when a scheduled change runs ("runs in the maintenance window ...")
+
+
+def changes(result: Mapping[str, Any]) -> list[Change]:
+    """Every change in a Cluster Operator procedure's result, in the order it was made."""
+    found: list[Change] = []
+    for s in result.get("savings") or []:
+        if s.get("applied") is not None:
+            found.append(_change(s["workload"], "replicas", s["replicas"], s["applied"], s))
+    for r in result.get("rightsizing") or []:
+        if r.get("applied"):
+            what = f"cpu request of container {r['container']}"
+            found.append(_change(r["workload"], what, r["cpu_from"], r["applied"], r))
+    for c in result.get("consolidation") or []:
+        if c.get("queued"):
+            opens = c.get("runs") or ""
+            found.append(
+                Change(
+                    target=f"Node {c['node']}", field="drain (consolidation)",
+                    before="in service", after=f"drained, {len(c['pods'])} pod(s) moved",
+                    how="the patrol, from the maintenance queue (nothing cordoned yet)",
+                    proposal=c["proposal"], approved_by=c.get("approved_by") or "",
+                    when=f"runs in the maintenance window opening at {opens}" if opens
+                    else "runs at the next patrol (its maintenance window is open)",
+                )
+            )  # fmt: skip
+    moved = {m["node"]: m for m in [*(result.get("migrations") or []),
+                                    *(result.get("restart_migrations") or [])]}  # fmt: skip
+    queue = result.get("maintenance") or []
+    moved |= {m["node"]: m["migration"] for m in queue if m.get("migration")}  # once per node
+    under = {m["node"]: (m.get("proposal", ""), m.get("approved_by", "")) for m in queue}
+    found += [_moved(m, *under.get(n, ("", ""))) for n, m in moved.items() if _touched(m)]
+    for r in result.get("readiness") or []:
+        if r["action"] in ("removed-taint", "added-taint"):
+            added = r["action"] == "added-taint"
+            found.append(
+                Change(
+                    target=f"Node {r['node']}", field=f"taint {r['taint']}",
+                    before="absent" if added else "present",
+                    after="added" if added else "removed", how="gated write (taint)",
+                    proposal="", approved_by=f"policy (NodeReadinessPolicy {r['policy']})",
+                    when="done",
+                )
+            )  # fmt: skip
+    return found
+
+
+def change_line(change: Change) -> str:
+    """One change, whole: target, from -> to, how, proposal, approver, when."""
+    under = f", proposal {change['proposal']}" if change["proposal"] else ""
+    approved = f"; approved by {change['approved_by']}" if change["approved_by"] else ""
+    return (
+        f"{change['target']}: {change['field']} {change['before']} -> {change['after']} by "
+        f"{change['how']}{under}{approved}; {change['when']}"
+    )
+
+
+def _change(workload: str, field: str, before: Any, after: Any, done: Mapping[str, Any]) -> Change:
+    kind, namespace, name = workload.split("/", 2)
+    return Change(
+        target=f"{kind} {namespace}/{name}", field=field, before=str(before), after=str(after),
+        how=str(done.get("how") or ""), proposal=str(done.get("proposal") or ""),
+        approved_by=str(done.get("approved_by") or ""), when="done",
+    )  # fmt: skip
+
+
+def _touched(moved: Migration) -> bool:
+    return bool(moved["evicted"]) or any(s.startswith("cordoned ") for s in moved["steps"])
+
+
+def _moved(moved: Migration, proposal: str, approved_by: str) -> Change:
+    return Change(
+        target=f"Node {moved['node']}", field="scheduling and pods",
+        before="schedulable",
+        after=f"cordoned, {len(moved['evicted'])} pod(s) evicted ({moved['status']})",
+        how="gated writes (cordon, drain)", proposal=moved["proposal"] or proposal,
+        approved_by=approved_by, when="done",
+    )  # fmt: skip

@@ -17,7 +17,10 @@ sized: memory must cover a spike a sample or a mean does not show, and too small
 request gets a pod evicted or killed, where too small a CPU request only slows it down.
 
 One container per proposal, the one that saves most: the kube gate lets an approved proposal
-carry one `set_resources` call, and the next review takes the next container. The saving is
+carry one `set_resources` call, and the next review takes the next container. A decided resize
+goes as a person's would (`capacity.write`): by pull request where git defines the Deployment
+(the container's `resources.requests.cpu` edited in its manifest, merged and synced), else by
+the gated `set_resources`. The saving is
 priced like a downscale's (`prices.PRICES`). The proposal is remembered per workload in the
 agent's store: an escalated one waits for the person's answer (`claim_approval`, once); a
 rejected one is not proposed again while the container's request is the one it was for.
@@ -38,7 +41,10 @@ from agents.cluster_operator.capacity import (
     UNDERUSED,
     Meter,
     Usage,
+    approver,
     millicores,
+    via,
+    write,
 )
 from agents.runtime.prices import PRICES
 from agents.runtime.toolbox import Toolbox
@@ -61,6 +67,8 @@ class Resize(TypedDict):
     proposal: str
     outcome: str  # approved, approved-as-countered, rejected, escalated, ""
     applied: str  # the CPU request set, once applied
+    how: str  # how it was applied: "PR #3, merged and synced", "gated write (set_resources)"
+    approved_by: str  # who approved what was applied: the policy store, or a person
     steps: list[str]
 
 
@@ -144,7 +152,7 @@ def _largest(
                 used_m=round(used, 1), peak_m=round(busiest, 1), cpu_from=text, cpu_to=f"{to}m",
                 utilization=round(per_replica / total, 3), source=source,
                 savings_per_month=round(saved, 2),
-                proposal="", outcome="", applied="", steps=[],
+                proposal="", outcome="", applied="", how="", approved_by="", steps=[],
             )  # fmt: skip
     return best
 
@@ -184,6 +192,7 @@ async def propose_and_apply(
             action="resize",
             target=f"deployment/{name}",
             namespace=namespace,
+            via=await via(toolbox, namespace, name),
             resources=[
                 {"container": resize["container"], "cpu": resize["cpu_to"]}
                 | {"from_cpu": resize["cpu_from"]}
@@ -225,15 +234,23 @@ async def propose_and_apply(
         steps.append(f"waiting for a person: approval {decided.approval}; nothing changed yet")
         return resize
     container, to = _decided_request(decided.action, resize)
-    await toolbox.call(
-        "set_resources", kind="deployment", name=name, namespace=namespace,
-        container=container, cpu=to, proposal=decided.proposal,
+    by = await approver(toolbox, decided.proposal)
+    path = f"spec.template.spec.containers[name={container}].resources.requests.cpu"
+    how, made = await write(
+        toolbox, namespace, name, proposal=decided.proposal,
+        edits=[{"path": path, "value": to}],
+        title=f"Right-size Deployment {namespace}/{name}: {container} cpu request "
+        f"{resize['cpu_from']} -> {to}",
+        direct=("set_resources", {"kind": "deployment", "name": name, "namespace": namespace,
+                                  "container": container, "cpu": to}),
     )  # fmt: skip
+    steps.extend(made)
     await store.adelete(SPACE, resize["workload"])
     steps.append(
-        f"set {resize['workload']} {container} cpu request to {to} as decided ({decided.text})"
+        f"set {resize['workload']} {container} cpu request {resize['cpu_from']} -> {to} by "
+        f"{how}, under proposal {decided.proposal} approved by {by} ({decided.text})"
     )
-    return {**resize, "container": container, "applied": to}
+    return {**resize, "container": container, "applied": to, "how": how, "approved_by": by}
 
 
 def _at_most(resize: Resize, said: str = "") -> str:

@@ -19,6 +19,7 @@ Task = Literal[
     "maintenance",
     "readiness",
     "node-change",
+    "question",
     "unsupported",
 ]
 
@@ -28,6 +29,6 @@ class OperatorState(TypedDict, total=False):
     question: str  # the person's words, for a question; empty for a procedure
     node: str  # the node a drain-preview or maintenance question names
     reason: str  # why a maintenance question wants the node: "kernel upgrade"
-    op: str  # a node change asked in words ("cordon node-3"): cordon or uncordon
+    pending: dict[str, Any] | None  # a destructive node change (a drain) waiting for "yes"
     result: dict[str, Any]  # what the procedure found and did, as data
     answer: str  # the text shown to the person

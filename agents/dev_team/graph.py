@@ -32,14 +32,14 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from agents.dev_team import changing, intents, prompts, report, tasks
+from agents.dev_team import changing, intents, making, prompts, report, tasks
 from agents.dev_team import deploy as deploying
 from agents.dev_team.heal import learner
 from agents.dev_team.investigate import investigate_workload
 from agents.dev_team.state import AGENT, DevTeamState, Observation, TargetRef
-from agents.runtime import memory, modelsteps
+from agents.runtime import memory, modelsteps, questions, requests
 from agents.runtime.brain import Deterministic, ModelPlanner
-from agents.runtime.changes import carry, ops, words
+from agents.runtime.changes import asking, carry, ops, words
 from agents.runtime.errors import AgentError
 from agents.runtime.loop.graph import LoopContext
 from agents.runtime.loop.graph import builder as loop_builder
@@ -47,19 +47,21 @@ from agents.runtime.loop.state import LoopState, Target
 from agents.runtime.loop.validation import LoopSettings
 from agents.runtime.persistence import Durable
 from agents.runtime.skills import select
+from agents.runtime.toolbox import Toolbox
 from agents.runtime.wiring import AgentContext
 
 UNSUPPORTED = (
-    "In this version I answer why a workload is failing, e.g. 'why is web failing in shop?' "
-    "or 'what's wrong with checkout?', fix one ('fix web'), change one ('scale web to 3', "
-    "'restart web', 'roll back web', 'set LOG_LEVEL=debug on web', 'give web half a CPU', "
-    "'label web tier=frontend'), or deploy one ('deploy web to staging'). What would you like "
-    "me to do?"
+    "I answer why a workload is failing ('why is web failing in shop?'), fix one ('fix web'), "
+    "change one ('scale web to 3', 'restart web', 'roll back web', 'set LOG_LEVEL=debug on "
+    "web', 'give web half a CPU', 'add a readiness probe to web on /healthz'), put things "
+    "beside it ('expose web on port 80', 'autoscale web between 2 and 10', 'add a PDB to web', "
+    "'only frontend may reach api'), or make new ones ('run redis:7 as cache with 2 replicas', "
+    "'create a configmap app-config with MODE=fast'). What would you like me to do?"
 )
 CANNOT_DELETE = (
     "I do not delete anything: this agent has no delete tool, and nothing changed. I can scale, "
-    "restart, roll back or change the image, env, requests and limits or labels of a workload "
-    "('scale web to 0' stops its pods), explain why it fails, or fix it ('fix web')."
+    "restart, roll back or change a workload ('scale web to 0' stops its pods), explain why it "
+    "fails, or fix it ('fix web')."
 )
 PROCEDURES = {"diagnose-workload": investigate_workload}
 TASK_KINDS = (
@@ -91,13 +93,23 @@ async def _understood(state: DevTeamState, runtime: Runtime[Context]) -> dict[st
         change = ops.from_json(pending)
         return {"intent": "change", "change": pending, "pending": None,
                 "target": _ref_of(change.target)}  # fmt: skip
-    asked = words.read(state["question"])
-    if asked is not None and asked.op in changing.NODE_OPS:
+    read = requests.read(state["question"], namespace=state.get("namespace"))
+    own = intents.parse(state["question"]).kind
+    if read is not None and not isinstance(read, words.Asked) and own in _ANSWERED:
+        return {"intent": "question", "pending": None}  # inventory, access, history, ...
+    asked = read if isinstance(read, words.Asked) else None
+    if asked is not None and (asked.op in changing.NODE_OPS or asked.kind == "Node"):
         node = " ".join(asked.subject) or "the node"
         text = (f"Nodes are the Cluster Operator's: ask it to {asked.op} {node} (in chat or "
                 "Slack that goes to it).")  # fmt: skip
         return {"intent": "change", "clarification": text, "options": [], "pending": None}
-    if asked is not None and asked.op in changing.WORKLOAD_OPS:
+    if asked is not None and (asked.op in changing.FRAME_OPS or asked.kind == "Namespace"):
+        text = ("Namespaces, their quotas, limits and pod security, and who may do what in them "
+                "are the Platform agent's: ask it (in chat or Slack that goes to it).")  # fmt: skip
+        return {"intent": "change", "clarification": text, "options": [], "pending": None}
+    if asked is not None and (
+        asked.op in changing.WORKLOAD_OPS or asked.op in making.NEW_OBJECT_OPS
+    ):
         return {"pending": None} | await _change_asked(state, runtime, asked)
     return {"pending": None} | await _read_asked(state, runtime)
 
@@ -105,36 +117,45 @@ async def _understood(state: DevTeamState, runtime: Runtime[Context]) -> dict[st
 async def _change_asked(
     state: DevTeamState, runtime: Runtime[Context], asked: words.Asked
 ) -> dict[str, Any]:
-    """A change of one workload: resolved, made precise, and asked back when destructive."""
+    """A change: its object resolved (or, for something new, its parts), made precise, and
+    asked back when destructive."""
     toolbox = runtime.context.toolbox
     if asked.op == "delete" and not toolbox.has("delete"):
         return {"intent": "change", "clarification": CANNOT_DELETE, "options": []}
-    intent = intents.Intent("change", asked.subject, asked.namespace or state.get("namespace"),
-                            state["question"])  # fmt: skip
-    resolved = await intents.resolve(intent, toolbox)
-    if isinstance(resolved, intents.Clarify):
-        options = [_ref(t) for t in resolved.options]
-        return {"intent": "change", "clarification": resolved.question, "options": options}
-    if asked.kind and asked.kind not in (resolved.kind, "Deployment"):
-        text = f"{resolved} is a {resolved.kind}, not a {asked.kind}: nothing changed."
-        return {"intent": "change", "clarification": text, "options": []}
-    target = _ref(resolved)
-    if isinstance(runtime.context.planner, ModelPlanner):  # the model plans the change itself
-        return {"intent": "change", "target": target, "commanded": True,
-                "skill": "diagnose-workload"}  # fmt: skip
-    change = await changing.typed(toolbox, asked, target)
+    target: TargetRef | None = None
+    if asked.op in making.NEW_OBJECT_OPS:
+        change = await making.typed(toolbox, asked, state.get("namespace"))
+    else:
+        intent = intents.Intent("change", asked.subject, asked.namespace or state.get("namespace"),
+                                state["question"])  # fmt: skip
+        resolved = (
+            await changing.switched_service(toolbox, asked.params["to"], intent.namespace)
+            if asked.op == "service" and not asked.subject and asked.params.get("to")
+            else await intents.resolve(intent, toolbox, kinds=changing.kinds_for(asked))
+        )
+        if isinstance(resolved, intents.Clarify) and asked.namespace:
+            # "set MODE in web from ...": the word after "in" named the workload, not a namespace
+            named = intents.Intent("change", (asked.namespace, *asked.subject),
+                                   state.get("namespace"), state["question"])  # fmt: skip
+            retried = await intents.resolve(named, toolbox, kinds=changing.kinds_for(asked))
+            resolved = resolved if isinstance(retried, intents.Clarify) else retried
+        if isinstance(resolved, intents.Clarify):
+            options = [_ref(t) for t in resolved.options]
+            return {"intent": "change", "clarification": resolved.question, "options": options}
+        target = _ref(resolved)
+        if isinstance(runtime.context.planner, ModelPlanner) and resolved.kind in ops.ROLLED:
+            return {"intent": "change", "target": target, "commanded": True,
+                    "skill": "diagnose-workload"}  # fmt: skip
+        change = await changing.typed(toolbox, asked, target)
     if isinstance(change, changing.Unclear):
         return {"intent": "change", "target": target, "clarification": change.question,
                 "options": []}  # fmt: skip
-    if carry.beyond(toolbox, change):
-        text = f"I may not {change.describe()}: {carry.beyond(toolbox, change)}. Nothing changed."
-        return {"intent": "change", "target": target, "clarification": text, "options": []}
-    data = change.model_dump(mode="json")
-    if change.destructive:
-        text = changing.confirm_text(change, changing.destructive_note(change))
-        return {"intent": "change", "target": target, "clarification": text, "options": [],
-                "pending": data}  # fmt: skip
-    return {"intent": "change", "target": target, "change": data}
+    target = _ref_of(change.target)
+    stop = asking.held(change, toolbox)
+    if stop is not None:
+        return {"intent": "change", "target": target, "clarification": stop.answer,
+                "options": [], "pending": stop.pending}  # fmt: skip
+    return {"intent": "change", "target": target, "change": change.model_dump(mode="json")}
 
 
 async def _read_asked(state: DevTeamState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -142,7 +163,8 @@ async def _read_asked(state: DevTeamState, runtime: Runtime[Context]) -> dict[st
     if intent.kind == "unsupported" or (
         intent.kind in TASK_KINDS and intent.kind not in tasks.TASKS
     ):
-        return {"intent": intent.kind, "clarification": UNSUPPORTED, "options": []}
+        said = await _what_i_can_do(intent, runtime.context.toolbox)
+        return {"intent": intent.kind, "clarification": said, "options": []}
     if intent.kind == "deploy":
         return {"intent": intent.kind}
     if intent.kind == "sweep":
@@ -155,12 +177,33 @@ async def _read_asked(state: DevTeamState, runtime: Runtime[Context]) -> dict[st
     return {"intent": intent.kind, "target": _ref(resolved), "skill": skill.name if skill else ""}
 
 
+async def _what_i_can_do(intent: intents.Intent, toolbox: Toolbox) -> str:
+    """For a request no grammar reads: what can be done with the object it names, with
+    examples in that object's own name; the general menu when it names none."""
+    if not intent.subject:
+        return UNSUPPORTED
+    found = await intents.resolve(intent, toolbox)
+    if isinstance(found, intents.Clarify):
+        return UNSUPPORTED
+    examples = prompts.CAN_DO.get(found.kind, prompts.CAN_DO["Deployment"])
+    said = ", ".join(f"'{e.format(name=found.name)}'" for e in examples)
+    return (f"I did not understand that as something I do. For {found} I can, for example: "
+            f"{said}. Nothing changed.")  # fmt: skip
+
+
+# Its own intents that a question about the cluster answers better: the rest (drift,
+# right-sizing, probers, resilience, heals, deploys) are work of its own, whatever words they share.
+_ANSWERED = frozenset({"diagnose", "unsupported", "sweep"})
+
+
 def after_understand(
     state: DevTeamState,
-) -> Literal["clarify", "investigate", "heal", "deploy", "task", "change", "sweep"]:
+) -> Literal["clarify", "investigate", "heal", "deploy", "task", "change", "sweep", "question"]:
     if state.get("clarification"):
         return "clarify"
     intent = state.get("intent", "")
+    if intent == "question":
+        return "question"
     if intent == "change" and state.get("commanded") and not state.get("change"):
         return "investigate"  # a model brain plans the change asked for
     if intent == "change":
@@ -175,9 +218,9 @@ def after_understand(
 async def task(state: DevTeamState, runtime: Runtime[Context]) -> dict[str, Any]:
     """Drift, right-sizing or a prober for the resolved workload (agents/dev_team/tasks.py)."""
     context = runtime.context
-    request = tasks.Request(
-        context.toolbox, _target(state), state["question"], AGENT, context.settings
-    )
+    asked = state["question"]
+    request = tasks.Request(context.toolbox, _target(state), asked, AGENT, context.settings,
+                            wondering=requests.wonders(asked))  # fmt: skip
     done = await tasks.TASKS[state["intent"]](request)
     return {"answer": done.summary, "report": done.report}
 
@@ -209,13 +252,19 @@ async def change(state: DevTeamState, runtime: Runtime[Context]) -> dict[str, An
     """The change asked for, one way: policy, dry run, PR or gated write, validation, rollback
     (agents/runtime/changes/carry.py)."""
     context = runtime.context
-    asked = ops.from_json(state["change"])
-    done = await carry.carry_out(context.toolbox, asked, agent=AGENT, settings=context.settings,
-                                 why=f"asked in conversation: {state['question']!r}")  # fmt: skip
-    report_data = done.report(asked)
-    if done.outcome == "waiting":
-        report_data["outcome"] = "escalated"  # a person decides: `kubecrew ask` exits 3
-    return {"answer": done.summary, "report": report_data}
+    done = await asking.carried(context.toolbox, ops.from_json(state["change"]), agent=AGENT,
+                                settings=context.settings, question=state["question"])  # fmt: skip
+    return {"answer": done.answer, "report": done.report}
+
+
+async def question(state: DevTeamState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """A question about the cluster (what runs, who may, what changed, how full, may I),
+    answered from what the read tools show, with its evidence; it reads only."""
+    asked = questions.read(state["question"], namespace=state.get("namespace"))
+    if asked is None:
+        raise AgentError("the question was read in understand but not again")
+    answered = await questions.answer(runtime.context.toolbox, asked)
+    return {"answer": answered.text, "report": answered.data}
 
 
 async def sweep(state: DevTeamState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -247,7 +296,7 @@ async def clarify(state: DevTeamState) -> dict[str, Any]:
     pending = state.get("pending")
     if pending and not state.get("clarification"):  # the model's destructive change, asked back
         change = ops.from_json(pending)
-        text = changing.confirm_text(change, changing.destructive_note(change))
+        text = asking.confirm_text(change)
         return {"answer": text, "clarification": text,
                 "report": {"clarification": text, "options": [], "confirm": pending}}  # fmt: skip
     data: dict[str, Any] = {"clarification": state["clarification"],
@@ -378,6 +427,7 @@ builder.add_node("deploy", deploy)
 builder.add_node("task", task)
 builder.add_node("change", change)
 builder.add_node("sweep", sweep)
+builder.add_node("question", question)
 builder.add_edge(START, "understand")
 builder.add_conditional_edges("understand", after_understand)
 builder.add_edge("clarify", END)
@@ -388,6 +438,7 @@ builder.add_edge("deploy", END)
 builder.add_edge("task", END)
 builder.add_edge("change", END)
 builder.add_edge("sweep", END)
+builder.add_edge("question", END)
 
 
 def compile_graph(durable: Durable) -> CompiledStateGraph[DevTeamState, Context, Any, Any]:

@@ -3,7 +3,10 @@
 `heal(target)` is what the "fix web" / "heal web" intent, `kubecrew heal NAME`, and the watch
 helper's handler call: a plain async function taking the target (a name as people type it,
 "web", "shop/web", or a resolved `TargetRef`) and an optional incident id, and returning the
-loop's `LoopResult`. The name is resolved through the intent grammar exactly as questions are.
+loop's `LoopResult`. The name is resolved through the intent grammar exactly as questions are;
+a name with its kind, as kubectl writes it ("service/web", "svc/web", "pvc/data",
+"shop/service/web"), is that object and no other (a Deployment and its Service share a name).
+The run's tools are the Dev Team's allow-list plus the loop's own (`healing_role`).
 
 A run that policy sends to a person stops, checkpointed, with `waiting_for` naming the approval
 request and `asked` who may answer it. Calling `heal` again with that `thread` (with or without
@@ -31,6 +34,7 @@ from agents.dev_team.state import AGENT, TargetRef
 from agents.runtime import modelsteps
 from agents.runtime.brain import Deterministic, ModelPlanner, Planner
 from agents.runtime.errors import AgentError, first_agent_error
+from agents.runtime.loop.direct import healing_role
 from agents.runtime.loop.graph import Learn, LoopContext
 from agents.runtime.loop.run import LoopResult, heal_run
 from agents.runtime.loop.state import Target
@@ -58,7 +62,7 @@ async def heal(
     """Run (or, with `thread` and no new target, resume) the loop for `target`."""
     if resume is not None and thread is None and incident is None:
         raise AgentError("resume needs the run's thread: pass thread= (kubecrew heal --thread)")
-    role = load_role(AGENT)
+    role = healing_role(load_role(AGENT))
     try:
         async with (
             open_toolbox(role, servers, on_call=on_call) as toolbox,
@@ -97,9 +101,27 @@ async def resolve_target(
     return await _resolve(toolbox, target, namespace)
 
 
+# The kinds a heal takes by name with its kind ("svc/web"), and how list_resources lists them.
+KINDS: dict[str, tuple[str, str]] = {
+    **dict.fromkeys(("deployment", "deployments", "deploy"), ("Deployment", "deployments")),
+    **dict.fromkeys(("statefulset", "statefulsets", "sts"), ("StatefulSet", "statefulsets")),
+    **dict.fromkeys(("daemonset", "daemonsets", "ds"), ("DaemonSet", "daemonsets")),
+    **dict.fromkeys(("service", "services", "svc"), ("Service", "services")),
+    **dict.fromkeys(
+        ("persistentvolumeclaim", "persistentvolumeclaims", "pvc"),
+        ("PersistentVolumeClaim", "persistentvolumeclaims"),
+    ),
+    **dict.fromkeys(("pod", "pods", "po"), ("Pod", "pods")),
+}
+
+
 async def _resolve(toolbox: Toolbox, target: str | TargetRef, namespace: str | None) -> Target:
     if not isinstance(target, str):
         return Target(kind=target["kind"], name=target["name"], namespace=target["namespace"])
+    parts = target.split("/")
+    if len(parts) in (2, 3) and parts[-2].lower() in KINDS:
+        where = parts[0] if len(parts) == 3 else namespace
+        return await _named(toolbox, parts[-2].lower(), parts[-1], where)
     intent = intents.parse(
         f"heal {target.replace('/', ' in ', 1) if '/' in target and not namespace else target}",
         namespace=namespace,
@@ -108,6 +130,25 @@ async def _resolve(toolbox: Toolbox, target: str | TargetRef, namespace: str | N
     if isinstance(resolved, intents.Clarify):
         raise AgentError(resolved.question)
     return Target(kind=resolved.kind, name=resolved.name, namespace=resolved.namespace)
+
+
+async def _named(toolbox: Toolbox, word: str, name: str, namespace: str | None) -> Target:
+    """The one object of that kind and name (in `namespace`, else in any), or what exists."""
+    kind, plural = KINDS[word]
+    arguments: dict[str, object] = {"kind": plural, "limit": 500}
+    if namespace:
+        arguments["namespace"] = namespace
+    listed = await toolbox.call("list_resources", **arguments)
+    items = [i for i in listed.get("items", []) if isinstance(i, dict)]
+    found = [i for i in items if i.get("name") == name]
+    if len(found) == 1:
+        return Target(kind=kind, name=name, namespace=str(found[0].get("namespace", "")))
+    where = f" in {namespace}" if namespace else ""
+    if found:
+        spaces = ", ".join(sorted(str(i.get("namespace")) for i in found))
+        raise AgentError(f"{kind} {name} is in more than one namespace ({spaces}): give -n")
+    known = ", ".join(sorted(str(i.get("name")) for i in items)[:15]) or "none"
+    raise AgentError(f"I found no {kind} called {name!r}{where}. The {plural} there: {known}.")
 
 
 def learner(planner: Planner) -> Learn:

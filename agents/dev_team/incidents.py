@@ -18,6 +18,11 @@ servers must include the policy server (and gitops for git-managed workloads). T
   waiting request, as the loop's own waiter: once the request has ended, the incident is taken
   up (once, `Incidents.take_up`) and the loop resumed on its thread, where its approval node
   carries on (granted) or escalates (denied, expired). The log says who answered.
+
+`book` puts a heal a person ran (`kubecrew heal`) into the same incident book when it ends
+with a person: waiting for an approval (the request, the thread and who may answer, so a
+running watcher resumes it once answered) or escalated (open, for whoever takes it up); a
+healed one resolves its incident. So `kubecrew status` shows what the run left behind.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from agents.runtime.brain import Planner
 from agents.runtime.errors import ToolFailed
 from agents.runtime.notify.desk import Desk, Handler, HandlerResult, Say
 from agents.runtime.notify.incidents import Incident, Incidents, Wait
+from agents.runtime.notify.signals import Signal
 from agents.runtime.roles import load_role
 from agents.runtime.toolbox import Servers, open_toolbox
 
@@ -41,7 +47,12 @@ if TYPE_CHECKING:
     from agents.runtime.loop.run import LoopResult
     from agents.runtime.loop.validation import LoopSettings
 
-WORKLOADS = {"Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "Pod", "Service"}
+# What the healer takes: workloads, and the objects the loop heals on their own (a Service
+# routing nowhere, a claim for a missing StorageClass).
+WORKLOADS = {
+    "Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "Pod", "Service",
+    "PersistentVolumeClaim",
+}  # fmt: skip
 OnNode = Callable[[str], None]
 
 
@@ -242,6 +253,40 @@ def _answered(request: str, answer: dict[str, Any]) -> str:
         if isinstance(a, dict)
     ]
     return f"approval {request} {state}" + (f" by {', '.join(people)}" if people else "")
+
+
+def book(outcome: LoopResult, incidents: Path) -> str:
+    """Record what a heal a person ran left for people (see the module docstring); the line to
+    tell them, "" when nothing was booked."""
+    target, finding = outcome.state.get("target"), outcome.state.get("finding") or {}
+    if not target:
+        return ""
+    said = str(finding.get("summary") or outcome.summary.split("\n", 1)[0])
+    signal = Signal(
+        source="heal", kind=target["kind"], namespace=target["namespace"], name=target["name"],
+        finding=str(finding.get("code") or "Heal"), summary=said,
+    )  # fmt: skip
+    with closing(Incidents(incidents)) as store:
+        if outcome.outcome in ("fixed", "healthy"):
+            if store.resolve(signal.fingerprint):
+                return f"incident {signal.fingerprint} resolved"
+            return ""
+        incident, _ = store.record(signal)
+        if not outcome.finished and outcome.waiting_for:
+            store.wait(
+                signal.fingerprint,
+                request=outcome.waiting_for,
+                thread=outcome.thread,
+                asked=outcome.asked,
+            )
+            return (
+                f"booked as incident {incident.subject}, waiting for approval "
+                f"{outcome.waiting_for}: `kubecrew status` shows it, and a running "
+                "`kubecrew watch --heal` resumes the heal once it is answered"
+            )
+        if incident.state != "handling":
+            store.set_state(signal.fingerprint, "open")
+        return f"booked as open incident {incident.subject}: `kubecrew status` shows it"
 
 
 def heal_with_dev_team(servers: Servers, *, home: Path | None = None) -> Handler:

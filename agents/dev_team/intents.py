@@ -32,11 +32,11 @@ the namespace. The graph routes on `Intent.kind`.
 
 from __future__ import annotations
 
-import difflib
 import re
 from dataclasses import dataclass
 from typing import Literal
 
+from agents.runtime.spelling import close
 from agents.runtime.toolbox import Toolbox
 
 IntentKind = Literal[
@@ -81,8 +81,11 @@ _FILLER_WORDS = """
 _FILLER = frozenset(_FILLER_WORDS.split())
 _ANY = frozenset({"anything", "something", "everything", "all"})
 # A Deployment or StatefulSet named like a Service is the thing to diagnose: the workload.
-_PREFERENCE = {"Deployment": 0, "StatefulSet": 1, "Service": 2, "Pod": 3}
-_LISTED = (("deployments", "Deployment"), ("statefulsets", "StatefulSet"), ("services", "Service"))
+_PREFERENCE = {"Deployment": 0, "StatefulSet": 1, "DaemonSet": 2, "CronJob": 3, "Job": 4,
+               "Service": 5, "PersistentVolumeClaim": 6, "ConfigMap": 7, "Pod": 8}  # fmt: skip
+Listed = tuple[tuple[str, str], ...]  # (the tool's plural, the kind) of what may be meant
+_LISTED: Listed = (("deployments", "Deployment"), ("statefulsets", "StatefulSet"),
+                   ("services", "Service"))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -219,18 +222,21 @@ def _is_cue(word: str) -> bool:
     return any(_stem_of(word, stem) for stem in _DIAGNOSE_STEMS)
 
 
-async def resolve(intent: Intent, toolbox: Toolbox) -> Target | Clarify:
-    """The one object the intent means, or the question to ask instead."""
-    known = await _workloads(toolbox, intent.namespace)
+async def resolve(
+    intent: Intent, toolbox: Toolbox, *, kinds: Listed = _LISTED, pods: bool = True
+) -> Target | Clarify:
+    """The one object the intent means among `kinds` (and pods, when nothing else matches),
+    or the question to ask instead."""
+    known = await _workloads(toolbox, intent.namespace, kinds)
     if intent.namespace and not known:  # "in shop" named no namespace with workloads: drop it
-        known = await _workloads(toolbox, None)
+        known = await _workloads(toolbox, None, kinds)
     candidates = _phrases(intent.subject)
     if not candidates:
         return Clarify(f"Which workload do you mean? {_listing(known)}", tuple(known))
     matches = _best(candidates, known)
-    if not matches:
-        pods = await _objects(toolbox, "pods", "Pod", intent.namespace)
-        matches = [pod for pod in pods if pod.name in candidates]
+    if not matches and pods:
+        found = await _objects(toolbox, "pods", "Pod", intent.namespace)
+        matches = [pod for pod in found if pod.name in candidates]
     targets = _one_per_name(matches)
     if len(targets) == 1:
         return targets[0]
@@ -256,37 +262,15 @@ def _best(candidates: list[str], known: list[Target]) -> list[Target]:
     exact = [t for t in known if t.name in candidates]
     if exact:
         return exact
-    typos = [t for t in known if any(_typo_of(c, t.name) for c in candidates)]
+    typos = [t for t in known if any(close(c, t.name) for c in candidates)]
     if typos:
         return typos
     return [t for t in known if any(c in t.name.split("-") for c in candidates)]
 
 
-def _typo_of(word: str, name: str) -> bool:
-    """One slip per five letters (a swap counts once: "wbe" is "web"), or a close spelling."""
-    allowed = max(1, len(name) // 5)
-    return (
-        _edits(word, name) <= allowed or difflib.SequenceMatcher(None, word, name).ratio() >= 0.85
-    )
-
-
-def _edits(a: str, b: str) -> int:
-    """Edit distance with adjacent transpositions (optimal string alignment)."""
-    if abs(len(a) - len(b)) > 2:
-        return 3
-    rows = [list(range(len(b) + 1))] + [[i] + [0] * len(b) for i in range(1, len(a) + 1)]
-    for i in range(1, len(a) + 1):
-        for j in range(1, len(b) + 1):
-            cost = a[i - 1] != b[j - 1]
-            rows[i][j] = min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + cost)
-            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
-                rows[i][j] = min(rows[i][j], rows[i - 2][j - 2] + 1)
-    return rows[len(a)][len(b)]
-
-
 def _one_per_name(targets: list[Target]) -> list[Target]:
     chosen: dict[tuple[str, str], Target] = {}
-    for target in sorted(targets, key=lambda t: _PREFERENCE[t.kind]):
+    for target in sorted(targets, key=lambda t: _PREFERENCE.get(t.kind, len(_PREFERENCE))):
         chosen.setdefault((target.namespace, target.name), target)
     return sorted(chosen.values(), key=lambda t: (t.namespace, t.name))
 
@@ -299,9 +283,11 @@ def _listing(known: list[Target]) -> str:
     return f"What I can see: {shown}{more}."
 
 
-async def _workloads(toolbox: Toolbox, namespace: str | None) -> list[Target]:
+async def _workloads(
+    toolbox: Toolbox, namespace: str | None, kinds: Listed = _LISTED
+) -> list[Target]:
     found: list[Target] = []
-    for plural, kind in _LISTED:
+    for plural, kind in kinds:
         found.extend(await _objects(toolbox, plural, kind, namespace))
     return found
 

@@ -22,3 +22,24 @@ def task(question: str, target: TargetRef) -> str:
         f"Question: {question}\n"
         f"It is about {target['kind']} {target['name']} in namespace {target['namespace']}."
     )
+
+
+# What a person can ask of an object, by its kind, as examples in the object's own name
+# (`{name}`): the answer to a request about it that no grammar reads.
+CAN_DO: dict[str, tuple[str, ...]] = {
+    "Deployment": (
+        "why is {name} failing?", "scale {name} to 3", "restart {name}",
+        "set the image of {name} to <image:tag>", "add a readiness probe to {name} on /healthz",
+        "expose {name} on port 80", "autoscale {name} between 2 and 5", "fix {name}",
+    ),
+    "StatefulSet": (
+        "why is {name} failing?", "scale {name} to 3", "restart {name}",
+        "give {name} 1Gi of memory", "add a pdb to {name} with min available 2",
+    ),
+    "Service": (
+        "why is {name} failing?", "point the {name} service at the <workload> deployment",
+        "set the target port of service {name} to 8080",
+        "create an ingress for the {name} service at <host>/",
+    ),
+    "Pod": ("why is {name} failing?", "what images run in <namespace>?"),
+}  # fmt: skip

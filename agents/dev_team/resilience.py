@@ -56,6 +56,13 @@ async def harden(request: tasks.Request) -> tasks.Done:
             f"{where} already survives a node failure: {wanted} replicas, spread over nodes "
             "by hostname, and a PodDisruptionBudget covers its pods. Nothing to change.",
         )
+    if request.wondering:
+        return _done(
+            "recommended",
+            f"{where} would not survive a node failure well: it lacks {_listing(missing)}. Say "
+            f"'make {ref['name']} survive a node failure' and I add them. Nothing changed.",
+            missing=missing,
+        )
     found = await toolbox.call(
         "find_manifest", kind=kind, name=ref["name"], namespace=ref["namespace"]
     )

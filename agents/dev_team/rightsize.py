@@ -201,6 +201,13 @@ async def right_size(request: tasks.Request) -> tasks.Done:
     per = f"a month over {replicas} replica{'s' * (replicas != 1)} at list prices"
     money = f"saves about ${saving:.2f} {per}" if saving >= 0 else f"costs ${-saving:.2f} {per}"
     said = f"over the last {window} ({numbers}); it {money}"
+    if request.wondering:
+        return _done(
+            "recommended",
+            f"I recommend resizing {where} {said}. Say 'right-size {ref['name']}' and I open "
+            "the pull request. Nothing changed.",
+            data,
+        )
     hits = await toolbox.call(
         "find_manifest", kind=ref["kind"], name=ref["name"], namespace=ref["namespace"]
     )

@@ -30,6 +30,9 @@ class Request:
     question: str  # as asked: a task may read more from it ("with 4 replicas")
     agent: str  # who acts, for proposals and PR authorship
     settings: LoopSettings = field(default_factory=LoopSettings)  # validation bounds and pace
+    # The person asked whether ("should web have a pdb?"), not for the work: a task that
+    # writes says what it would do and changes nothing.
+    wondering: bool = False
 
 
 @dataclass(frozen=True)

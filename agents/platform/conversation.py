@@ -41,6 +41,10 @@ class Conversation(GraphConversation[Context]):
     }  # fmt: skip
     procedures = ("propagate", "audit", "blueprints", "escalations")
 
+    def read(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        result = values.get("result") or {}
+        return {**super().read(values), "clarifying": bool(result.get("clarification"))}
+
     async def propagate(self, *, on_node: OnNode | None = None) -> Outcome:
         return await self.perform("propagate", on_node=on_node)
 

@@ -35,14 +35,26 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import Any, Literal, cast, get_args
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from agents.platform import arbitration, audits, blueprints, intents, prompts, propagation, report
+from agents.platform import (
+    arbitration,
+    audits,
+    blueprints,
+    changes,
+    intents,
+    prompts,
+    propagation,
+    report,
+)
 from agents.platform.state import PlatformState
+from agents.runtime import questions, requests
+from agents.runtime.changes import asking, ops, words
+from agents.runtime.loop.validation import LoopSettings
 from agents.runtime.modelsteps import planned
 from agents.runtime.persistence import Durable
 from agents.runtime.toolbox import Toolbox
@@ -62,16 +74,27 @@ async def understand(state: PlatformState) -> dict[str, Any]:
     task = state.get("task", "unsupported")
     if task in ("propagate", "audit", "blueprints", "escalations"):
         return {}
-    task = intents.read_question(state.get("question", ""))
+    question = state.get("question", "")
+    if asking.confirmed(question, state.get("pending")):
+        return {"task": "change"}
+    read = requests.read(question)
+    if changes.asks(read):
+        return {"task": "change"}
+    task = intents.read_question(question)
     if task in ("audit", "blueprints"):
         namespace, fix = intents.read_scope(state.get("question", ""), task)
         return {"task": task, "namespace": namespace, "fix": fix}
-    return {"task": task}
+    if task == "unsupported" and read is not None and not isinstance(read, words.Asked):
+        task = "question"  # not one of its own questions: one every agent answers the same way
+    return {"task": task, "pending": None}
 
 
-def route(
-    state: PlatformState,
-) -> Literal["propagate", "compliance", "audit", "blueprints", "escalations", "clarify"]:
+Step = Literal[
+    "propagate", "compliance", "audit", "blueprints", "escalations", "change", "question", "clarify"
+]  # what follows understanding: each ends the run
+
+
+def route(state: PlatformState) -> Step:
     task = state.get("task", "unsupported")
     return "clarify" if task == "unsupported" else cast(Any, task)
 
@@ -127,6 +150,32 @@ def asked(state: PlatformState) -> tuple[str, str]:
     return task, prompts.ASKS.get(task, task) + scope
 
 
+async def change(state: PlatformState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """A namespace's frame changed as asked (a namespace, a quota, limits, pod security,
+    access): policy, dry run, the gated write, validation; a destructive one asked back."""
+    toolbox, question = runtime.context.toolbox, state.get("question", "")
+
+    async def make() -> ops.Change | str:
+        asked = words.read(question)
+        if asked is None:
+            return prompts.UNSUPPORTED
+        return await changes.typed(toolbox, asked, state.get("namespace") or None)
+
+    done = await asking.turn(toolbox, question, state.get("pending"), make, agent=AGENT,
+                             settings=LoopSettings())  # fmt: skip
+    return {"result": done.report, "answer": done.answer, "pending": done.pending}
+
+
+async def question(state: PlatformState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """A question about the cluster (who may do what, what changed, may one do X), answered
+    from the read tools with its evidence; it reads only."""
+    asked = questions.read(state.get("question", ""), namespace=None)
+    if asked is None:
+        return {"result": {}, "answer": prompts.UNSUPPORTED}
+    answered = await questions.answer(runtime.context.toolbox, asked)
+    return {"result": answered.data, "answer": answered.text}
+
+
 async def clarify(state: PlatformState) -> dict[str, Any]:
     return {"result": {}, "answer": prompts.UNSUPPORTED}
 
@@ -138,10 +187,12 @@ builder.add_node("compliance", planned(compliance, ask=asked))
 builder.add_node("audit", planned(audit, ask=asked))
 builder.add_node("blueprints", planned(sync_blueprints, ask=asked))
 builder.add_node("escalations", planned(escalations, ask=asked))
+builder.add_node("change", change)
+builder.add_node("question", question)
 builder.add_node("clarify", clarify)
 builder.add_edge(START, "understand")
 builder.add_conditional_edges("understand", route)
-for _name in ("propagate", "compliance", "audit", "blueprints", "escalations", "clarify"):
+for _name in get_args(Step):
     builder.add_edge(_name, END)
 
 

@@ -6,7 +6,16 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypedDict
 
-Task = Literal["propagate", "compliance", "audit", "blueprints", "escalations", "unsupported"]
+Task = Literal[
+    "propagate",
+    "compliance",
+    "audit",
+    "blueprints",
+    "escalations",
+    "change",
+    "question",
+    "unsupported",
+]
 
 
 class PlatformState(TypedDict, total=False):
@@ -14,5 +23,6 @@ class PlatformState(TypedDict, total=False):
     question: str  # the person's words, for a question; empty for a procedure
     namespace: str  # audit or blueprints: the one namespace asked about; "" for the fleet
     fix: bool  # audit or blueprints: deliver fixes (PRs), or only look and report
+    pending: dict[str, Any] | None  # a destructive change (a namespace's delete) awaiting "yes"
     result: dict[str, Any]  # what the procedure found and did, as data
     answer: str  # the text shown to the person

@@ -23,11 +23,14 @@ test can never reach a real provider, whatever its environment holds.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import importlib
 import os
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage, ToolCall, ToolMessage
@@ -81,13 +84,36 @@ class ModelPlanner:
         """One model turn with the role's read tools bound (and `proposing`, the tools that
         only record a proposal for the graph): an answer, or the calls it wants."""
         bound = self.model.bind_tools([*reads(toolbox).values(), *proposing])
-        reply = await bound.ainvoke([SystemMessage(system), *messages])
+        turn = bound.ainvoke([SystemMessage(system), *messages])
+        try:
+            reply = await (turn if getattr(self.model, "scripted", False) else _on_model_loop(turn))
+        except Exception as exc:  # the provider's own errors (HTTP status, timeouts, bad replies)
+            raise ModelUnavailable(
+                f"the model ({self.name}) failed to answer: {type(exc).__name__}: {exc}"
+            ) from exc
         if not isinstance(reply, AIMessage):
             raise ModelUnavailable(f"the model answered {type(reply).__name__}, not a message")
         return reply
 
 
 Planner = Deterministic | ModelPlanner
+T = TypeVar("T")
+
+
+@functools.cache
+def _model_loop() -> asyncio.AbstractEventLoop:
+    """The one event loop, on a thread of its own, that every real model call of the process
+    runs on. Provider clients pool connections bound to the loop that opened them
+    (langchain-openai keeps one async HTTP client per process), while `kubecrew chat`, Slack and
+    `run` start a loop per message: on those, the second message would find the pooled
+    connection's loop closed."""
+    loop = asyncio.new_event_loop()
+    threading.Thread(target=loop.run_forever, name="kubecrew-model", daemon=True).start()
+    return loop
+
+
+async def _on_model_loop(call: Coroutine[Any, Any, T]) -> T:
+    return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(call, _model_loop()))
 
 
 def reads(toolbox: Toolbox) -> dict[str, BaseTool]:
@@ -108,9 +134,10 @@ async def act(toolbox: Toolbox, call: ToolCall) -> ToolMessage:
         return await toolbox.run(call)
     refused = (
         f"tool {name!r} changes things, and a model plans reads only; nothing was called. "
-        "Changes are made by the remediation loop (ask to fix or heal the workload): "
-        "it proposes them through policy, by pull request where git defines the object, "
-        "and validates them"
+        "Ask for a change with request_change where it is offered (it then goes through "
+        "policy, a dry run, a pull request where git defines the object or a gated write, and "
+        "validation); otherwise the remediation loop makes changes (ask to fix or heal the "
+        "workload)"
     )
     toolbox.calls.append(CallRecord(name, dict(call["args"]), refused))
     return ToolMessage(refused, tool_call_id=call.get("id") or "", name=name, status="error")

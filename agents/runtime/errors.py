@@ -6,7 +6,8 @@
     +-- ToolNotAllowed        the role's allow-list has no such tool: a planner mistake, refused
     |                         before anything reaches a server
     +-- ModelUnavailable      KUBECREW_MODEL names a model that cannot be built here (missing
-                              extra, bad spec, or the test guard): fix the configuration
+                              extra, bad spec, or the test guard): fix the configuration; or
+                              the model's provider failed a call (its status and message)
 
 A cluster that does not answer is a ToolFailed whose message comes from the kube server's
 `Unavailable`; the front door tells it apart by `unreachable`.
@@ -45,7 +46,8 @@ class ToolNotAllowed(AgentError):
 
 
 class ModelUnavailable(AgentError):
-    """KUBECREW_MODEL cannot be honoured; the message names the extra to install."""
+    """KUBECREW_MODEL cannot be honoured (the message names the extra to install), or the model
+    failed to answer (the message carries the provider's error)."""
 
 
 def first_agent_error(group: BaseExceptionGroup[BaseException]) -> AgentError | None:

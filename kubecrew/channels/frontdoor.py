@@ -51,8 +51,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from agents.cluster_operator import node_changes
 from agents.dev_team import intents
-from agents.runtime import registry
+from agents.platform import changes as frame_changes
+from agents.runtime import registry, requests
 from agents.runtime.brain import Planner
 from agents.runtime.changes import words as changes
 from agents.runtime.contract import Agent, Conversation
@@ -411,9 +413,9 @@ def route(text: str, *, current: AgentName | None = None) -> AgentName | None:
     """The agent `text` is for: a change by what it changes (a node's the Cluster Operator's,
     a workload's the Dev Team's); else by its words, the conversation's agent when they do not
     say or are split; None when nothing says (the caller asks which)."""
-    change = changes.read(text)  # a change names its owner by what it changes
-    if change is not None:
-        return "cluster_operator" if change.op in ("cordon", "uncordon") else "dev_team"
+    read = requests.read(text)  # "can the operator drain node-2?" asks, and changes nothing
+    if isinstance(read, changes.Asked):  # a change names its owner by what it changes
+        return owner(read)
     words = _WORDS.findall(text.lower())
     hits = {
         agent: sum(1 for w in words if any(w.startswith(s) for s in stems))
@@ -423,7 +425,20 @@ def route(text: str, *, current: AgentName | None = None) -> AgentName | None:
     leaders = [agent for agent, count in hits.items() if count == best and count > 0]
     if len(leaders) == 1 and (current is None or hits[current] < best):
         return leaders[0]
+    if current is None and read is not None:
+        return "dev_team"  # a question about the cluster: every agent answers it the same way
     return current if current is not None else None
+
+
+def owner(change: changes.Asked) -> AgentName:
+    """The agent whose change it is: a node's the Cluster Operator's; a namespace's frame
+    (the namespace, its quota, limits, pod security, access) the Platform's; the rest (a
+    workload and what stands beside it) the Dev Team's."""
+    if node_changes.asks(change):
+        return "cluster_operator"
+    if frame_changes.asks(change):
+        return "platform"
+    return "dev_team"
 
 
 def thread_of(home: Path, key: str) -> str | None:

@@ -1,12 +1,15 @@
-"""`kubecrew ask "..."`: one question to the crew, answered once, from the terminal: the Dev Team
-agent's, or the Cluster Operator's for a node change ("cordon node-3").
+"""`kubecrew ask "..."`: one question to the crew, answered once, from the terminal: by the agent
+whose it is: the Cluster Operator for a node change ("cordon node-3", "drain node-2"), the
+Platform for a namespace's frame ("create namespace team-a with a quota of 10 pods", "let carol
+read logs in shop"), the Dev Team for everything else.
 
 The answer goes to stdout (or, with `--json`, the answer as data); progress (each graph step and
 each tool call, by name only: arguments may hold what the person typed) goes to stderr, so
-`kubecrew ask ... > answer.txt` keeps a clean answer. Exit status: 0 answered, 2 the agent asks
-a clarifying question back (ambiguous or unknown name: the question is printed on stdout), 3 a
-change that policy gives to a person (the approval request is printed), 1 a failure in one line
-(no cluster reachable, a model that cannot be built, a change not permitted).
+`kubecrew ask ... > answer.txt` keeps a clean answer. Exit status: 0 answered (and a change
+asked for is in place), 2 the agent asks a clarifying question back (ambiguous or unknown name:
+the question is printed on stdout), 3 a change that policy gives to a person (the approval
+request is printed), 1 a failure (no cluster reachable, a model that cannot be built, a change
+refused, failed, or undone because it did not hold: the answer says which and why).
 
 Flags for harnesses such as k8s-ai-bench: the prompt on stdin when no question is given,
 `--quiet` (the answer alone, no progress), and `--skip-permissions`. A question that changes
@@ -42,8 +45,7 @@ if TYPE_CHECKING:
     from agents.runtime.contract import Outcome
 
 AGENT = "dev_team"
-OPERATOR = "cluster_operator"  # node changes ("cordon node-3") are the Cluster Operator's
-NODE_CHANGES = frozenset({"cordon", "uncordon"})
+NOT_DONE = 1
 CLARIFYING = 2
 NEEDS_APPROVAL = 3
 READ_ONLY_INTENTS = frozenset({"diagnose", "unsupported"})  # the rest may change the cluster
@@ -97,14 +99,16 @@ def ask(
     from_stdin = question is None
     asked = _question(question)  # before the engine is imported: a missing one fails at once
     from agents.dev_team.intents import parse
-    from agents.runtime import registry
+    from agents.runtime import registry, requests
     from agents.runtime.brain import planner_from_env
     from agents.runtime.changes import words
     from agents.runtime.errors import AgentError, ToolFailed
     from core.errors import ToolError
+    from kubecrew.channels.frontdoor import owner
 
-    change = words.read(asked)
-    agent = OPERATOR if change is not None and change.op in NODE_CHANGES else AGENT
+    read = requests.read(asked, namespace=namespace)  # a question never writes
+    change = read if isinstance(read, words.Asked) else None
+    agent = owner(change) if change is not None else AGENT
     found = registry.find(agent) or fail(f"the {agent} agent is not installed here")
     try:
         servers = resolve(crew).servers(agent)
@@ -112,7 +116,9 @@ def ask(
         fail(exc.message)
     progress = Console(stderr=True, highlight=False, quiet=quiet)
     interactive = not from_stdin and sys.stdin.isatty()
-    changes = change is not None or parse(asked, namespace=namespace).kind not in READ_ONLY_INTENTS
+    changes = change is not None or (
+        read is None and parse(asked, namespace=namespace).kind not in READ_ONLY_INTENTS
+    )
     if changes and not skip_permissions:
         _permit(asked, interactive=interactive)
 
@@ -164,6 +170,8 @@ def _show(outcome: Outcome, *, as_json: bool) -> None:
         out.print(escape(outcome.answer))
     if outcome.clarifying:
         raise typer.Exit(CLARIFYING)
+    if outcome.data.get("outcome") in ("refused", "failed", "undone"):
+        raise typer.Exit(NOT_DONE)  # the change was asked for and is not in place
 
 
 def _question(given: str | None) -> str:

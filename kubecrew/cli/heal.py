@@ -1,13 +1,18 @@
-"""`kubecrew heal NAME [-n NS]`: run the Dev Team's remediation loop on one workload.
+"""`kubecrew heal NAME [-n NS]`: run the Dev Team's remediation loop on one workload, or on one
+object by its kind (`service/web`, `pvc/data`).
 
 The loop learns, recommends, mutates (a GitOps pull request when `--repo` names the team's
 manifests repository and it defines the object; else a gated kube write where policy allows)
 and validates; the outcome, with its attempts and evidence, goes to stdout and progress to
 stderr; its servers, their options and the crew file are `kubecrew.crew`'s. Exit status: 0
-healed (or nothing to heal), 3 escalated to a person or waiting for a person's approval (the
-request, who may answer it, and the thread to resume are printed), 1 a failure. Checkpoints
-and memory live under `$KUBECREW_HOME/agents/dev_team/`, so `--thread` resumes a run that
-stopped: after a crash, or once the approval request has been answered.
+healed (or nothing to heal), 3 left to a person: waiting for an approval request the run made
+(its id, who may answer it, and the thread to resume are printed), or escalated, saying why
+(never that a person must approve something: no request waits then); 1 a failure. Either way
+the run is booked in the incident book (`$KUBECREW_HOME/agents/incidents.sqlite`), so `kubecrew
+status` shows it and a running `kubecrew watch --heal` resumes a waiting one once answered; a
+healed one resolves its incident. Checkpoints and memory live under
+`$KUBECREW_HOME/agents/dev_team/`, so `--thread` resumes a run that stopped: after a crash, or
+once the approval request has been answered.
 """
 
 from __future__ import annotations
@@ -27,7 +32,10 @@ ESCALATED = 3
 
 @crew_options
 def heal(
-    name: Annotated[str, typer.Argument(help="The workload to heal: web, or shop/web.")],
+    name: Annotated[
+        str,
+        typer.Argument(help="What to heal: web, shop/web, or by kind: service/web, pvc/data."),
+    ],
     namespace: Annotated[
         str | None, typer.Option("--namespace", "-n", help="its namespace")
     ] = None,
@@ -37,12 +45,15 @@ def heal(
 ) -> None:
     """Heal a workload: fix, validate, roll back and retry, or escalate with the evidence.
 
-    **Example**: `kubecrew heal web -n shop --repo ./shop-gitops`
+    **Examples**: `kubecrew heal web -n shop --repo ./shop-gitops`, `kubecrew heal service/web
+    -n shop`
     """
     from agents.dev_team.heal import heal as run_heal
+    from agents.dev_team.incidents import book
     from agents.runtime.brain import planner_from_env
     from agents.runtime.errors import AgentError
     from agents.runtime.loop.run import LoopResult
+    from agents.runtime.notify.incidents import default_path
     from core.errors import ToolError
 
     try:
@@ -68,12 +79,15 @@ def heal(
         print_failure(exc.message)
         raise typer.Exit(1) from exc
     out = Console(highlight=False, soft_wrap=True)
+    booked = book(result, default_path())
     if not result.finished:
         out.print(escape(f"waiting for approval {result.waiting_for}: {result.asked}"))
         out.print(
             escape(f"resume with: kubecrew heal {name} --thread {result.thread} (same options)")
         )
-        raise typer.Exit(ESCALATED)
-    out.print(escape(result.summary or result.outcome))
-    if result.outcome == "escalated":
+    else:
+        out.print(escape(result.summary or result.outcome))
+    if booked:
+        out.print(escape(booked))
+    if not result.finished or result.outcome == "escalated":
         raise typer.Exit(ESCALATED)

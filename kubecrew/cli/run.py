@@ -15,17 +15,22 @@ its own identity, the kube gate, the policy store) and its home under `$KUBECREW
 the same the front doors use, so a proposal made here is remembered when a person asks in chat.
 
 A job that fails (the cluster unreachable, a tool refusing) is logged in one line and tried
-again when next due; the others go on. Output is one line per run on stderr (`--verbose`: the
-agent's whole answer under it); stdout stays empty.
+again when next due; the others go on. Output is on stderr: one line per run, then one line per
+change it made or scheduled, whole (the target, the values from -> to, how: a pull request where
+git defines the object or a gated write, the proposal, who approved it, when it runs), from the
+procedure's result (`agents.cluster_operator.report.changes`); `--verbose` adds the agent's
+whole answer. stdout stays empty, except with `--json`: one document naming every run, its
+answer and its changes.
 """
 
 from __future__ import annotations
 
+import json
 import signal
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -85,6 +90,10 @@ def run(
     verbose: Annotated[
         bool, typer.Option("--verbose", "-v", help="Print each agent's whole answer.")
     ] = False,
+    as_json: Annotated[
+        bool,
+        typer.Option("--json", help="Print every run, its answer and its changes as JSON."),
+    ] = False,
     *,
     crew: CrewOptions,
 ) -> None:
@@ -134,6 +143,8 @@ def run(
         signal.signal(signal.SIGINT, previous)
     if stop.is_set():
         log.print("stopped")
+    if as_json:
+        Console(highlight=False, soft_wrap=True).print_json(json.dumps({"runs": runner.runs}))
     if failed or (once and stop.is_set()):
         raise typer.Exit(1)
 
@@ -170,32 +181,43 @@ class _Runner:
     planner: Planner
     log: Console
     verbose: bool
+    runs: list[dict[str, Any]] = field(default_factory=list)  # every run, for --json
 
     def run(self, job: Job) -> bool:
-        """One run of `job`, told in one line; False when it failed."""
+        """One run of `job`, told in one line and one line per change; False when it failed."""
+        from agents.cluster_operator.report import change_line, changes
         from agents.runtime.errors import AgentError, ToolFailed
 
         started = time.monotonic()
         stamp = datetime.now().strftime("%H:%M:%S")
         head = f"{stamp} {job.name} ({WHO[job.agent]})"
+        record: dict[str, Any] = {"job": job.name, "agent": job.agent, "started": stamp}
+        self.runs.append(record)
         try:
-            answer = anyio.run(lambda: self._ask(job))
+            answer, data = anyio.run(lambda: self._ask(job))
         except ToolFailed as exc:
             reason = f"no cluster reachable: {exc.reason}" if exc.unreachable else exc.message
             self.log.print(escape(f"{head} failed: {reason}"))
+            record.update(ok=False, error=reason, changes=[])
             return False
         except AgentError as exc:
             self.log.print(escape(f"{head} failed: {exc.message}"))
+            record.update(ok=False, error=exc.message, changes=[])
             return False
         took = time.monotonic() - started
-        first = answer.strip().splitlines()[0] if answer.strip() else "done"
-        self.log.print(escape(f"{head}, {took:.1f}s: {first}"))
+        made = changes(data)
+        first = answer.strip().splitlines()[0].rstrip(":") if answer.strip() else "done"
+        tail = f"; {len(made)} change(s):" if made else ""
+        self.log.print(escape(f"{head}, {took:.1f}s: {first}{tail}"))
+        for change in made:
+            self.log.print(escape(f"    - {change_line(change)}"))
         if self.verbose:
             for line in answer.strip().splitlines()[1:]:
                 self.log.print(escape(f"    {line}"))
+        record.update(ok=True, seconds=round(took, 1), answer=answer, changes=list(made))
         return True
 
-    async def _ask(self, job: Job) -> str:
+    async def _ask(self, job: Job) -> tuple[str, dict[str, Any]]:
         servers = self.crew.servers(job.agent)
         home = crew_home(self.crew.environ) / "agents" / job.agent
         opened: Callable[..., Any]
@@ -209,4 +231,4 @@ class _Runner:
             from agents.cluster_operator.conversation import conversation as opened
         async with opened(servers, self.planner, home=home, **extra) as talk:
             outcome = await talk.perform(job.name)
-        return str(outcome.answer)
+        return str(outcome.answer), dict(outcome.data or {})

@@ -55,10 +55,16 @@ class Operator:
             policy=PolicySettings(policies=paths, store=str(self.store), agent=AGENT),
         )  # fmt: skip
 
-    def _run(self, call: str, *args: Any, counters: Literal["accept", "refuse"]) -> Outcome:
+    def _run(
+        self,
+        call: str,
+        *args: Any,
+        counters: Literal["accept", "refuse"],
+        thread: str | None = None,
+    ) -> Outcome:
         async def go() -> Outcome:
             async with conversation(
-                self.servers(), Deterministic(), home=self.home, counters=counters
+                self.servers(), Deterministic(), home=self.home, counters=counters, thread=thread
             ) as talk:
                 self.last = talk
                 method = getattr(talk, call)
@@ -73,8 +79,9 @@ class Operator:
     def capacity(self, *, counters: Literal["accept", "refuse"] = "accept") -> Outcome:
         return self._run("capacity", counters=counters)
 
-    def ask(self, question: str) -> Outcome:
-        return self._run("ask", question, counters="accept")
+    def ask(self, question: str, *, thread: str | None = None) -> Outcome:
+        """One message; the same `thread` carries on a conversation ("drain node-2", "yes")."""
+        return self._run("ask", question, counters="accept", thread=thread)
 
     def called(self) -> list[str]:
         return [c.tool for c in self.last_calls()]

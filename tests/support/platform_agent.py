@@ -170,11 +170,12 @@ class Platform:
             policy=PolicySettings(policies=paths, store=str(self.store), agent=AGENT),
         )  # fmt: skip
 
-    def _run(self, call: str, *args: Any) -> Outcome:
+    def _run(self, call: str, *args: Any, thread: str | None = None) -> Outcome:
         async def go() -> Outcome:
             async with conversation(
-                self.servers(), Deterministic(), repos={REPO: self.gitops}, home=self.home
-            ) as talk:
+                self.servers(), Deterministic(), repos={REPO: self.gitops}, home=self.home,
+                thread=thread,
+            ) as talk:  # fmt: skip
                 self.last = talk
                 outcome: Outcome = await getattr(talk, call)(*args)
                 return outcome
@@ -184,8 +185,9 @@ class Platform:
     def propagate(self) -> Outcome:
         return self._run("propagate")
 
-    def ask(self, question: str) -> Outcome:
-        return self._run("ask", question)
+    def ask(self, question: str, *, thread: str | None = None) -> Outcome:
+        """One message; the same `thread` carries on a conversation (a delete, then "yes")."""
+        return self._run("ask", question, thread=thread)
 
     def audit(self, namespace: str = "") -> Outcome:
         return self._run("audit", namespace)

@@ -10,9 +10,11 @@
    run** of the kube server's write tool (its diff and the gate's verdict), then the gated
    write itself, carrying the proposal, judged again and audited by the kube server.
 3. **Validation** that fits the change: a rollout complete and soaked, the replicas available,
-   the fields read back, the node (un)schedulable, the pod gone.
+   the fields read back, the node (un)schedulable or drained, the object gone, a new object
+   there as written, a Service routing to ready pods, a new workload's pods up.
 4. **Rollback** when validation fails: the revision before the change, the replica count
-   before it, or a revert pull request; the answer says what was put back.
+   before it, a revert pull request, the object a change made deleted again, or the one it
+   replaced applied back; the answer says what was put back.
 
 Must not know: any agent or grammar. Tools are called by name through the agent's `Toolbox`,
 so the allow-list and the servers' gates hold whoever planned the change.
@@ -25,7 +27,16 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agents.runtime.changes.ops import ROLLED, Change, Cordon, Scale, SetResources
+import yaml
+
+from agents.runtime.changes.checks import target_of, validated
+from agents.runtime.changes.ops import (
+    ROLLED,
+    Change,
+    ConfigData,
+    Manifested,
+    Scale,
+)
 from agents.runtime.errors import ToolFailed
 from agents.runtime.loop.mutation import (
     NeedsApproval,
@@ -37,8 +48,7 @@ from agents.runtime.loop.mutation import (
     refusal,
     sync_change,
 )
-from agents.runtime.loop.state import Target
-from agents.runtime.loop.validation import LoopSettings, Verdict, until, validate
+from agents.runtime.loop.validation import LoopSettings
 from agents.runtime.toolbox import Toolbox
 
 Outcome = Literal["done", "undone", "refused", "waiting", "failed"]
@@ -121,7 +131,7 @@ async def _written(
     agent: str,
     settings: LoopSettings,
 ) -> Carried:
-    manifest = await _manifest(toolbox, change)
+    manifest = await _manifest(toolbox, change, live)
     edits = change.edits(live) if manifest else []
     try:
         if edits:
@@ -156,17 +166,23 @@ async def _direct(
     settings: LoopSettings,
 ) -> Carried:
     tool, arguments = change.write()
-    carrying = {} if _limits_only(change) or not proposal else {"proposal": proposal}
+    carrying = {"proposal": proposal} if proposal and change.carries_proposal else {}
     preview = await toolbox.call(tool, **arguments, dry_run=True, **carrying)
     diff = str(preview.get("diff") or "")
     verdict = (preview.get("policy") or {}).get("verdict", "")
     steps.append(f"dry run of {tool}: " + (f"gate says {verdict}" if verdict else "accepted"))
     if verdict.startswith("refused") or verdict in ("deny", "denied"):
-        return Carried("refused", f"Not done: the kube server's gate refuses it ({verdict}).",
-                       steps, proposal=proposal, diff=diff)  # fmt: skip
+        why = str((preview.get("policy") or {}).get("refused") or verdict)
+        return Carried("refused", f"Not done: the kube server's policy gate refuses it: {why}",
+                       [*steps, why], proposal=proposal, diff=diff)  # fmt: skip
     await toolbox.call(tool, **arguments, **carrying)
     steps.append(f"{tool} applied (gated and audited by the kube server)")
-    held, evidence = await _validated(toolbox, change, settings)
+    try:
+        held, evidence = await validated(toolbox, change, settings)
+    except ToolFailed as exc:  # written, but not seen to hold: say exactly that
+        steps.append(f"validation could not read: {exc.reason}")
+        said = f"{change.describe().capitalize()} was written, but I could not validate it"
+        return Carried("failed", f"{said}: {exc.reason}", steps, proposal=proposal, diff=diff)
     steps += evidence
     if held:
         return Carried("done", f"Done: {change.describe()}. " + "; ".join(evidence[-2:]) + ".",
@@ -207,8 +223,8 @@ async def _by_pr(
     )
     steps.append(f"git defines it ({manifest['file']}): PR #{number} on branch {key}")
     steps += await merge(toolbox, number, proposal, agent=agent)
-    steps += await sync_change(toolbox, _target(change))
-    held, evidence = await _validated(toolbox, change, settings)
+    steps += await sync_change(toolbox, target_of(change))
+    held, evidence = await validated(toolbox, change, settings)
     steps += evidence
     if held:
         return Carried("done", f"Done by PR #{number}: {change.describe()}. {evidence[-1]}.",
@@ -218,7 +234,7 @@ async def _by_pr(
     await toolbox.call("review_pr", number=back, verdict="approve", author=agent,
                        body=f"Validation of #{number} failed: reverting it.")  # fmt: skip
     await toolbox.call("merge_pr", number=back)
-    steps += await sync_change(toolbox, _target(change))
+    steps += await sync_change(toolbox, target_of(change))
     steps.append(f"reverted PR #{number} by PR #{back}")
     return Carried(
         "undone",
@@ -230,109 +246,104 @@ async def _by_pr(
     )
 
 
-async def _validated(
-    toolbox: Toolbox, change: Change, settings: LoopSettings
-) -> tuple[bool, list[str]]:
-    target = change.target
-    if isinstance(change, Scale) and target.kind in ROLLED:
-        return await _scaled(toolbox, change, settings)
-    if change.check in ("rollout", "replicas") and target.kind in ROLLED:
-        verdict = await validate(toolbox, _target(change), "", settings)
-        return verdict.held, verdict.evidence or ["validated"]
-    if change.check == "node" and isinstance(change, Cordon):
-        got = await toolbox.call("get_resource", kind="node", name=target.name,
-                                 output="fields", fields=["spec.unschedulable"])  # fmt: skip
-        now = bool(got.get("spec.unschedulable"))
-        said = "unschedulable" if now else "schedulable"
-        return now == change.unschedulable, [f"node {target.name} is {said}"]
-    if change.check == "gone":
-        try:
-            await toolbox.call("get_resource", kind=target.kind.lower(), name=target.name,
-                               namespace=target.namespace, output="fields",
-                               fields=["metadata.deletionTimestamp"])  # fmt: skip
-        except ToolFailed as exc:
-            if "not found" in exc.reason.lower():
-                return True, [f"{target} is gone"]
-            raise
-        return True, [f"{target} is being deleted"]
-    expected: dict[str, Any] = getattr(change, "expected", lambda: {})()
-    got = await toolbox.call("get_resource", kind=target.kind.lower(), name=target.name,
-                             namespace=target.namespace, output="fields",
-                             fields=list(expected))  # fmt: skip
-    wrong = [f"{path} is {got.get(path)!r}" for path, want in expected.items()
-             if not _matches(got.get(path), want)]  # fmt: skip
-    if wrong:
-        return False, [f"read back: {'; '.join(wrong)}"]
-    return True, [f"read back: {', '.join(expected)} as asked"]
-
-
-async def _scaled(
-    toolbox: Toolbox, change: Scale, settings: LoopSettings
-) -> tuple[bool, list[str]]:
-    """The replicas asked for, all available (and no more running), within the deadline."""
-    target, wanted = change.target, change.replicas
-    fields = ["status.replicas", "status.availableReplicas"]
-
-    async def look() -> Verdict:
-        got = await toolbox.call(
-            "get_resource", kind=target.kind.lower(), name=target.name,
-            namespace=target.namespace, output="fields", fields=fields,
-        )  # fmt: skip
-        running = got.get("status.replicas") or 0
-        available = got.get("status.availableReplicas") or 0
-        said = f"{available} of {wanted} replicas available ({running} running)"
-        return Verdict(running == available == wanted, [said])
-
-    verdict = await until(toolbox, look, settings, late=f"not {wanted} available")
-    return verdict.held, verdict.evidence
-
-
-def _matches(got: Any, want: Any) -> bool:
-    if isinstance(want, dict):
-        have = got if isinstance(got, dict) else {}
-        return all(have.get(k) == v if v is not None else k not in have for k, v in want.items())
-    return bool(got) == bool(want) if isinstance(want, bool) else got == want
-
-
 async def _undo(toolbox: Toolbox, change: Change, live: dict[str, Any]) -> str:
+    """Put back what the change replaced, as it was read before it: the replica count, the
+    revision before, the object a change made deleted again, or the one it replaced applied."""
     target = change.target
     if isinstance(change, Scale) and isinstance(live.get("spec.replicas"), int):
-        before = int(live["spec.replicas"])
+        replicas = int(live["spec.replicas"])
         await toolbox.call("scale", kind=target.kind.lower(), name=target.name,
-                           namespace=target.namespace, replicas=before)  # fmt: skip
-        return f"scaled {target} back to {before}"
+                           namespace=target.namespace, replicas=replicas)  # fmt: skip
+        return f"scaled {target} back to {replicas}"
     revision = str(live.get("revision") or "")
-    if target.kind == "Deployment" and revision:
+    if target.kind == "Deployment" and revision and change.check == "rollout":
         await toolbox.call("rollout_undo", name=target.name, namespace=target.namespace,
                            to_revision=int(revision))  # fmt: skip
         return f"rolled {target} back to revision {revision}"
-    return "nothing could be put back automatically (no earlier revision): look at it by hand"
+    if isinstance(change, Manifested | ConfigData) and not live.get("exists", True):
+        return await _unmade(toolbox, change)
+    before = live.get("before")
+    if isinstance(before, dict) and toolbox.has("apply"):
+        await toolbox.call("apply", manifest=yaml.safe_dump(before), force=True,
+                           namespace=target.namespace or None)  # fmt: skip
+        return f"applied {target} back as it was before"
+    return "nothing could be put back automatically (no earlier state kept): look at it by hand"
+
+
+async def _unmade(toolbox: Toolbox, change: Change) -> str:
+    """Delete what a change created (the objects it applied that did not exist before)."""
+    if not toolbox.has("delete"):
+        return f"{change.target} stays: this agent has no delete tool to take it back"
+    made: list[dict[str, Any]] = (
+        change.manifests()
+        if isinstance(change, Manifested)
+        else [{"kind": change.target.kind, "metadata": {"name": change.target.name}}]
+    )
+    gone = []
+    for each in reversed(made):
+        kind, name = str(each["kind"]), str(each["metadata"]["name"])
+        namespace = str(each["metadata"].get("namespace") or change.target.namespace)
+        scoped = (
+            {"namespace": None, "confirm": f"{kind.lower()}/{name}"}
+            if kind == "Namespace"
+            else {"namespace": namespace}
+        )
+        await toolbox.call("delete", kind=kind.lower(), name=name, **scoped)
+        gone.append(f"{kind} {name}")
+    return f"deleted what it made ({', '.join(gone)})"
+
+
+_KEPT = ("spec", "data", "metadata.labels", "metadata.annotations", "subjects", "roleRef",
+         "rules")  # fmt: skip
 
 
 async def _live(toolbox: Toolbox, change: Change) -> dict[str, Any]:
-    """What the change starts from: replicas and generation, and a Deployment's revision."""
+    """What the change starts from: replicas and generation, a Deployment's revision, a node's
+    schedulability, and for an object a change replaces whole, the object itself (`before`);
+    `exists` False when a change makes it new."""
     target = change.target
     fields = ["spec.replicas", "metadata.generation", "metadata.resourceVersion",
               "spec.template.spec.containers"]  # fmt: skip
     if target.kind == "Node":
-        fields = ["spec.unschedulable", "metadata.resourceVersion"]
+        fields = ["spec.unschedulable", "spec.taints", "metadata.resourceVersion"]
+    elif target.kind not in ROLLED and target.kind not in ("Pod", "Job", "CronJob"):
+        fields = ["metadata.resourceVersion", *_KEPT]
     try:
         live = dict(await toolbox.call(
             "get_resource", kind=target.kind.lower(), name=target.name,
             namespace=target.namespace or None, output="fields", fields=fields,
         ))  # fmt: skip
     except ToolFailed as exc:
+        makes = isinstance(change, Manifested) or (isinstance(change, ConfigData) and change.create)
+        if makes and "not found" in exc.reason.lower():
+            return {"exists": False}
         raise Refused(f"{target}: {exc.reason}") from exc
     if target.kind == "Deployment":
         status = await toolbox.call("rollout_status", name=target.name, namespace=target.namespace)
         live["revision"] = status.get("revision") or ""
+    if isinstance(change, Manifested):
+        live["before"] = _object(change, live)
     return live
 
 
-async def _manifest(toolbox: Toolbox, change: Change) -> dict[str, Any]:
-    if change.target.kind in ("Node", "Pod"):  # no manifest in git defines those
+def _object(change: Manifested, live: dict[str, Any]) -> dict[str, Any]:
+    """The live object as a manifest to apply back (what a whole-object change replaces)."""
+    first = change.manifests()[0]
+    meta = {"name": change.target.name, **({"namespace": change.target.namespace}
+                                            if change.target.namespace else {})}  # fmt: skip
+    if live.get("metadata.labels"):
+        meta["labels"] = live["metadata.labels"]
+    kept = {k: live[k] for k in ("spec", "data", "subjects", "roleRef", "rules")
+            if live.get(k) is not None}  # fmt: skip
+    return {"apiVersion": first["apiVersion"], "kind": first["kind"], "metadata": meta, **kept}
+
+
+async def _manifest(toolbox: Toolbox, change: Change, live: dict[str, Any]) -> dict[str, Any]:
+    """The manifest in git that defines the object, when there is one (never for a node, a
+    pod, or an object the change makes new)."""
+    if change.target.kind in ("Node", "Pod", "Namespace") or not live.get("exists", True):
         return {}
-    return await managed_manifest(toolbox, _target(change))
+    return await managed_manifest(toolbox, target_of(change))
 
 
 async def _approvers(toolbox: Toolbox, request: str) -> str:
@@ -352,14 +363,3 @@ def _key(change: Change, live: dict[str, Any]) -> str:
     since = str(live.get("metadata.resourceVersion") or live.get("metadata.generation") or "")
     digest = hashlib.sha256(f"{said}@{since}".encode()).hexdigest()[:10]
     return f"kubecrew-change-{change.op}-{change.target.name}-{digest}"[:63]
-
-
-def _target(change: Change) -> Target:
-    target = change.target
-    return Target(kind=target.kind, name=target.name, namespace=target.namespace)
-
-
-def _limits_only(change: Change) -> bool:
-    """A limit is not part of a resize proposal's values, so the gate judges such a write by
-    the policies themselves rather than by the proposal."""
-    return isinstance(change, SetResources) and not (change.cpu or change.memory)

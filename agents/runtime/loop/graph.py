@@ -9,23 +9,31 @@
 
 - learn: the agent's own evidence procedure (`LoopContext.learn`: diagnose, recommend, events,
   logs, history, signals), the finding to heal (the top one), its fingerprint, and whether git
-  defines the object (`find_manifest`).
+  defines the object (`find_manifest`). A workload with nothing wrong whose Service of the same
+  name routes nowhere (a selector matching no pod, a wrong targetPort) is one thing to people
+  ("fix the web service"): the run heals that Service instead, and says so.
 - recommend: the fixes for that finding, ranked by `ranking` (memory of past outcomes moves
   them; the reason is kept).
 - plan: the next usable fix written down as `pending` with its idempotency key, and
   checkpointed, before anything changes.
 - decide: for a pull request, the policy store's decision (`mutation.decide`), its proposal id
-  checkpointed before any PR exists; a direct write is judged by the kube server's gate instead.
+  checkpointed before any PR exists; for direct writes, each step judged by the kube gate on a
+  dry run (`mutation.judge_direct`), a step it gives to a person proposed to the policy store.
 - approval: when policy asks a person, the run stops here durably (an interrupt; the result says
   which request waits). Any resume, or a plain re-run of the thread, makes the node claim the
   request's end through the policy server (`claim_approval`, waiter = the thread): the answer
   comes from the store, never from the resume value, and is taken up once. Granted: mutate with
-  that proposal; denied, expired or taken by another: escalate with the reason.
+  that proposal (direct writes: decide again, for the next step a person must approve); denied,
+  expired or taken by another: escalate with the reason.
 - mutate: `mutation.apply_*` for the pending fix; it checks what already happened under that
   key, so a resumed run completes, never repeats.
 - validate: `validation.validate`; a fix that held is remembered as "fixed".
-- rollback: undo (revert PR or rollout undo), remember "failed", and go on with the next fix.
-- escalate / done: the outcome in words, with evidence and links.
+- rollback: undo (revert PR, rollout undo, or the fields a patch changed put back), remember
+  "failed", and go on with the next fix.
+- escalate / done: the outcome in words, with evidence and links. An escalation says why
+  (`Escalation`: policy or a person said no, no fix offered, none usable here, every one failed)
+  and never that a person must approve something: a run policy gives to a person is not
+  escalated, it waits at `approval`, naming the request and who may answer it.
 
 Tools, learn procedure and settings travel in the run's `LoopContext`; the state is data only.
 """
@@ -44,11 +52,12 @@ from langgraph.types import interrupt
 from agents.runtime import memory
 from agents.runtime.errors import ToolFailed
 from agents.runtime.loop import mutation, ranking
-from agents.runtime.loop.state import Attempt, LoopState, Pending, Target
+from agents.runtime.loop.state import Attempt, Escalation, LoopState, Pending, Target
 from agents.runtime.loop.validation import LoopSettings, validate
 from agents.runtime.toolbox import Toolbox
 
 Learn = Callable[[Toolbox, Target], Awaitable[list[dict[str, Any]]]]
+SERVED = ("Deployment", "StatefulSet", "DaemonSet")  # workloads a Service of their name fronts
 
 
 @dataclass(frozen=True)
@@ -63,9 +72,17 @@ class LoopContext:
 async def learn(state: LoopState, runtime: Runtime[LoopContext]) -> dict[str, Any]:
     context, target = runtime.context, state["target"]
     seen = await context.learn(context.toolbox, target)
-    findings = [f for o in seen if o["tool"] == "diagnose" for f in o["result"].get("findings", [])]
-    mine = [f for f in findings if _concerns(f, target)]
-    update: dict[str, Any] = {"observations": seen, "finding": mine[0] if mine else {}}
+    mine = _findings(seen, target)
+    if not mine and target["kind"] in SERVED:
+        service = await _broken_service(context.toolbox, target)
+        if service is not None:  # the workload is fine; its Service routes nowhere
+            target, seen = service, await context.learn(context.toolbox, service)
+            mine = _findings(seen, service)
+    update: dict[str, Any] = {
+        "target": target,
+        "observations": seen,
+        "finding": mine[0] if mine else {},
+    }
     if mine:
         ref = mine[0]["ref"]
         update["fingerprint"] = memory.fingerprint(
@@ -75,12 +92,34 @@ async def learn(state: LoopState, runtime: Runtime[LoopContext]) -> dict[str, An
     return update
 
 
+def _findings(seen: list[dict[str, Any]], target: Target) -> list[dict[str, Any]]:
+    found = [f for o in seen if o["tool"] == "diagnose" for f in o["result"].get("findings", [])]
+    return [f for f in found if _concerns(f, target)]
+
+
+async def _broken_service(toolbox: Toolbox, workload: Target) -> Target | None:
+    """The Service named like `workload`, when diagnose finds something wrong with it."""
+    if not toolbox.has("diagnose"):
+        return None
+    service = Target(kind="Service", name=workload["name"], namespace=workload["namespace"])
+    try:
+        found = await toolbox.call(
+            "diagnose", namespace=service["namespace"], kind="service", name=service["name"]
+        )
+    except ToolFailed as exc:
+        if exc.unreachable:
+            raise
+        return None
+    own = [f for f in found.get("findings", []) if (f.get("ref") or {}).get("kind") == "Service"]
+    return service if own else None
+
+
 def after_learn(state: LoopState) -> Literal["recommend", "done"]:
     return "recommend" if state.get("finding") else "done"
 
 
 async def recommend(state: LoopState, runtime: Runtime[LoopContext]) -> dict[str, Any]:
-    context, finding = runtime.context, state["finding"]
+    context, finding, target = runtime.context, state["finding"], state["target"]
     offered = [
         fix
         for o in state.get("observations", [])
@@ -89,12 +128,19 @@ async def recommend(state: LoopState, runtime: Runtime[LoopContext]) -> dict[str
         if fix.get("finding") == finding["code"]
     ]
     past = await ranking.past_outcomes(runtime.store, context.agent, state["fingerprint"])
+    elsewhere = []  # other objects the fixes change that git defines: never written behind it
+    for other in {ranking.key(f["target"]) for f in offered if f.get("target") != target}:
+        kind, namespace, name = other.split("/", 2)
+        shown = Target(kind=kind, name=name, namespace=namespace)
+        if await mutation.managed_manifest(context.toolbox, shown):
+            elsewhere.append(other)
     fixes = ranking.rank(
         offered,
         past,
-        target=state["target"],
+        target=target,
         managed=bool(state.get("managed")),
         tools=context.toolbox.tools,
+        elsewhere=elsewhere,
     )
     return {"fixes": fixes, "index": 0, "pending": None, "applied": None}
 
@@ -106,7 +152,8 @@ async def plan(state: LoopState, runtime: Runtime[LoopContext]) -> dict[str, Any
         f"{runtime.context.thread}/{index}/{ranked['fix']['title']}".encode()
     ).hexdigest()[:10]
     target = state["target"]
-    channel: Literal["gitops", "direct"] = "gitops" if state.get("managed") else "direct"
+    own = ranked["fix"].get("target") == target  # else another object, which git does not define
+    channel: Literal["gitops", "direct"] = "gitops" if state.get("managed") and own else "direct"
     key = f"kubecrew/heal-{target['name']}-{digest}" if channel == "gitops" else f"heal-{digest}"
     return {
         "index": index,
@@ -123,21 +170,23 @@ def after_recommend(state: LoopState) -> Literal["plan", "escalate"]:
 
 
 async def decide(state: LoopState, runtime: Runtime[LoopContext]) -> dict[str, Any]:
-    context, pending = runtime.context, state["pending"]
+    context, pending, target = runtime.context, state["pending"], state["target"]
     assert pending is not None  # plan always precedes decide
-    if pending["channel"] != "gitops" or pending["proposal"]:
+    if pending["channel"] == "gitops" and pending["proposal"]:
         return {}
     try:
+        if pending["channel"] == "direct":
+            judged = await mutation.judge_direct(
+                context.toolbox, pending, target, agent=context.agent
+            )
+            return {"pending": judged}
         proposal = await mutation.decide(
-            context.toolbox,
-            state["target"],
-            pending["fix"],
-            key=pending["key"],
-            agent=context.agent,
+            context.toolbox, target, pending["fix"], key=pending["key"], agent=context.agent
         )
     except mutation.NeedsApproval as asked:
+        proposal = asked.proposal if pending["channel"] == "gitops" else pending["proposal"]
         return {
-            "pending": Pending(**{**pending, "proposal": asked.proposal}),
+            "pending": Pending(**{**pending, "proposal": proposal}),
             "approval": asked.request,
             "asked": asked.message,
         }
@@ -161,7 +210,9 @@ async def mutate(state: LoopState, runtime: Runtime[LoopContext]) -> dict[str, A
                 context.toolbox, pending, target, state["managed"], agent=context.agent
             )
         else:
-            applied = await mutation.apply_direct(context.toolbox, pending, target)
+            applied = await mutation.apply_direct(
+                context.toolbox, pending, target, settings=context.settings
+            )
     except (mutation.Refused, ToolFailed) as exc:
         return _refused(state, [exc.message])
     return {"pending": pending, "applied": applied}
@@ -210,13 +261,35 @@ async def escalate(state: LoopState) -> dict[str, Any]:
     lines.extend(_attempt_lines(state))
     untried = [r for r in state.get("fixes", []) if not r["usable"]]
     lines.extend(f"Not tried: {r['fix']['title']} ({r['reason']})" for r in untried)
+    why = state.get("escalation") or _why(state)
+    lines.append(ENDINGS[why])
+    return {"outcome": "escalated", "escalation": why, "summary": "\n".join(lines)}
+
+
+ENDINGS: dict[Escalation, str] = {
+    "denied": "A person needs to decide what to do instead: the approval was not granted (see "
+    "above), so nothing more is tried and nothing changed.",
+    "refused": "Policy would not let the fixes through (its reasons are above), so nothing "
+    "changed. No approval request waits: whoever takes this up decides on a different fix or "
+    "on the policy, with the evidence above and in the audit log.",
+    "no-fix": "recommend offered no fix for this finding: the cause is in the application or its "
+    "config. I changed nothing, and no approval request waits: the workload's owner changes the "
+    "application or its config, with the evidence above.",
+    "unusable": "None of the fixes offered can be carried out here (why is above), so I changed "
+    "nothing, and no approval request waits: a person applies one by hand, or gives the agent "
+    "what it lacks.",
+    "failed": "Every fix tried failed validation and was put back (above). No approval request "
+    "waits: the evidence is above and in the audit log for whoever takes it up.",
+}
+
+
+def _why(state: LoopState) -> Escalation:
+    verdicts = {a["verdict"] for a in state.get("attempts", [])}
     if not state.get("fixes"):
-        lines.append(
-            "recommend offered no fix for this finding: the cause is in the application "
-            "or its config"
-        )
-    lines.append("A person needs to decide; the evidence is above and in the audit log.")
-    return {"outcome": "escalated", "summary": "\n".join(lines)}
+        return "no-fix"
+    if "refused" in verdicts:
+        return "refused"
+    return "failed" if "failed" in verdicts else "unusable"
 
 
 async def done(state: LoopState) -> dict[str, Any]:
@@ -251,14 +324,19 @@ async def approval(state: LoopState, runtime: Runtime[LoopContext]) -> dict[str,
     ended = f"approval {request} {claimed.get('state')}: proposal {claimed.get('proposal')} " + (
         f"was {decision.get('outcome')}" if decision else "was not approved"
     )
-    return {"approval": "", "asked": "", **_refused(state, [ended, *decision.get("reasons", [])])}
+    refused = _refused(state, [ended, *decision.get("reasons", [])])
+    return {"approval": "", "asked": "", "escalation": "denied", **refused}
 
 
-def after_approval(state: LoopState) -> Literal["approval", "mutate", "escalate"]:
-    """A person's "no" (or silence) ends the run: trying the next fix would only ask again."""
+def after_approval(state: LoopState) -> Literal["approval", "decide", "mutate", "escalate"]:
+    """A person's "no" (or silence) ends the run: trying the next fix would only ask again.
+    A direct fix is judged again once granted: another of its steps may need a person too."""
     if state.get("approval"):
         return "approval"
-    return "mutate" if state.get("pending") else "escalate"
+    pending = state.get("pending")
+    if not pending:
+        return "escalate"
+    return "decide" if pending["channel"] == "direct" else "mutate"
 
 
 def _refused(state: LoopState, evidence: list[str]) -> dict[str, Any]:

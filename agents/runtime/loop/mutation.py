@@ -13,8 +13,14 @@ and keeps comments. The PR's branch is the idempotency key: on resume an existin
 head is reused (reviewed only if not yet approved), a merged one is not merged again, and the
 real sync runs only when its dry run still shows the object changing.
 
-Direct: the fix's steps go to the kube server, whose policy gate judges each and audits it; a
-refusal is a `Refused` with the gate's words. The revision before the change is noted, so undo
+Direct: before anything changes, each step is judged by the kube gate on a dry run
+(`judge_direct`, agents/runtime/loop/direct.py); a step the gate gives to a person is proposed,
+so the approval request exists and `NeedsApproval` names it (the graph waits for it, then
+judges again: the approved proposal carries that step). Then the steps go to the kube server,
+whose gate judges each again and audits it; a refusal is a `Refused` with the gate's words. A
+delete is made only of a claim that never bound (read just before), and a step on the object
+it deleted waits until it is gone and is dry-run first. The revision before the change is noted
+(a Deployment the fix changes), or the fields a merge patch changes (a Service), so undo
 returns exactly there.
 """
 
@@ -23,7 +29,9 @@ from __future__ import annotations
 from typing import Any
 
 from agents.runtime.errors import AgentError, ToolFailed
+from agents.runtime.loop import direct
 from agents.runtime.loop.state import Applied, Pending, Target
+from agents.runtime.loop.validation import LoopSettings, Verdict, until
 from agents.runtime.toolbox import Toolbox
 
 LABEL = "kubecrew-heal"
@@ -255,37 +263,117 @@ def refusal(reason: str) -> bool:
     return any(word in said for word in ("permission", "refused", "polic"))
 
 
-async def apply_direct(toolbox: Toolbox, pending: Pending, target: Target) -> Applied:
-    fix = pending["fix"]
+async def judge_direct(
+    toolbox: Toolbox, pending: Pending, target: Target, *, agent: str
+) -> Pending:
+    """`pending` with an approved proposal for each step the kube gate gives to a person (the
+    step proposed through the policy store, keyed per step, so asking again finds the same
+    proposal); NeedsApproval while one waits for its approval, Refused when a step may not go
+    as it is (a rejection, a counter-offer, a closed window, a failing dry run)."""
+    fix, carried = pending["fix"], dict(pending.get("proposals") or {})
+    steps: list[dict[str, Any]] = list(fix["steps"])
+    for index, step in enumerate(steps):
+        if str(index) in carried:
+            continue
+        verdict, refused = await direct.verdict(toolbox, steps, index)
+        if not refused:
+            continue
+        if verdict not in direct.TO_A_PERSON or not toolbox.has("propose"):
+            if index == 0 and not direct.deferred(steps, index):
+                continue  # made for real, the gate refuses it and audits that; nothing else ran
+            raise Refused(refused)  # before a later step's refusal, none is made at all
+        shown = direct.step_object(step)
+        carried[str(index)] = await decide_proposal(
+            toolbox,
+            key=f"{pending['key']}#{index}",
+            agent=agent,
+            what=f"{step['tool']} of {shown['kind']} {shown['name']}",
+            action=direct.ACTIONS.get(step["tool"], "patch"),
+            target=f"{shown['kind'].lower()}/{shown['name']}",
+            namespace=shown["namespace"],
+            via="direct",
+            rationale=f"heal {target['kind']} {target['name']}: {fix['title']}, step "
+            f"{index + 1} of {len(steps)} ({step['tool']} {shown['kind']} {shown['name']}) "
+            f"[{pending['key']}#{index}]",
+            risk=fix.get("risk") or "low",
+            **direct.replicas(step),
+        )
+    return Pending(**{**pending, "proposals": carried})
+
+
+async def apply_direct(
+    toolbox: Toolbox, pending: Pending, target: Target, *, settings: LoopSettings | None = None
+) -> Applied:
+    fix, carried = pending["fix"], pending.get("proposals") or {}
+    steps: list[dict[str, Any]] = list(fix["steps"])
     before = ""
-    if target["kind"] == "Deployment":
+    if target["kind"] == "Deployment" and any(direct.step_object(s) == target for s in steps):
         status = await toolbox.call(
             "rollout_status", name=target["name"], namespace=target["namespace"]
         )
         before = str(status.get("revision") or "")
-    notes = []
-    for step in fix["steps"]:
-        extra = {"proposal": pending["proposal"]} if pending["proposal"] else {}
+    notes: list[str] = []
+    restore: list[dict[str, Any]] = []
+    for index, step in enumerate(steps):
+        proposal = carried.get(str(index), "")
+        shown = direct.step_object(step)
+        try:
+            if step["tool"] == "delete":
+                notes.append(await direct.deletable(toolbox, step))
+            if direct.deferred(steps, index):
+                notes.append(await _gone(toolbox, shown, settings or LoopSettings()))
+                notes.append(
+                    f"dry run of {step['tool']}: {await direct.dry_run(toolbox, step, proposal)}"
+                )
+        except direct.Rejected as exc:
+            raise Refused(exc.message) from exc
+        restore += await direct.restoring(toolbox, step)
+        extra = {"proposal": proposal} if proposal else {}
         try:
             await toolbox.call(step["tool"], **step["arguments"], **extra)
         except ToolFailed as exc:
             if refusal(exc.reason):
                 raise Refused(exc.reason) from exc
             raise
-        notes.append(f"called {step['tool']} (gated and audited by the kube server)")
+        under = f" under proposal {proposal}" if proposal else ""
+        notes.append(
+            f"called {step['tool']} on {shown['kind']} {shown['name']}{under} (gated and "
+            "audited by the kube server)"
+        )
     return Applied(
         channel="direct",
         key=pending["key"],
         pr=0,
         merge_commit="",
-        proposal=pending["proposal"],
+        proposal=pending["proposal"] or ", ".join(sorted(set(carried.values()))),
         revision=before,
         notes=notes,
+        restore=restore,
     )
 
 
+async def _gone(toolbox: Toolbox, shown: Target, settings: LoopSettings) -> str:
+    """Wait (in cluster time) until the object an earlier step deleted is gone: a finalizer may
+    hold it a moment, and a manifest applied meanwhile would update the dying object."""
+
+    async def look() -> Verdict:
+        listed = await toolbox.call(
+            "list_resources", kind=shown["kind"].lower(), namespace=shown["namespace"], limit=500
+        )
+        names = {str(i.get("name")) for i in listed.get("items", []) if isinstance(i, dict)}
+        if shown["name"] in names:
+            return Verdict(False, [f"{shown['kind']} {shown['name']} is still there"])
+        return Verdict(True, [f"{shown['kind']} {shown['name']} is gone"])
+
+    verdict = await until(toolbox, look, settings, late=f"{shown['kind']} {shown['name']} not gone")
+    if not verdict.held:
+        raise Refused(f"{verdict.evidence[-1]}: the rest of the fix was not made")
+    return verdict.evidence[-1]
+
+
 async def undo(toolbox: Toolbox, applied: Applied, target: Target, *, agent: str) -> str:
-    """Put back what the attempt changed: a revert PR merged and synced, or a rollout undo."""
+    """Put back what the attempt changed: a revert PR merged and synced, the fields a merge
+    patch changed, or a rollout undo."""
     if applied["channel"] == "gitops":
         reverted = await toolbox.call("revert_pr", number=applied["pr"])
         number = int(reverted["number"])
@@ -299,6 +387,18 @@ async def undo(toolbox: Toolbox, applied: Applied, target: Target, *, agent: str
         await toolbox.call("merge_pr", number=number)
         synced = await sync_change(toolbox, target)
         return f"reverted PR #{applied['pr']} by PR #{number}; {'; '.join(synced)}"
+    restore = applied.get("restore") or []
+    if restore:
+        shown = direct.step_object(restore[0])
+        fields = ", ".join(sorted({k for s in restore for k in _paths(s["arguments"]["patch"])}))
+        try:
+            for step in restore:
+                await toolbox.call(step["tool"], **step["arguments"])
+        except ToolFailed as exc:
+            if exc.unreachable:
+                raise
+            return f"could not put back {fields} of {shown['kind']} {shown['name']}: {exc.reason}"
+        return f"put back {fields} of {shown['kind']} {shown['name']} as they were"
     if target["kind"] == "Deployment" and applied["revision"]:
         await toolbox.call(
             "rollout_undo",
@@ -308,6 +408,17 @@ async def undo(toolbox: Toolbox, applied: Applied, target: Target, *, agent: str
         )
         return f"rolled Deployment {target['name']} back to revision {applied['revision']}"
     return "nothing to undo: the change had no revision to return to"
+
+
+def _paths(patch: dict[str, Any]) -> list[str]:
+    """The fields a merge patch sets, two levels deep (`spec.selector`, `spec.ports`)."""
+    found: list[str] = []
+    for key, value in patch.items():
+        if isinstance(value, dict) and value:
+            found.extend(f"{key}.{sub}" for sub in value)
+        else:
+            found.append(key)
+    return found
 
 
 def _body(fix: dict[str, Any], proposal: str) -> str:

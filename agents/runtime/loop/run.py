@@ -31,6 +31,7 @@ class LoopResult:
     nodes: list[str] = field(default_factory=list)
     state: dict[str, Any] = field(default_factory=dict)
     asked: str = ""  # while waiting: who may answer the request, by when, and how
+    escalation: str = ""  # when escalated: why (state.Escalation); never a pending request
 
 
 async def heal_run(
@@ -80,4 +81,5 @@ async def heal_run(
         nodes=nodes,
         state=dict(values),
         asked=values.get("asked", "") if snapshot.next else "",
+        escalation=values.get("escalation", "") if not snapshot.next else "",
     )

@@ -8,10 +8,14 @@ process reads back exactly what the interrupted one had, including the mutation 
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
 Outcome = Literal["fixed", "healthy", "escalated"]
 Channel = Literal["gitops", "direct"]
+# Why a run ended with a person: policy refused or a person said no ("refused", "denied"), no
+# fix was offered ("no-fix"), none could be carried out here ("unusable"), or every one tried
+# failed validation and was undone ("failed"). Never a request left pending: that run waits.
+Escalation = Literal["refused", "denied", "no-fix", "unusable", "failed"]
 
 
 class Target(TypedDict):
@@ -36,6 +40,9 @@ class Pending(TypedDict):
     channel: Channel
     fix: dict[str, Any]
     proposal: str  # the policy proposal id once proposed, else empty
+    # direct writes: the approved proposal carrying each step policy gave to a person, by the
+    # step's index ("0", "1", ...); a step the gate allows as it is carries none
+    proposals: NotRequired[dict[str, str]]
 
 
 class Applied(TypedDict):
@@ -48,6 +55,9 @@ class Applied(TypedDict):
     proposal: str
     revision: str  # the Deployment revision before the change (direct rollbacks undo to it)
     notes: list[str]
+    # direct writes to objects with no revision (a Service): the write-tool calls that put
+    # back the fields the fix changed, as they were read just before it
+    restore: NotRequired[list[dict[str, Any]]]
 
 
 class Attempt(TypedDict):
@@ -73,5 +83,6 @@ class LoopState(TypedDict, total=False):
     approval: str  # the approval request the run waits for (empty: none)
     asked: str  # who may answer it, by when, and how (the policy store's words)
     verdict_evidence: list[str]  # what the last failed validation showed, for the rollback
+    escalation: Escalation  # why an escalated run ended (only set when it did)
     outcome: Outcome
     summary: str  # the outcome in words, evidence and links included

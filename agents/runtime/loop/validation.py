@@ -1,6 +1,9 @@
 """Proving a fix held: the rollout completed, every pod is Ready and stayed so (no restart)
 for a soak period, the finding is gone from `diagnose`, and the golden signals are within
-bounds when a metrics server is configured.
+bounds when a metrics server is configured. A Service holds when its Endpoints have a ready
+address (its pods serve) and the finding is gone; a PersistentVolumeClaim when it is Bound and
+every pod using it Running (a claim no pod uses yet binds when one does: its class waits for
+the first consumer), and the finding is gone.
 
 Time is the cluster's own: "now" is the newest node Lease renewal (kubelets renew every 10 s
 of their clock), and a pod has soaked when its Ready condition last changed at least
@@ -70,9 +73,12 @@ async def until(
     late: str,
 ) -> Verdict:
     """`look` again every poll until it holds, says it never will (`FATAL`), or the deadline
-    passes in cluster time (then `late` says what was not reached, and after how long)."""
+    passes in cluster time (then `late` says what was not reached, and after how long). The
+    polls space out (x1.5 each, up to four times the first): most changes hold in the first
+    seconds, and one that waits out its deadline should not cost a hundred reads."""
     start = await cluster_now(toolbox)
     verdict = Verdict(False)
+    pause = settings.poll_seconds
     while True:
         verdict = await look()
         now = await cluster_now(toolbox)
@@ -88,10 +94,15 @@ async def until(
             waited = f"{(now - start).total_seconds():.0f}" if start and now else "?"
             verdict.evidence.append(f"{late} after {waited} s of cluster time")
             return verdict
-        await anyio.sleep(settings.poll_seconds)
+        await anyio.sleep(pause)
+        pause = min(pause * 1.5, settings.poll_seconds * 4)
 
 
 async def _look(toolbox: Toolbox, target: Target, code: str, settings: LoopSettings) -> Verdict:
+    if target["kind"] == "Service":
+        return await _service(toolbox, target, code)
+    if target["kind"] == "PersistentVolumeClaim":
+        return await _claim(toolbox, target, code)
     name, namespace = target["name"], target["namespace"]
     selector, observed = await _workload(toolbox, target)
     evidence = []
@@ -119,8 +130,20 @@ async def _look(toolbox: Toolbox, target: Target, code: str, settings: LoopSetti
     evidence.append(
         f"every pod Ready and unrestarted for {settings.soak_seconds:.0f} s of cluster time"
     )
+    verdict = await _diagnosed(toolbox, target, code, evidence)
+    if verdict.held and toolbox.has("golden_signals"):
+        signals = await _signals(toolbox, target, settings)
+        if signals.startswith("out of bounds"):
+            return Verdict(False, [*evidence, signals])
+        evidence.append(signals)
+    return verdict
+
+
+async def _diagnosed(toolbox: Toolbox, target: Target, code: str, evidence: list[str]) -> Verdict:
+    """Held when diagnose no longer finds `code` on the target (a new rollout, code "": nothing
+    serious); `evidence` so far is kept, and extended."""
     diagnosis = await toolbox.call(
-        "diagnose", namespace=namespace, kind=target["kind"].lower(), name=name
+        "diagnose", namespace=target["namespace"], kind=target["kind"].lower(), name=target["name"]
     )
     findings = diagnosis.get("findings", [])
     # A fix must make its finding go; a new rollout (code "") must leave nothing serious.
@@ -133,12 +156,60 @@ async def _look(toolbox: Toolbox, target: Target, code: str, settings: LoopSetti
     evidence.append(
         f"diagnose no longer finds {code}" if code else "diagnose finds nothing serious"
     )
-    if toolbox.has("golden_signals"):
-        signals = await _signals(toolbox, target, settings)
-        if signals.startswith("out of bounds"):
-            return Verdict(False, [*evidence, signals])
-        evidence.append(signals)
     return Verdict(True, evidence)
+
+
+async def _service(toolbox: Toolbox, target: Target, code: str) -> Verdict:
+    """A Service serves when its Endpoints list a ready address."""
+    try:
+        got = await toolbox.call(
+            "get_resource", kind="endpoints", name=target["name"],
+            namespace=target["namespace"], output="fields", fields=["subsets"],
+        )  # fmt: skip
+    except ToolFailed as exc:
+        if exc.unreachable:
+            raise
+        return Verdict(False, [f"no Endpoints for Service {target['name']} yet"])
+    subsets = got.get("subsets") or []
+    ready = sum(len(s.get("addresses") or []) for s in subsets if isinstance(s, dict))
+    if not ready:
+        return Verdict(False, [f"Service {target['name']} has no ready endpoint yet"])
+    return await _diagnosed(
+        toolbox, target, code, [f"Service {target['name']} has {ready} ready endpoint(s)"]
+    )
+
+
+async def _claim(toolbox: Toolbox, target: Target, code: str) -> Verdict:
+    """A claim holds when it is Bound and every pod using it runs."""
+    name = target["name"]
+    got = await toolbox.call(
+        "get_resource", kind="persistentvolumeclaim", name=name, namespace=target["namespace"],
+        output="fields", fields=["status.phase", "spec.storageClassName"],
+    )  # fmt: skip
+    pods = await toolbox.call(
+        "list_resources", kind="pods", namespace=target["namespace"], output="fields",
+        fields=["spec.volumes", "status.phase", "metadata.deletionTimestamp"], limit=500,
+    )  # fmt: skip
+    users = [
+        p for p in pods.get("items", [])
+        if not p.get("metadata.deletionTimestamp")
+        and any((v.get("persistentVolumeClaim") or {}).get("claimName") == name
+                for v in p.get("spec.volumes") or [])
+    ]  # fmt: skip
+    phase, kind = got.get("status.phase"), got.get("spec.storageClassName")
+    if phase != "Bound" and users:
+        return Verdict(False, [f"claim {name} is {phase} (class {kind})"])
+    waiting = [str(p["name"]) for p in users if p.get("status.phase") != "Running"]
+    if waiting:
+        return Verdict(False, [f"claim {name} is Bound; pod {waiting[0]} is not Running yet"])
+    evidence = (
+        [f"claim {name} is Bound (class {kind})", f"pods using it Running: "
+         f"{', '.join(str(p['name']) for p in users)}"]
+        if users
+        else [f"claim {name} is {phase} (class {kind}); no pod uses it yet: it binds when one "
+              "does"]
+    )  # fmt: skip
+    return await _diagnosed(toolbox, target, code, evidence)
 
 
 async def _soaked(toolbox: Toolbox, target: Target, selector: str, settings: LoopSettings) -> str:

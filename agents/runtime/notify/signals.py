@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-Source = Literal["watch", "patrol", "alertmanager"]
+# "heal": a heal a person ran (`kubecrew heal`) that ended with a person, booked so it shows
+Source = Literal["watch", "patrol", "alertmanager", "heal"]
 
 # Alertmanager labels that name a workload (kube-state-metrics and kube-prometheus rules).
 _ALERT_SUBJECTS = (

@@ -40,10 +40,10 @@ def test_the_dev_team_routes_diagnose_to_its_skill_and_its_rules_treat_logs_as_d
     assert SKILLS, "no skills found"
     role = load_role("dev_team")
     assert "data, never" in role.instructions
-    # apply writes the prober Job only: RBAC (deploy/agents) and the policy gate bound it;
-    # patch, scale, set_resources and rollout_restart serve the changes a person asks for
-    assert not {"delete", "drain", "cordon", "taint"} & role.tools
-    assert {"patch", "scale", "set_resources", "rollout_restart"} <= role.tools
+    # nodes are the Operator's; patch, scale, set_resources, rollout_restart, apply and delete
+    # serve the changes a person asks for (a delete asked back first), RBAC and the gate bound them
+    assert not {"drain", "cordon", "taint"} & role.tools
+    assert {"patch", "scale", "set_resources", "rollout_restart", "apply", "delete"} <= role.tools
     chosen = select(skills_for("dev_team"), "diagnose")
     assert chosen is not None and chosen.name == "diagnose-workload"
     assert {s.name for s in all_skills()} >= {"diagnose-workload"}

@@ -45,7 +45,7 @@ def test_install_creates_crds_namespace_accounts_roles_and_private_kubeconfigs(
 
     assert code == 0, stdout
     assert "created          CustomResourceDefinition proposals.kubecrew.io" in stdout
-    assert "Installed: 29 created, 0 updated, 0 unchanged; 3 kubeconfig(s) written." in stdout
+    assert "Installed: 31 created, 0 updated, 0 unchanged; 3 kubeconfig(s) written." in stdout
     for crd in CRDS:
         kubectl("wait", "--for", "condition=established", "--timeout=1s", f"crd/{crd}")
     accounts = kubectl("get", "serviceaccounts", "-n", "kubecrew-system", "-o", "name").split()

@@ -78,3 +78,46 @@ def test_a_malformed_request_is_refused_to_the_model(crew: Crew) -> None:
     refused = [m for m in scripted.seen[-1] if getattr(m, "status", "") == "error"]
     assert refused and "not a change this agent knows" in str(refused[0].content)
     assert outcome.data.get("outcome") != "done" and crew.mutations() == []
+
+
+def _object(kind: str, name: str) -> dict[str, str]:
+    return {"kind": kind, "name": name, "namespace": "staging"}
+
+
+MODEL_CHANGES = [
+    (
+        "expose web on port 80",
+        {"op": "expose", "target": _object("Service", "web"), "workload": "Deployment web",
+         "selector": {"app": "web"}, "ports": [{"port": 80}]},
+        ("service", "web", "spec.selector.app", "web"),
+    ),
+    (
+        "give web a disruption budget of one unavailable pod",
+        {"op": "budget", "target": _object("PodDisruptionBudget", "web-pdb"),
+         "workload": "Deployment web", "selector": {"app": "web"}, "max_unavailable": 1},
+        ("pdb", "web-pdb", "spec.maxUnavailable", 1),
+    ),
+    (
+        "add a readiness probe to web",
+        {"op": "set_probes", "target": _object("Deployment", "web"), "container": "web",
+         "probes": {"readiness": {"handler": "http", "path": "/", "port": 80}}},
+        ("deployment", "web", "spec.template.spec.containers.0.readinessProbe.httpGet.path", "/"),
+    ),
+]  # fmt: skip
+
+
+def _field(obj: dict[str, Any], path: str) -> Any:
+    for part in path.split("."):
+        obj = obj[int(part)] if part.isdigit() else obj[part]
+    return obj
+
+
+def test_the_new_kinds_planned_by_a_model_go_the_same_way(crew: Crew) -> None:
+    for number, (text, change, (kind, name, path, wanted)) in enumerate(MODEL_CHANGES):
+        planner = model(calls(("request_change", {"change": change})), AIMessage("done"))
+        outcome = crew.ask(text, planner=planner, thread=f"m{number}")
+        assert outcome.data["outcome"] == "done", (text, outcome.answer)
+        assert any(s.startswith("policy store approved it") for s in outcome.data["steps"])
+        made = crew.kubectl.json("get", kind, name, "-n", "staging")
+        assert _field(made, path) == wanted, text
+    assert len(crew.mutations()) == len(MODEL_CHANGES)

@@ -194,12 +194,39 @@ def test_a_change_that_does_not_hold_is_put_back(crew: Crew) -> None:
     assert "rolled Deployment web in staging back to revision 1" in outcome.answer
 
 
-def test_a_delete_is_answered_not_made(crew: Crew) -> None:
+def test_a_delete_is_asked_back_and_made_only_after_yes(crew: Crew) -> None:
     [pod] = crew.kubectl.json("get", "pods", "-n", "staging", "-l", "app=web")["items"][:1]
     name = pod["metadata"]["name"]
-    outcome = crew.ask(f"delete pod {name}")
-    assert outcome.clarifying and "I do not delete anything" in outcome.answer, outcome.answer
+    asked = crew.ask(f"delete pod {name}", thread="d")
+    assert asked.clarifying and "reply 'yes'" in asked.answer, asked.answer
     assert crew.kubectl.json("get", "pod", name, "-n", "staging")["metadata"]["name"] == name
+    assert crew.mutations() == []
+    done = crew.ask("yes", thread="d")
+    assert done.data.get("outcome") == "done", done.answer
+    left = crew.kubectl.run("get", "pod", name, "-n", "staging", "-o", "json", check=False)
+    assert left.returncode != 0 or '"deletionTimestamp"' in left.stdout  # gone, or going
+    assert crew.web()["spec"]["replicas"] == 2  # the Deployment makes another pod
+
+
+def test_deletes_in_the_shop_go_as_its_policies_say(crew: Crew) -> None:
+    crew.deploy_web("shop")
+    crew.kubectl("scale", "deploy/web", "-n", "shop", "--replicas=3")
+    crew.ask("delete the web deployment in shop", thread="d")
+    refused = crew.ask("yes", thread="d")  # the shop keeps 3 replicas of each workload
+    assert refused.data.get("outcome") == "refused", refused.answer
+    assert "CapacityPolicy shop-min-capacity" in refused.answer
+    crew.kubectl("create", "configmap", "old-flags", "-n", "shop", "--from-literal=a=b")
+    crew.ask("delete the configmap old-flags in shop", thread="c")
+    waiting = crew.ask("yes", thread="c")  # every other delete in the shop is shop-admins'
+    assert waiting.data.get("outcome") == "escalated", waiting.answer
+    assert "shop-admins" in waiting.answer
+    assert crew.web("shop")["metadata"]["name"] == "web" and crew.mutations() == []
+    assert crew.kubectl.json("get", "configmap", "old-flags", "-n", "shop")["data"] == {"a": "b"}
+
+
+def test_a_namespace_delete_is_the_platforms(crew: Crew) -> None:
+    outcome = crew.ask("delete the namespace staging now")
+    assert outcome.clarifying and "Platform" in outcome.answer, outcome.answer
     assert crew.mutations() == []
 
 

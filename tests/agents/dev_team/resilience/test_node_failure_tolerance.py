@@ -81,3 +81,17 @@ def test_a_workload_outside_git_is_not_changed(team: Team) -> None:
     assert "no manifest in the team repository defines it" in done.answer
     live = team.kubectl.json("get", "deployment", "loner", "-n", "shop")
     assert live["spec"]["replicas"] == 1
+
+
+def test_asked_whether_it_says_what_is_missing_and_writes_nothing(team: Team) -> None:
+    before = team.kubectl.json("get", "deployment", "web", "-n", "shop")
+
+    done = ask(team, "should web in shop have a pdb?")
+
+    assert done.data["outcome"] == "recommended", done.answer
+    assert "a PodDisruptionBudget" in done.answer and "Nothing changed" in done.answer
+    repo = Repository(team.repo, author_name="test", author_email="test@shop")
+    assert LocalProvider(repo, team.repo.parent / "prs").list_prs(state="all") == []
+    after = team.kubectl.json("get", "deployment", "web", "-n", "shop")
+    assert after["metadata"]["generation"] == before["metadata"]["generation"]
+    assert team.kubectl.json("get", "pdb", "-n", "shop")["items"] == []

@@ -1,7 +1,7 @@
 """The gates hold whoever plans. A model that asks for writes, in the middle of a question,
-gets none of them: `delete` and `drain` are outside the Dev Team's allow-list, and the writes
-the role does have (`set_image`, `scale`, `apply`, approving and merging a person's pull
-request) are the remediation loop's and a person's asked changes, never the model's: none is
+gets none of them: `drain` is outside the Dev Team's allow-list, and the writes the role does
+have (`set_image`, `scale`, `apply`, `delete`, approving and merging a person's pull request)
+are the remediation loop's and a person's asked changes, never the model's: none is
 offered, each is refused before any server sees it, the model is shown the refusal, and the
 cluster, the repository and the audit log are unchanged. A fix the policy refuses is not made
 when a model planned the run, by pull request or by a direct write, the refusal cited, as
@@ -38,7 +38,6 @@ from tests.support.team import WEB, make_team
 
 SHOP = {"namespace": "shop", "kind": "deployment", "name": "web"}
 NOT_ALLOWED: dict[str, dict[str, Any]] = {  # outside the Dev Team's allow-list
-    "delete": {"kind": "deployment", "name": "web", "namespace": "shop"},
     "drain": {"node": "node-1"},
 }
 ZERO = json.loads(deployment("web", {"image": "nginx:1.27"}, replicas=0))
@@ -48,6 +47,7 @@ MODELS_OWN: dict[str, dict[str, Any]] = {  # the role's writes: the loop's, neve
     "apply": {"manifest": json.dumps(ZERO), "namespace": "shop"},
     "review_pr": {"number": 1, "verdict": "approve", "author": "dev_team", "body": "LGTM"},
     "merge_pr": {"number": 1},
+    "delete": {"kind": "deployment", "name": "web", "namespace": "shop"},
 }
 FREEZE = """\
 apiVersion: kubecrew.io/v1alpha1

@@ -37,13 +37,19 @@ class ModelOperator(Operator):
         self.models: list[ScriptedChatModel] = []
         self.max_steps = MAX_STEPS
 
-    def _run(self, call: str, *args: Any, counters: Literal["accept", "refuse"]) -> OperatorOutcome:
+    def _run(
+        self,
+        call: str,
+        *args: Any,
+        counters: Literal["accept", "refuse"],
+        thread: str | None = None,
+    ) -> OperatorOutcome:
         self.models.append(self.script())
         planner = ModelPlanner(self.models[-1], max_steps=self.max_steps)
 
         async def go() -> OperatorOutcome:
             async with operator_conversation(
-                self.servers(), planner, home=self.home, counters=counters
+                self.servers(), planner, home=self.home, counters=counters, thread=thread
             ) as talk:
                 self.last = talk
                 outcome: OperatorOutcome = await getattr(talk, call)(*args)
@@ -58,13 +64,13 @@ class ModelPlatform(Platform):
         self.script = script
         self.models: list[ScriptedChatModel] = []
 
-    def _run(self, call: str, *args: Any) -> PlatformOutcome:
+    def _run(self, call: str, *args: Any, thread: str | None = None) -> PlatformOutcome:
         self.models.append(self.script())
         planner = ModelPlanner(self.models[-1])
 
         async def go() -> PlatformOutcome:
             async with platform_conversation(
-                self.servers(), planner, repos={REPO: self.gitops}, home=self.home
+                self.servers(), planner, repos={REPO: self.gitops}, home=self.home, thread=thread
             ) as talk:
                 self.last = talk
                 outcome: PlatformOutcome = await getattr(talk, call)(*args)

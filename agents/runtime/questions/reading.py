@@ -1,0 +1,308 @@
+"""Reading a question: which family it belongs to and its parameters, from its words.
+
+`read(text, namespace=...)` is a word grammar, not a list of sentences. A text that opens with
+"why" (a diagnosis) or with a command verb ("scale web to 3", "fix web", "restart api") is no
+question of these families: None, so the agent tries its other intents. Otherwise the readers
+are tried from the most specific cue to the most general:
+
+- access and policy (`permissions`): "who can delete pods", "what can alice do", "can bob
+  scale deployments?", "may I scale web to 1?";
+- history: changed, happened, history, recent, rollout revisions, "who changed ...";
+- capacity: how full, pressure, free, headroom, or ranking the nodes;
+- inventory: images, the heaviest pods, what workloads lack (limits, probes, a PDB) or do (run
+  as root, use :latest), restarts, counts and lists of a kind, in a state.
+
+The namespace comes from the words ("in shop", "-n shop", "the shop namespace", "shop/web"),
+else from the conversation (`namespace`); "everywhere", "all namespaces" or "across the
+cluster" mean every namespace. Names stay words here: the answer resolves them against what
+exists, typos included.
+
+Must not know: the cluster, the servers, any agent's code.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agents.runtime.questions import vocabulary as v
+from agents.runtime.questions.asked import (
+    MAX_TOP,
+    TOP,
+    Capacity,
+    Check,
+    History,
+    HistoryTopic,
+    Inventory,
+    InventoryTopic,
+    Metric,
+    Question,
+    State,
+)
+from agents.runtime.questions.permissions import read_permission
+from agents.runtime.questions.words import (
+    FILLER,
+    QUESTION_WORDS,
+    READ_VERBS,
+    Said,
+    Words,
+    among,
+    lookup,
+    number,
+    tokens,
+)
+
+_HISTORY_DROP = (
+    v.HISTORY
+    | v.ROLLOUT
+    | v.PAST_CHANGES
+    | QUESTION_WORDS
+    | READ_VERBS
+    | {"what", "who", "ago", "since", "last", "past", "today", "yesterday", "tonight"}
+    | {"morning", "afternoon", "evening", "night", "lunch", "noon", "midnight", "weekend"}
+)
+_CHECKS: dict[str, Check] = {
+    "limits": "limits",
+    "requests": "requests",
+    "probes": "probes",
+    "readiness": "readiness",
+    "liveness": "liveness",
+    "startup": "startup",
+    "pdb": "pdb",
+}
+_METRICS: dict[str, Metric] = {"cpu": "cpu", "memory": "memory"}
+_STATES: dict[str, State] = {
+    "running": "running",
+    "pending": "pending",
+    "failed": "failed",
+    "succeeded": "succeeded",
+    "ready": "ready",
+    "not-ready": "not-ready",
+    "crashing": "crashing",
+}
+
+
+def read(text: str, *, namespace: str | None) -> Question | None:
+    """The question `text` asks, or None when it asks none of these families."""
+    words = Words.of(text)
+    first = words.first()
+    if not first or first == "why" or _commanding(words, first):
+        return None
+    if any(w in v.DIAGNOSIS for w in words.all) and not words.has("which", "how", "who"):
+        return None  # "what's wrong with web": a diagnosis, the agent's own
+    named, said = words.namespace()
+    asked = Said(words, text, named if said else namespace, said)
+    for reader in (read_permission, _history, _capacity, _inventory):
+        question = reader(asked)
+        if question is not None:
+            return question
+    return None
+
+
+def _commanding(words: Words, first: str) -> bool:
+    if first == "rollout":  # "rollout history of web" asks; "rollout restart web" commands
+        return not words.has("history", "status", "revisions")
+    return first in v.COMMANDS
+
+
+# -- history ---------------------------------------------------------------------------------
+
+
+def _history(asked: Said) -> History | None:
+    words = asked.words
+    past = words.has("who") and any(w in v.PAST_CHANGES for w in words.all)
+    if not past and not any(_cue(w) for w in words.all):
+        return None
+    window = words.window()
+    seconds, said, midnight = window or (86_400, "the last day", False)
+    topic: HistoryTopic = "rollout" if any(w in v.ROLLOUT for w in words.all) else "changes"
+    names, kind = _names(words)
+    names = _in_cue_clauses(names, asked.text)
+    return History(
+        topic,
+        asked.text,
+        asked.namespace,
+        tuple(names[:3]),
+        kind,
+        seconds,
+        midnight,
+        said,
+        asked.said,
+    )
+
+
+_HISTORY_CUES = v.HISTORY | v.ROLLOUT
+
+
+def _cue(word: str) -> bool:
+    """A history cue, even misspelt ("recnt", "chnaged")."""
+    return among(word, _HISTORY_CUES)
+
+
+def _in_cue_clauses(names: list[str], text: str) -> list[str]:
+    """The names said in a clause that asks about change: "something feels different in
+    staging, what changed there?" names nothing; the preamble is colour, not an object."""
+    clauses = [tokens(part) for part in re.split(r"[,;.!?]+\s", text + " ")]
+    asking = {
+        w.rpartition("/")[2] for clause in clauses if any(_cue(w) for w in clause) for w in clause
+    }
+    if asking & _POINTING_BACK:  # "web is slow. what changed to it?": it is web
+        return names
+    return [name for name in names if name in asking]
+
+
+_POINTING_BACK = frozenset({"it", "its", "them", "they", "their"})
+
+
+def _names(words: Words) -> tuple[list[str], str]:
+    """The words that may name an object, and the kind the words say it is."""
+    kind = ""
+    names: list[str] = []
+    for index, word in enumerate(words.all):
+        if index in words.used or word in FILLER or word in _HISTORY_DROP or _cue(word):
+            continue
+        if number(word) is not None:
+            continue
+        found = lookup(word, v.KINDS) if len(word) > 3 or word in v.KINDS else None
+        if found:
+            kind = kind or found
+        else:
+            names.append(word.rpartition("/")[2])
+    return names, kind
+
+
+# -- capacity --------------------------------------------------------------------------------
+
+
+def _capacity(asked: Said) -> Capacity | None:
+    words = asked.words
+    said = set(words.all)
+    nodes = bool(words.holds(v.NODE_WORDS))
+    metric = _metric(words)
+    down = words.phrase("not", "ready") >= 0 or "down" in said
+    pressure = words.holds(v.PRESSURE)
+    if (pressure or down) and (nodes or pressure & {"pressure", "pressured"}):
+        return Capacity("pressure", asked.text)
+    if said & (v.RANKING | v.FEWEST) and words.holds(frozenset({"node", "nodes"})):
+        measure: Metric = metric or ("cpu" if "busiest" in said else "pods")
+        return Capacity("rank", asked.text, measure, most=not said & v.FEWEST, count=_count(words))
+    if words.holds(v.FREE) and (nodes or metric or words.phrase("how", "much") >= 0):
+        return Capacity("free", asked.text, metric)
+    if words.holds(v.FULLNESS) and (nodes or metric or not said & set(v.KINDS)):
+        return Capacity("fullness", asked.text, metric)
+    return None
+
+
+def _metric(words: Words) -> Metric:
+    for word in words.all:
+        found = _METRICS.get(lookup(word, v.METRICS) or "")
+        if found:
+            return found
+    return ""
+
+
+# -- inventory -------------------------------------------------------------------------------
+
+
+def _inventory(asked: Said) -> Inventory | None:
+    words = asked.words
+    said = set(words.all)
+    kind = _kind(words)
+    count = _count(words)
+    check = _check(words)
+    if check is not None:
+        return _listing(asked, "check", _workload_kind(kind), check=check, count=count)
+    if said & v.IMAGES or any(lookup(w, {"images": "images"}) for w in words.all):
+        return _listing(asked, "images", kind or "pods", count=count)
+    metric = _metric(words)
+    if metric and (said & v.RANKING or words.phrase("how", "much") >= 0) and kind != "nodes":
+        return _listing(asked, "top", "pods", metric=metric, count=count)
+    if said & v.RESTARTS and (said & (v.RANKING | {"which", "what"}) or kind == "pods"):
+        return _listing(asked, "restarts", "pods", count=count)
+    if not kind or kind in ("containers", "events"):
+        return None
+    counting = (
+        words.phrase("how", "many") >= 0
+        or words.phrase("number", "of") >= 0
+        or (words.first() == "count")
+    )
+    topic: InventoryTopic = "count" if counting else "list"
+    return _listing(asked, topic, kind, state=_state(words), count=count)
+
+
+def _listing(
+    asked: Said,
+    topic: InventoryTopic,
+    kind: str,
+    *,
+    check: Check | None = None,
+    metric: Metric = "",
+    state: State = "",
+    count: int = TOP,
+) -> Inventory:
+    return Inventory(
+        topic, asked.text, asked.namespace, kind, check, metric, state, count, asked.said
+    )
+
+
+def _kind(words: Words) -> str:
+    """The kind the words name; two workload kinds ("deployments and statefulsets") are the
+    workloads."""
+    found: list[str] = []
+    for index, word in enumerate(words.all):
+        if index in words.used:
+            continue
+        kind = lookup(word, v.KINDS) if len(word) > 3 or word in v.KINDS else None
+        if kind and kind != "pdb" and kind not in found:
+            found.append(kind)
+    if len(set(found) & {*v.WORKLOADS, "workloads"}) > 1:
+        return "workloads"
+    return found[0] if found else ""
+
+
+def _workload_kind(kind: str) -> str:
+    return kind if kind in v.WORKLOADS else "workloads"
+
+
+def _check(words: Words) -> Check | None:
+    """What workloads are asked to lack ("no limits", "without a readiness probe", "don't have
+    a PDB") or do ("run as root", "use :latest", "privileged")."""
+    if words.phrase("as", "root") >= 0 or words.has("root", "rootful"):
+        return "root"
+    if words.has("privileged"):
+        return "privileged"
+    if words.has(":latest", "latest", "untagged"):
+        return "latest"
+    said = words.all
+    negated = next((i for i, w in enumerate(said) if w in v.NEGATIONS), -1)
+    if negated < 0:
+        return None
+    found = [c for w in said[negated + 1 :] if (c := _CHECKS.get(lookup(w, v.CHECKS) or ""))]
+    specific = [c for c in found if c in ("readiness", "liveness", "startup")]
+    return (specific or found or [None])[0]
+
+
+def _state(words: Words) -> State:
+    if words.phrase("not", "ready") >= 0:
+        return "not-ready"
+    if words.phrase("crash", "loop") >= 0:
+        return "crashing"
+    for word in words.all:
+        found = _STATES.get(v.STATES.get(word, ""))
+        if found:
+            return found
+    return ""
+
+
+def _count(words: Words) -> int:
+    """The number of rows asked for ("top 5", "the 3 biggest", "first ten"), else TOP."""
+    for index, word in enumerate(words.all):
+        count = number(word)
+        if count is None or not 0 < count <= MAX_TOP:
+            continue
+        before = words.all[index - 1] if index else ""
+        after = words.all[index + 1] if index + 1 < len(words.all) else ""
+        if before in ("top", "first", "the", "bottom") or (
+            after in v.RANKING | v.FEWEST or lookup(after, v.KINDS)
+        ):
+            return count
+    return TOP
