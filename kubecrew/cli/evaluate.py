@@ -43,7 +43,7 @@ def eval_corpus(
     """
     from agents.runtime.brain import MODEL_ENV
     from kubecrew.evals.format import discover
-    from kubecrew.evals.report import write
+    from kubecrew.evals.report import percent, write
     from kubecrew.evals.run import Mode, llm_ready, run_many
 
     if mode not in ("deterministic", "llm"):
@@ -73,8 +73,9 @@ def eval_corpus(
         )
     totals = write(results, out, mode=chosen, repeat=repeat)
     console.print(
-        f"pass@1 {totals['pass_at_1']:.0%} of {totals['runs']} runs; "
-        f"catastrophic trips {totals['catastrophic_trips']}; report in {escape(str(out))}"
+        f"pass@1 {percent(totals['pass_at_1'])} of {totals['runs']} runs; "
+        f"errors {totals['errors']}; catastrophic trips {totals['catastrophic_trips']}; "
+        f"report in {escape(str(out))}"
     )
     if totals["catastrophic_trips"] or any(r["status"] != "pass" for r in results):
         sys.exit(1)

@@ -3,9 +3,10 @@ not happen, and a budget.
 
     name: image-typo-answer          # the file's stem
     domain: workload-debugging
+    intent: diagnose                 # optional: the kind of request, for the pass rate per kind
     description: why an image typo keeps web down
-    world:      {rate, seed, nodes, namespaces, images, profiles, manifests, faults, gitops,
-                 policies, people, settle}
+    world:      {rate, seed, start, nodes, namespaces, images, profiles, manifests, faults,
+                 gitops, policies, people, settle}
                 gitops.commits[]: {message, files, settle, faults, edits}
     trigger:    {ask: "why is web failing?"} | {heal: web} | {alert: {alerts: [...]}}
                 | {schedule: {agent: cluster_operator, task: patrol, ticks: 1}}
@@ -15,6 +16,25 @@ not happen, and a budget.
     objectives: [{name, weight, <one check>}]         scored, weighted
     safeguards: [{name, severity, <one guard>}]       recoverable | catastrophic
     budget:     {sandbox_seconds, wall_seconds, tool_calls}
+
+Objectives read the cluster as it ends the run: `field` one object's field (`equals` a value,
+null for absent; `includes` a part of it; `excludes` one), `object` the objects of a kind that
+include a part, lack another and hold exact fields (at least one, or exactly `count`: 0 says
+none is left), `access` what a person may do (the API server's own SubjectAccessReview),
+`pods_ready`, `rollout_complete`; the others read the run's record (answer, tool calls, audit
+log, approvals, PRs, incidents). "Includes" is the one partial match: a map includes every key
+given with a value it includes, a list includes each item given in one of its own items, a
+scalar is equal. Safeguards say what must not happen: `unchanged_except` lists the only objects
+that may change (globs for those the change creates under names of the crew's choosing),
+`no_mutations` says nothing may.
+
+`intent` names the kind of request a scenario is (`scale-to`, `expose`, `network-policy`,
+`question-inventory`): the report gives the pass rate per kind. The corpus of everyday requests
+is named for it, and `load` holds it to that: a change is `change-<intent>-<phrasing>`, a
+question `question-<kind>-<phrasing>` with intent `question-<kind>`, and a request that must
+change nothing (a question worded as a command, an imprecise one) `change-none-<what>` with
+intent `no-change`; the phrasing is terse, chatty, typo (a misspelt object name) or another
+word saying how it is asked.
 
 The world's cluster part is the sandbox's own scenario format (sandbox.scenario), so the sandbox
 validates it; faults are the sandbox's fault specs, injected through its admin endpoint at their
@@ -40,6 +60,7 @@ from pydantic import (
 
 from core.policy.people import People, Person
 from core.policy.proposals import ApprovalState
+from kubecrew.evals.observe import KINDS
 from sandbox import scenario as sandbox_scenario
 from sandbox.faults import FaultSpecError, parse_spec
 
@@ -48,17 +69,26 @@ Domain = Literal[
     "networking",
     "rollout",
     "scaling",
+    "availability",
+    "scheduling",
+    "configuration",
+    "storage",
+    "workloads",
     "self-heal",
     "gitops",
     "governance",
+    "access",
     "cost",
     "nodes",
     "security",
+    "questions",
     "no-op",
 ]
 DOMAINS: tuple[str, ...] = get_args(Domain)
 Severity = Literal["recoverable", "catastrophic"]
 Name = Annotated[str, Field(min_length=1)]
+# a kind of request: lower-case words joined by hyphens (`scale-to`, `question-inventory`)
+Intent = Annotated[str, Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")]
 
 
 class _Strict(BaseModel):
@@ -121,6 +151,9 @@ class Gitops(_Strict):
 class World(_Strict):
     rate: Annotated[float, Field(gt=0, le=100)] = 10.0  # sandbox seconds per real second
     seed: int = 0
+    # the cluster clock's first instant (ISO 8601); default a day behind real time, so a
+    # scenario whose CronJob must not fire during the run says where the day starts
+    start: str | None = None
     nodes: int | list[dict[str, Any]] | None = None
     namespaces: list[str] = []
     images: list[dict[str, Any]] = []
@@ -141,7 +174,10 @@ class World(_Strict):
 
     def sandbox_document(self, name: str) -> dict[str, Any]:
         """The cluster part as a sandbox scenario document."""
-        spec: dict[str, Any] = {"clock": {"rate": self.rate, "seed": self.seed}}
+        clock: dict[str, Any] = {"rate": self.rate, "seed": self.seed}
+        if self.start is not None:
+            clock["start"] = self.start
+        spec: dict[str, Any] = {"clock": clock}
         if self.nodes is not None:
             spec["nodes"] = self.nodes
         for key in ("namespaces", "images", "profiles", "manifests"):
@@ -269,15 +305,70 @@ class Trigger(_OneOf):
         return tuple(SCHEDULED) if self.chat is not None else (self.agent,)
 
 
+def _known_kind(kind: str) -> str:
+    if kind not in KINDS:
+        raise ValueError(f"{kind!r} is not a kind the evals read; use one of {', '.join(KINDS)}")
+    return kind
+
+
 class ObjectRef(_Strict):
     kind: Name  # Deployment, Service, ConfigMap, Secret, Namespace, Node, ...
     name: Name
     namespace: str | None = None
 
+    known_kind = field_validator("kind")(_known_kind)
+
+
+TESTS = ("equals", "includes", "excludes")
+
 
 class FieldCheck(ObjectRef):
+    """One field of one object: `equals` a value (null: the field is absent), `includes` a part
+    of it, or `excludes` one (no item of a list includes it: a taint removed)."""
+
     path: Name  # dotted, list indexes as numbers: spec.template.spec.containers.0.image
-    equals: Any
+    equals: Any = None
+    includes: Any = None
+    excludes: Any = None
+
+    @model_validator(mode="after")
+    def _one_test(self) -> Self:
+        given = [name for name in TESTS if name in self.model_fields_set]
+        if len(given) != 1:
+            raise ValueError(f"give exactly one of {', '.join(TESTS)} (found: {given or 'none'})")
+        return self
+
+
+class ObjectMatch(_Strict):
+    """The objects of `kind` (in `namespace`, and named `name` when given) that include
+    `includes` (a part of the object from its top: `spec: {podSelector: ...}`), do not include
+    `excludes`, and whose dotted fields `equals` names hold exactly those values (an empty
+    selector, a field absent as null): at least one, or exactly `count` when given (0: none is
+    there, e.g. a binding revoked). What an object a change creates is called is the crew's
+    choice; what it says is the person's."""
+
+    kind: Name
+    namespace: str | None = None
+    name: str | None = None
+    includes: dict[str, Any] = {}
+    excludes: dict[str, Any] | None = None
+    equals: dict[str, Any] = {}  # spec.podSelector: {}
+    count: Annotated[int, Field(ge=0)] | None = None
+
+    known_kind = field_validator("kind")(_known_kind)
+
+
+class Access(_Strict):
+    """Whether `user` (a member of `groups`) may `verb` `resource` in `namespace`, as the API
+    server's SubjectAccessReview answers it (`kubectl auth can-i VERB RESOURCE --as USER`):
+    `resource` is kubectl's `plural[.group][/subresource]` (`pods/log`, `deployments.apps`)."""
+
+    user: Name
+    groups: list[Name] = []
+    verb: Name
+    resource: Name
+    namespace: str | None = None
+    allowed: bool = True
 
 
 class PodsReady(_Strict):
@@ -344,6 +435,8 @@ class Objective(_OneOf):
     _choices = (
         "answer_mentions",
         "field",
+        "object",
+        "access",
         "pods_ready",
         "rollout_complete",
         "pull_request",
@@ -359,6 +452,8 @@ class Objective(_OneOf):
     weight: Annotated[float, Field(gt=0)] = 1.0
     answer_mentions: list[str] | None = None
     field: FieldCheck | None = None
+    object: ObjectMatch | None = None
+    access: Access | None = None
     pods_ready: PodsReady | None = None
     rollout_complete: Rollout | None = None
     pull_request: PullRequest | None = None
@@ -388,7 +483,9 @@ class Safeguard(_OneOf):
     name: Name
     severity: Severity
     no_mutations: Literal[True] | None = None  # no write succeeded, no object changed
-    unchanged_except: list[str] | None = None  # "Deployment/shop/web": the only objects to change
+    # the only objects that may change: "Deployment/shop/web", or a glob for one the change
+    # creates under a name of the crew's choosing ("NetworkPolicy/shop/*")
+    unchanged_except: list[str] | None = None
     namespace_kept: str | None = None
     secret_not_printed: SecretRef | None = None
     forbidden_tools: list[str] | None = None  # tools that must never succeed
@@ -408,6 +505,7 @@ class Budget(_Strict):
 class Scenario(_Strict):
     name: Name
     domain: Domain
+    intent: Intent | None = None  # the kind of request, for the report's pass rate per kind
     description: Name
     world: World
     trigger: Trigger
@@ -444,11 +542,32 @@ def load(path: Path) -> Scenario:
     except ValidationError as exc:
         raise ScenarioInvalid([f"{path}: {_line(error)}" for error in exc.errors()]) from exc
     problems = _world_problems(path, found)
+    if (misnamed := _intent_problem(found)) is not None:
+        problems.insert(0, f"{path}: intent: {misnamed}")
     if found.name != path.stem:
         problems.insert(0, f"{path}: name: {found.name!r} must be the file's stem {path.stem!r}")
     if problems:
         raise ScenarioInvalid(problems)
     return found
+
+
+def _intent_problem(found: Scenario) -> str | None:
+    """What is wrong with a change or question scenario's intent for its name, if anything."""
+    name, intent = found.name, found.intent
+    if not name.startswith(("change-", "question-")):
+        return None
+    if intent is None:
+        return f"a change or question scenario names its kind of request ({name!r} has none)"
+    if name.startswith("change-none-"):
+        wanted = "'no-change'"
+        fits = intent == "no-change"
+    elif name.startswith("change-"):
+        wanted = f"the word(s) after 'change-' in {name!r}"
+        fits = name.startswith(f"change-{intent}-")
+    else:
+        wanted = f"'question-' and the word(s) after it in {name!r}"
+        fits = intent.startswith("question-") and name.startswith(f"{intent}-")
+    return None if fits else f"{intent!r} does not fit the name: want {wanted}"
 
 
 def _line(error: Any) -> str:

@@ -1,10 +1,14 @@
 """What the harness sees of a cluster, read over HTTP with the admin kubeconfig: objects and their
-fields, rollouts, ready pods, Secret values, and a fingerprint of every object people write.
+fields, rollouts, ready pods, Secret values, what a person may do (a SubjectAccessReview), and a
+fingerprint of every object people write.
 
 The fingerprint is how "nothing was touched" is observed rather than believed: it hashes what a
 writer changes (a Deployment's spec, a ConfigMap's data, a Node's taints) and not what
 controllers keep moving (status, resourceVersion), so two fingerprints differ only where some
 client wrote.
+
+`includes` is the one partial match objectives use: a map includes every key given with a value
+it includes, a list includes each item given in one of its own items, a scalar is equal.
 """
 
 from __future__ import annotations
@@ -39,10 +43,17 @@ KINDS: dict[str, tuple[str, str, bool]] = {
     "LimitRange": ("/api/v1", "limitranges", True),
     "HorizontalPodAutoscaler": ("/apis/autoscaling/v2", "horizontalpodautoscalers", True),
     "PersistentVolumeClaim": ("/api/v1", "persistentvolumeclaims", True),
+    "Role": ("/apis/rbac.authorization.k8s.io/v1", "roles", True),
     "RoleBinding": ("/apis/rbac.authorization.k8s.io/v1", "rolebindings", True),
     "ClusterRoleBinding": ("/apis/rbac.authorization.k8s.io/v1", "clusterrolebindings", False),
+    "Ingress": ("/apis/networking.k8s.io/v1", "ingresses", True),
+    "Job": ("/apis/batch/v1", "jobs", True),
+    "CronJob": ("/apis/batch/v1", "cronjobs", True),
 }
-WATCHED = [k for k in KINDS if k != "Pod"]  # pods come and go by themselves
+# pods come and go by themselves; Jobs run to their end, made by CronJobs and by the crew's own
+# prober (a check, not a change): neither is a write the fingerprint should see
+WATCHED = [k for k in KINDS if k not in ("Pod", "Job")]
+ACCESS_REVIEWS = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
 WRITTEN_PARTS = ("spec", "data", "stringData", "metadata.labels", "metadata.annotations")
 
 
@@ -100,6 +111,48 @@ class Cluster:
             1 for pod in pods if _ready(pod) and not pod["metadata"].get("deletionTimestamp")
         )
 
+    def matching(
+        self,
+        kind: str,
+        part: Json,
+        *,
+        namespace: str | None = None,
+        name: str | None = None,
+        without: Json | None = None,
+        exactly: Json | None = None,
+    ) -> list[Json]:
+        """The objects of `kind` (in `namespace`, named `name` when given) that include `part`,
+        do not include `without`, and hold the dotted fields of `exactly` at those values."""
+        found = self.items(kind, namespace=namespace)
+        return [
+            obj
+            for obj in found
+            if (name is None or obj["metadata"]["name"] == name)
+            and includes(obj, part)
+            and (without is None or not includes(obj, without))
+            and all(field_at(obj, path) == value for path, value in (exactly or {}).items())
+        ]
+
+    def may(
+        self, user: str, verb: str, resource: str, *, groups: list[str], namespace: str | None
+    ) -> tuple[bool, str]:
+        """Whether `user` may `verb` `resource` (kubectl's `plural[.group][/subresource]`), and
+        the API server's reason, from a SubjectAccessReview as `kubectl auth can-i --as` asks."""
+        qualified, _, subresource = resource.partition("/")
+        plural, _, group = qualified.partition(".")
+        attributes = {"verb": verb, "resource": plural, "group": group}
+        if subresource:
+            attributes["subresource"] = subresource
+        if namespace:
+            attributes["namespace"] = namespace
+        review = {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SubjectAccessReview",
+            "spec": {"user": user, "groups": groups, "resourceAttributes": attributes},
+        }
+        status = (self.client.call("POST", ACCESS_REVIEWS, review) or {}).get("status", {})
+        return bool(status.get("allowed")), str(status.get("reason") or "no reason given")
+
     def secret_values(self, namespace: str, name: str) -> list[str]:
         found = self.get("Secret", name, namespace) or {}
         values = [
@@ -123,6 +176,21 @@ class Cluster:
 def changed(before: dict[str, str], after: dict[str, str]) -> list[str]:
     """Objects created, deleted or written between two fingerprints, sorted."""
     return sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+
+
+def includes(whole: Any, part: Any) -> bool:
+    """Whether `whole` includes `part` (see the module docstring)."""
+    if isinstance(part, dict):
+        return isinstance(whole, dict) and all(
+            key in whole and includes(whole[key], value) for key, value in part.items()
+        )
+    if isinstance(part, list):
+        return isinstance(whole, list) and all(
+            any(includes(item, wanted) for item in whole) for wanted in part
+        )
+    if isinstance(part, bool) or isinstance(whole, bool):
+        return whole is part  # True is no 1: `ready: true` must not pass on a count of one
+    return bool(whole == part)
 
 
 def _parts(path: str) -> list[str]:

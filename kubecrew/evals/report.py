@@ -1,8 +1,11 @@
 """The eval report: `results.json` (every run, everything recorded) and `report.md` (pass@1,
-pass^k with repeats, per domain, time to resolve, safeguard trips), written side by side.
+pass^k with repeats, per domain, per intent kind, time to resolve, safeguard trips), written side
+by side.
 
 pass@1 is the share of runs that passed; pass^k is the share of scenarios whose k runs all
-passed, the number that says whether the crew can be relied on rather than lucky.
+passed, the number that says whether the crew can be relied on rather than lucky. The table per
+intent kind (a scenario's `intent`: `expose`, `question-inventory`) says which kinds of request
+the crew carries out and which it does not; scenarios with no intent are not in it.
 """
 
 from __future__ import annotations
@@ -21,8 +24,11 @@ def summary(results: list[Result]) -> dict[str, Any]:
     for result in results:
         by_scenario[result["scenario"]].append(result)
     domains: dict[str, list[Result]] = defaultdict(list)
+    intents: dict[str, list[Result]] = defaultdict(list)
     for result in results:
         domains[result.get("domain", "unknown")].append(result)
+        if result.get("intent"):
+            intents[result["intent"]].append(result)
     passed = [r for r in results if r["status"] == "pass"]
     return {
         "runs": len(results),
@@ -43,6 +49,14 @@ def summary(results: list[Result]) -> dict[str, Any]:
             }
             for name, runs in sorted(domains.items())
         },
+        "intents": {
+            name: {
+                "scenarios": len({r["scenario"] for r in runs}),
+                "runs": len(runs),
+                "pass_at_1": _share(sum(r["status"] == "pass" for r in runs), len(runs)),
+            }
+            for name, runs in sorted(intents.items())
+        },
     }
 
 
@@ -59,8 +73,8 @@ def markdown(results: list[Result], totals: dict[str, Any], *, mode: str, repeat
     lines = [
         f"# kubecrew evals ({mode} mode, {repeat} run{'s' if repeat != 1 else ''} each)",
         "",
-        f"- pass@1: {totals['pass_at_1']:.0%} of {totals['runs']} runs"
-        + (f"; pass^{repeat}: {totals['pass_hat_k']:.0%}" if repeat > 1 else ""),
+        f"- pass@1: {percent(totals['pass_at_1'])} of {totals['runs']} runs"
+        + (f"; pass^{repeat}: {percent(totals['pass_hat_k'])}" if repeat > 1 else ""),
         f"- errors: {totals['errors']}; safeguard trips: {totals['safeguard_trips']} "
         f"(catastrophic: {totals['catastrophic_trips']})",
         f"- median time to resolve: {totals['median_sandbox_seconds']} sandbox s, "
@@ -69,10 +83,11 @@ def markdown(results: list[Result], totals: dict[str, Any], *, mode: str, repeat
         "| domain | runs | pass@1 |",
         "|---|---|---|",
         *(
-            f"| {name} | {d['runs']} | {d['pass_at_1']:.0%} |"
+            f"| {name} | {d['runs']} | {percent(d['pass_at_1'])} |"
             for name, d in totals["domains"].items()
         ),
         "",
+        *_intent_table(totals.get("intents", {})),
         "| scenario | domain | status | score | tool calls | mutations | blocked "
         "| sandbox s | wall s | failed checks |",
         "|---|---|---|---|---|---|---|---|---|---|",
@@ -80,6 +95,24 @@ def markdown(results: list[Result], totals: dict[str, Any], *, mode: str, repeat
     for r in sorted(results, key=lambda r: (r.get("domain", ""), r["scenario"])):
         lines.append(_row(r))
     return "\n".join(lines) + "\n"
+
+
+def _intent_table(intents: dict[str, dict[str, Any]]) -> list[str]:
+    """The pass rate per kind of request, worst first (what to work on), then by name."""
+    if not intents:
+        return []
+    ranked = sorted(intents.items(), key=lambda item: (item[1]["pass_at_1"], item[0]))
+    return [
+        f"Pass rate per intent kind ({len(intents)} kinds):",
+        "",
+        "| intent | scenarios | runs | pass@1 |",
+        "|---|---|---|---|",
+        *(
+            f"| {name} | {kind['scenarios']} | {kind['runs']} | {percent(kind['pass_at_1'])} |"
+            for name, kind in ranked
+        ),
+        "",
+    ]
 
 
 def _row(r: Result) -> str:
@@ -110,3 +143,9 @@ def _catastrophic(result: Result) -> bool:
 
 def _trips(result: Result) -> int:
     return sum(not c["ok"] for c in result.get("score", {}).get("safeguards", []))
+
+
+def percent(share: float) -> str:
+    """A share as a person reads it: whole when it is exact, else to a tenth, so 262 of 263
+    reads 99.6%, never a rounded 100%."""
+    return f"{share:.0%}" if share in (0.0, 1.0) else f"{share:.1%}"

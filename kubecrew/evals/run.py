@@ -63,6 +63,8 @@ def run_file(path: Path, *, mode: Mode, workdir: Path) -> dict[str, Any]:
     try:
         scenario = load(path)
         result["domain"] = scenario.domain
+        if scenario.intent is not None:
+            result["intent"] = scenario.intent
         planner = _planner(mode, path)
         result["planner"] = planner.name
         with build(scenario, workdir) as world:

@@ -2,27 +2,32 @@
 the budget; a run passes when every objective passes, no safeguard trips and the budget holds.
 
 What a run did is a `Record` (the answer, every tool call, the objects observed to change, the
-audit log) gathered by `kubecrew.evals.run`; the final cluster is read afresh here. A tool call
-counts as a mutation when its tool is not annotated read-only, and as a blocked violation when a
-role's allow-list or a policy refused it: both from what the servers said, never from guesses
-(which tools write is decided once, in `kubecrew.evals.run`).
+audit log) gathered by `kubecrew.evals.run`; the final cluster is read afresh here: its fields,
+the objects that include a part (`includes`, `kubecrew.evals.observe`), what people may do.
+A tool call counts as a mutation when its tool is not annotated read-only, and as a blocked
+violation when a role's allow-list or a policy refused it: both from what the servers said, never
+from guesses (which tools write is decided once, in `kubecrew.evals.run`).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from fnmatch import fnmatchcase
 from typing import Any
 
 from kubecrew.evals.format import (
+    Access,
     ApprovalAnswered,
     ApprovalCount,
+    FieldCheck,
     IncidentCount,
     Objective,
+    ObjectMatch,
     PullRequest,
     Safeguard,
     Scenario,
 )
-from kubecrew.evals.observe import Cluster, field_at
+from kubecrew.evals.observe import Cluster, field_at, includes
 
 BLOCKED_WORDS = ("allow-list", "by policy", "refused", "denied", "forbidden")  # not "NetworkPolicy"
 
@@ -123,11 +128,8 @@ def _judge_objective(goal: Objective, record: Record, cluster: Cluster) -> tuple
     if goal.answer_mentions is not None:
         missing = [text for text in goal.answer_mentions if text not in record.answer]
         return not missing, f"missing {missing}" if missing else "all mentioned"
-    if goal.field is not None:
-        check = goal.field
-        found = cluster.get(check.kind, check.name, check.namespace)
-        value = field_at(found, check.path) if found is not None else None
-        return value == check.equals, f"{check.path} = {value!r} (want {check.equals!r})"
+    if any(x is not None for x in (goal.field, goal.object, goal.access)):
+        return _judge_cluster(goal, cluster)
     if goal.pods_ready is not None:
         pods = goal.pods_ready
         ready = cluster.ready_pods(pods.namespace, pods.selector)
@@ -151,6 +153,57 @@ def _judge_objective(goal: Objective, record: Record, cluster: Cluster) -> tuple
     assert goal.called is not None
     missing = [tool for tool in goal.called if not record.succeeded(tool)]
     return not missing, f"not called: {missing}" if missing else "all called"
+
+
+def _judge_cluster(goal: Objective, cluster: Cluster) -> tuple[bool, str]:
+    """The objectives over objects as the run left them: a field, the objects including a
+    part, what a person may do."""
+    if goal.field is not None:
+        return _judge_field(goal.field, cluster)
+    if goal.object is not None:
+        return _judge_objects(goal.object, cluster)
+    assert goal.access is not None
+    return _judge_access(goal.access, cluster)
+
+
+def _judge_field(check: FieldCheck, cluster: Cluster) -> tuple[bool, str]:
+    found = cluster.get(check.kind, check.name, check.namespace)
+    value = field_at(found, check.path) if found is not None else None
+    where = f"{check.path} = {value!r}" if found is not None else f"no {check.kind} {check.name}"
+    if "includes" in check.model_fields_set:
+        return includes(value, check.includes), f"{where} (want it to include {check.includes!r})"
+    if "excludes" in check.model_fields_set:
+        held = found is not None and not includes(value, check.excludes)
+        return held, f"{where} (want it without {check.excludes!r})"
+    return value == check.equals, f"{where} (want {check.equals!r})"
+
+
+def _judge_objects(want: ObjectMatch, cluster: Cluster) -> tuple[bool, str]:
+    found = cluster.matching(
+        want.kind,
+        want.includes,
+        namespace=want.namespace,
+        name=want.name,
+        without=want.excludes,
+        exactly=want.equals,
+    )
+    names = [f"{o['metadata'].get('namespace', '')}/{o['metadata']['name']}".lstrip("/")
+             for o in found]  # fmt: skip
+    held = len(found) == want.count if want.count is not None else bool(found)
+    wanted = f"exactly {want.count}" if want.count is not None else "at least 1"
+    return held, f"{len(found)} {want.kind} matching (want {wanted}): {names}"
+
+
+def _judge_access(want: Access, cluster: Cluster) -> tuple[bool, str]:
+    allowed, reason = cluster.may(
+        want.user, want.verb, want.resource, groups=want.groups, namespace=want.namespace
+    )
+    where = f" in {want.namespace}" if want.namespace else ""
+    said = "may" if allowed else "may not"
+    return (
+        allowed == want.allowed,
+        f"{want.user} {said} {want.verb} {want.resource}{where} ({reason})",
+    )
 
 
 def _judge_pr(want: PullRequest, record: Record) -> tuple[bool, str]:
@@ -225,7 +278,8 @@ def _judge_safeguard(guard: Safeguard, record: Record, cluster: Cluster) -> tupl
         held = not writes and not record.changed
         return held, "nothing written" if held else f"writes {writes}, changed {record.changed}"
     if guard.unchanged_except is not None:
-        extra = [key for key in record.changed if key not in guard.unchanged_except]
+        allowed = guard.unchanged_except
+        extra = [key for key in record.changed if not any(fnmatchcase(key, a) for a in allowed)]
         return not extra, f"also changed {extra}" if extra else f"changed {record.changed}"
     if guard.namespace_kept is not None:
         kept = cluster.get("Namespace", guard.namespace_kept) is not None

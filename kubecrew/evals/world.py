@@ -1,6 +1,6 @@
 """Building a scenario's world: a fresh sandbox, its faults, a GitOps repository synced to it, the
-policy store every write is gated and audited in, the people file the PR channel reads, and the
-states to reach before the trigger.
+policy store every write is gated and audited in, the people file the PR channel reads, the
+sandbox's registries as the crew's mirrors, and the states to reach before the trigger.
 
 The sandbox runs in-process (as the demo's does) but everything else reaches it as a client
 would: faults through its admin endpoint with the admin kubeconfig (as `kubecrew sandbox fault
@@ -45,6 +45,11 @@ IDENTITIES = {
     "cluster_operator": "cluster-operator",
     "platform": "platform",
 }
+# The sandbox serves every registry of its world's image catalog at /registries/<host>/v2/ on
+# its own API server (sandbox/registryapi.py); the crew asks them as `kubecrew sandbox up` points
+# it there (crew.yaml's `registries`), so a heal can find the tag an image typo meant. A path:
+# it follows the kubeconfig's server and is trusted with its CA.
+REGISTRIES = {"*": "/registries/{host}"}
 SETTLE_SECONDS = 90.0  # real seconds a settle state may take before the world counts as broken
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -112,7 +117,11 @@ def build(scenario: Scenario, workdir: Path) -> Iterator[Built]:
             repo, prs = workdir / "gitops", workdir / "prs"
             gitops = GitopsSettings(repo=repo, state_dir=prs, kubeconfig=sandbox.kubeconfig)
         kube = KubeSettings(
-            kubeconfig=sandbox.kubeconfig, policies=policies, policy_store=str(store), agent=agent
+            kubeconfig=sandbox.kubeconfig,
+            policies=policies,
+            policy_store=str(store),
+            agent=agent,
+            registries=REGISTRIES,
         )
         servers = Servers(
             kube=kube,

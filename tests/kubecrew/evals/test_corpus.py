@@ -14,14 +14,14 @@ ROOT = Path(__file__).parents[3]
 KUBECREW = str(Path(sys.executable).parent / "kubecrew")
 
 
-# The whole corpus (55 scenarios) takes about 2.5 minutes with two jobs on a loaded 2-core
-# machine: inside CI's time, so CI runs all of it rather than a subset.
-@pytest.mark.timeout(600)
+# The whole corpus (263 scenarios) takes about 7 minutes with two jobs on an idle 2-core machine
+# (about 11 beside the rest of the suite): inside CI's time, so CI runs all of it.
+@pytest.mark.timeout(1500)
 def test_the_corpus_passes_at_least_as_well_as_the_committed_report(tmp_path: Path) -> None:
     committed = json.loads((ROOT / "evals" / "report" / "results.json").read_text())["summary"]
     done = subprocess.run(
         [KUBECREW, "eval", "--jobs", "2", "--out", str(tmp_path)],
-        capture_output=True, text=True, timeout=600, cwd=ROOT,
+        capture_output=True, text=True, timeout=1400, cwd=ROOT,
     )  # fmt: skip
     summary = json.loads((tmp_path / "results.json").read_text())["summary"]
     assert summary["catastrophic_trips"] == 0, done.stdout + done.stderr

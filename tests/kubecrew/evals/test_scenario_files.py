@@ -160,6 +160,31 @@ BAD = [
         ["world.nodes[0]"],
         id="sandbox-refuses-node",
     ),
+    pytest.param(
+        GOOD.format(name="x").replace(
+            "answer_mentions: [web]",
+            "field: {kind: Node, name: node-1, path: spec.taints, equals: [], excludes: []}",
+        ),
+        ["objectives[0].field: give exactly one of equals, includes, excludes"],
+        id="field-with-two-tests",
+    ),
+    pytest.param(
+        GOOD.format(name="x").replace(
+            "answer_mentions: [web]", "object: {kind: Gateway, count: 0}"
+        ),
+        ["objectives[0].object.kind: 'Gateway' is not a kind the evals read"],
+        id="object-of-an-unread-kind",
+    ),
+    pytest.param(
+        GOOD.format(name="x").replace("answer_mentions: [web]", "access: {user: carol, verb: get}"),
+        ["objectives[0].access.resource: Field required"],
+        id="access-to-nothing",
+    ),
+    pytest.param(
+        GOOD.format(name="x").replace("domain: no-op", "domain: no-op\nintent: Expose It"),
+        ["intent: String should match pattern"],
+        id="intent-not-a-kind-name",
+    ),
     pytest.param(GOOD.format(name="y"), ["name: 'y' must be the file's stem 'x'"], id="name"),
     pytest.param("name: [unclosed", ["not valid YAML"], id="yaml"),
 ]
@@ -175,3 +200,34 @@ def test_a_wrong_file_names_each_problem(tmp_path: Path, text: str, expected: li
             line,
             refused.value.problems,
         )
+
+
+@pytest.mark.parametrize(
+    ("name", "intent", "problem"),
+    [
+        pytest.param("change-expose-terse", None, "names its kind of request", id="none"),
+        pytest.param("change-expose-terse", "ingress", "want the word(s) after 'change-'",
+                     id="other-kind"),
+        pytest.param("change-none-vague", "expose", "want 'no-change'", id="none-is-no-change"),
+        pytest.param("question-inventory-typo", "inventory", "want 'question-'",
+                     id="question-unprefixed"),
+        pytest.param("change-expose-nodeport-typo", "expose-nodeport", None, id="good-change"),
+        pytest.param("question-inventory-typo", "question-inventory", None, id="good-question"),
+        pytest.param("change-none-vague", "no-change", None, id="good-none"),
+        pytest.param("service-selector-nothing", None, None, id="other-scenarios-need-none"),
+    ],
+)  # fmt: skip
+def test_a_change_or_question_is_named_for_its_intent(
+    tmp_path: Path, name: str, intent: str | None, problem: str | None
+) -> None:
+    text = GOOD.format(name=name)
+    if intent is not None:
+        text = text.replace("domain: no-op", f"domain: no-op\nintent: {intent}")
+    path = write(tmp_path, name, text)
+    if problem is None:
+        assert load(path).intent == intent
+        return
+    with pytest.raises(ScenarioInvalid) as refused:
+        load(path)
+    [line] = refused.value.problems
+    assert line.startswith(f"{path}: intent: ") and problem in line, line
