@@ -160,10 +160,12 @@ class NetworkRule(Manifested):
 
     def describe(self) -> str:
         pods = self.selected or ("every pod" if not self.pod_selector else str(self.pod_selector))
-        where = f"in {self.target.namespace}"
+        where = (
+            "" if pods.endswith(f" in {self.target.namespace}") else f" in {self.target.namespace}"
+        )
         if not self.peers:
             return (
-                f"deny all {self.direction} traffic of {pods} {where} ({self.target.kind} "
+                f"deny all {self.direction} traffic of {pods}{where} ({self.target.kind} "
                 f"{self.target.name})"
             )
         way = "from" if self.direction == "ingress" else "to"
@@ -171,7 +173,7 @@ class NetworkRule(Manifested):
             f" on {', '.join(f'{p.port}/{p.protocol}' for p in self.ports)}" if self.ports else ""
         )
         return (
-            f"allow {self.direction} of {pods} {where} only {way} "
+            f"allow {self.direction} of {pods}{where} only {way} "
             f"{', '.join(map(str, self.peers))}{ports} ({self.target.kind} {self.target.name})"
         )
 

@@ -126,9 +126,15 @@ _NOT_NAMES = (
             "cpu",
             "memory",
             "mem",
+            "in",
+            "into",
+            "inside",
         ]
     )
 )
+
+
+_NOT_GIVEN = _NOT_NAMES - _SAY  # what a name said after "called" or a kind cannot be
 
 
 def create(sentence: Sentence, at: int) -> Asked:
@@ -239,6 +245,9 @@ def _from_image(image: str) -> str:
 
 
 def _name(sentence: Sentence, kind_at: int) -> str:
+    """The name said for the new object: after "called", "named", "as" or "call it", or right
+    after its kind ("create deployment echo"). A word of a command ("echo", "print") is a name
+    there: what runs is said elsewhere."""
     low = sentence.low
     for index, word in enumerate(low):
         following = sentence.at(index + 1)
@@ -246,16 +255,16 @@ def _name(sentence: Sentence, kind_at: int) -> str:
             index, following = index + 1, sentence.at(index + 2)  # "call it cache"
             word = "called"
         cue = word in ("called", "named", "as", "name") and _NAME.match(following)
-        if cue and following not in _NOT_NAMES and sentence.free(index + 1):
+        if cue and following not in _NOT_GIVEN and sentence.free(index + 1):
             sentence.take(index, index + 1)
             return following
     if kind_at != -1:
         following = sentence.at(kind_at + 1)
-        if _NAME.match(following) and following not in _NOT_NAMES and sentence.free(kind_at + 1):
+        if _NAME.match(following) and following not in _NOT_GIVEN and sentence.free(kind_at + 1):
             sentence.take(kind_at + 1)
             return following
         before = sentence.at(kind_at - 1)  # "an nginx pod web-server": the word after the kind
-        if before in KNOWN_IMAGES and _NAME.match(following) and following not in _NOT_NAMES:
+        if before in KNOWN_IMAGES and _NAME.match(following) and following not in _NOT_GIVEN:
             sentence.take(kind_at + 1)
             return following
     return ""
@@ -292,11 +301,40 @@ def _command(sentence: Sentence) -> list[str]:
             seconds = re.search(r"^(?:for )?(\d+)", " ".join(low[index + 1 : index + 3]))
             if seconds:
                 steps.append(f"sleep {seconds[1]}")
+        elif (
+            word in _SAY
+            and sentence.free(index)
+            and not sentence.at(index + 1).startswith("\u27e8q")
+        ):
+            said = _said_in_words(sentence, index + 1)
+            if said:
+                steps.append(said)
     if not steps:
         return []
     if len(steps) == 1 and not re.search(r"[;&|$<>'\"*]", steps[0]):
         return steps[0].split()  # a plain command: its words are the arguments, as kubectl runs
     return ["sh", "-c", "; ".join(steps)]
+
+
+_SAID_UNTIL = wordset(
+    "and then every each in with at on using from for daily hourly nightly weekly once "
+    "twice until as"
+)
+
+
+def _said_in_words(sentence: Sentence, start: int) -> str:
+    """What a command word says, unquoted: "that echoes hello world" -> echo 'hello world';
+    "that prints the date" -> date. The words up to the next clause are taken as typed."""
+    end = start
+    while sentence.free(end) and sentence.low[end] not in _SAID_UNTIL:
+        end += 1
+    words = sentence.raw[start:end]
+    if not words or any(w.startswith("\u27e8") for w in words):
+        return ""
+    sentence.take(*range(start - 1, end))
+    if [w.lower() for w in words if w.lower() != "the"] in (["date"], ["time"]):
+        return "date"
+    return f"echo {_shell_quote(' '.join(words))}"
 
 
 def _shell_quote(text: str) -> str:

@@ -58,6 +58,9 @@ _REACH = frozenset(
         "traffic",
     }
 )
+# "api should only be reachable from frontend": what comes before is reached, what follows
+# ("from", "by") reaches it
+_PASSIVE = frozenset({"reachable", "accessible", "reached", "accessed", "contacted"})
 _INGRESS = frozenset({"ingress", "incoming", "inbound"})
 _EGRESS = frozenset({"egress", "outgoing", "outbound"})
 _DNS = frozenset({"dns", "kube-dns", "coredns"})
@@ -138,8 +141,12 @@ _NOISE = (
         "labeled",
         "forbid",
         "disallow",
+        "able",
+        "permitted",
+        "by",
     }
     | _REACH
+    | _PASSIVE
     | _INGRESS
     | _EGRESS
 )
@@ -413,7 +420,11 @@ def _parties(sentence: Sentence) -> tuple[list[dict[str, Any]], list[dict[str, A
         if index in sentence.used:
             index += 1
             continue
-        if word in ("from",):
+        if word in _PASSIVE:
+            destinations.extend(sources)  # said before the passive verb: the one reached
+            sources.clear()
+            side = sources
+        elif word in ("from", "by"):
             side = sources
         elif word in ("to", "into", "towards") or (
             word in _REACH and word not in ("traffic", "egress", "ingress")
@@ -428,24 +439,29 @@ def _parties(sentence: Sentence) -> tuple[list[dict[str, Any]], list[dict[str, A
             before = low[index - 1] if index else ""
             if before not in _NOISE and side and side[-1].get("word") == before:
                 side[-1] = {"namespace": before, "at": index - 1}  # "the monitoring namespace"
-        elif word in _DNS:
-            side.append({"dns": True, "at": index})
-        elif word in _EVERYWHERE or (
-            word == "all" and low[index + 1 : index + 2] == ["namespaces"]
-        ):
-            side.append({"everywhere": True, "at": index})
-        elif _CIDR.match(word):
-            side.append({"cidr": word, "at": index})
-        elif (
-            word not in _NOISE
-            and not word.isdigit()
-            and not word.startswith("\u27e8")
-            and not re.fullmatch(r"\d+/(tcp|udp)", word)
-            and low[index - 1 : index] not in (["named"], ["called"], ["in"], ["port"])
-        ) and (low[index - 1 : index] != ["in"] or side is not sources):
-            side.append({"word": word, "at": index})
+        elif (peer := _peer(low, index)) is not None:
+            side.append(peer)
         index += 1
     return _first_word_is_source(sentence, sources, destinations)
+
+
+def _peer(low: list[str], index: int) -> dict[str, Any] | None:
+    """The party one word names: DNS, everywhere, a CIDR, or a workload by name."""
+    word = low[index]
+    if word in _DNS:
+        return {"dns": True, "at": index}
+    if word in _EVERYWHERE or (word == "all" and low[index + 1 : index + 2] == ["namespaces"]):
+        return {"everywhere": True, "at": index}
+    if _CIDR.match(word):
+        return {"cidr": word, "at": index}
+    named = (
+        word not in _NOISE
+        and not word.isdigit()
+        and not word.startswith("\u27e8")
+        and not re.fullmatch(r"\d+/(tcp|udp)", word)
+        and low[index - 1 : index] not in (["named"], ["called"], ["in"], ["port"])
+    )
+    return {"word": word, "at": index} if named else None
 
 
 def _first_word_is_source(

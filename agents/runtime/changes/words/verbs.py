@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable
 
 from agents.runtime.changes.words.amounts import MEMORY_SIZE, PAIR, count
-from agents.runtime.changes.words.sentence import QUOTE, Sentence, wordset
+from agents.runtime.changes.words.sentence import QUOTE, Sentence, kind_of, wordset
 
 Found = tuple[str, int, int]
 
@@ -140,6 +140,7 @@ _PHRASES: tuple[tuple[str, str], ...] = (
     ("turn off", "scale"),
     ("spin down", "scale"),
     ("switch off", "scale"),
+    ("rid of", "delete"),  # "get rid of the old job"
 )
 # A verb whose particle may come after its object: "take web down", "roll the redis deployment
 # back"; the particle is looked for in the four words after the verb.
@@ -280,6 +281,8 @@ def _by_object(sentence: Sentence, at: int, *, counts: bool) -> str | None:
     ) or any(re.fullmatch(r"[+-]\d+", w) for w in after)
     if counts and counted:
         return "scale"  # "bump api by 2", "set web to 3", "increase api to 5"
+    if sentence.low[at] in DELETE_VERBS and kind_of(after, loose=True):
+        return "delete"  # "remove the api svc": a kind said, so an object, not a field
     return None
 
 
@@ -371,7 +374,7 @@ def _budget(sentence: Sentence) -> Found | None:
 
 _REACHING = re.compile(
     r"\b(?:reach|reaches|access|talk|talks|connect|connects|call|calls|send|"
-    r"sends|contact|hit|speak|speaks)\b"
+    r"sends|contact|hit|speak|speaks|reachable|accessible|reached|accessed|contacted)\b"
 )
 _TRAFFIC = re.compile(
     r"\b(?:deny|block|forbid|isolate|disallow|restrict|lock down|allow|permit)\b.*\b(?:ingress|"

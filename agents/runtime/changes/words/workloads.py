@@ -13,7 +13,7 @@ from typing import Any
 from agents.runtime.changes.words import amounts
 from agents.runtime.changes.words.amounts import NUMBERS, PAIR, count
 from agents.runtime.changes.words.asked import Asked, Reader
-from agents.runtime.changes.words.sentence import Sentence
+from agents.runtime.changes.words.sentence import Sentence, kind_of
 from agents.runtime.changes.words.verbs import ENV_WORDS, IMAGE_REF, IMAGE_WORDS, LABEL_WORDS
 
 _STOP = ("take down", "shut down", "turn off", "switch off", "spin down", "stop")
@@ -328,7 +328,10 @@ def delete(sentence: Sentence, at: int) -> Asked:
         return Asked("delete", {"name": name}, kind="Namespace")
     sentence.take_words({"the", "a", "an", "old", "stale", "completed", "failed", "finished"})
     params = {"force": True} if "force" in sentence.flags else {}
-    return Asked("delete", params)
+    # What a delete removes is exactly the kind said: "delete the worker service" is the
+    # Service, never the Deployment of the same name a looser reading would find.
+    said = kind_of((w for i, w in enumerate(sentence.low) if sentence.free(i)), loose=True)
+    return Asked("delete", params, kind=said)
 
 
 def container_named(sentence: Sentence) -> str:

@@ -174,6 +174,24 @@ READS = [
         "shop",
     ),
     (
+        "only the frontend should be able to talk to the api in shop",
+        "netpol",
+        {"direction": "ingress", "target": ["api"], "peers": [{"word": "frontend"}]},
+        (),
+        "shop",
+    ),
+    (
+        "the api should only be reachable from the frontend and the worker",
+        "netpol",
+        {
+            "direction": "ingress",
+            "target": ["api"],
+            "peers": [{"word": "frontend"}, {"word": "worker"}],
+        },
+        (),
+        None,
+    ),
+    (
         "web may only talk to db in shop",
         "netpol",
         {"direction": "egress", "target": ["web"], "peers": [{"word": "db"}]},
@@ -375,7 +393,51 @@ READS = [
     ),
     ("remove the dedicated taint from node-1", "untaint", {"key": "dedicated"}, ("node-1",), None),
     ("label node-2 disktype=ssd", "labels", {"values": {"disktype": "ssd"}}, ("node-2",), None),
+    (
+        "create a deployment called echo with image nginx:1.27 and 2 replicas in qa",
+        "create",
+        {"kind": "Deployment", "name": "echo", "image": "nginx:1.27", "replicas": 2},
+        (),
+        "qa",
+    ),
+    (
+        "run busybox as a job in qa that says Hello World and then sleeps 5 seconds",
+        "create",
+        {
+            "kind": "Job",
+            "name": "echo-job",
+            "image": "busybox",
+            "command": ["sh", "-c", "echo 'Hello World'; sleep 5"],
+        },
+        (),
+        "qa",
+    ),
+    (
+        "create a cronjob with busybox that prints the date every 5 minutes",
+        "create",
+        {"kind": "CronJob", "schedule": "*/5 * * * *", "command": ["date"]},
+        (),
+        None,
+    ),
 ]
+
+
+# What a delete removes is exactly the kind said, never a workload of the same name.
+DELETES = [
+    ("delete the worker service in shop", "Service", ("worker",)),
+    ("delete svc/api -n shop", "Service", ("api",)),
+    ("remove the api svc", "Service", ("api",)),
+    ("get rid of the completed job report-1", "Job", ("report-1",)),
+    ("delete the worker deployment", "Deployment", ("worker",)),
+    ("delete web", "", ("web",)),
+]
+
+
+@pytest.mark.parametrize(("text", "kind", "subject"), DELETES, ids=[d[0] for d in DELETES])
+def test_a_delete_names_the_kind_said(text: str, kind: str, subject: tuple[str, ...]) -> None:
+    asked = words.read(text)
+    assert asked is not None and asked.op == "delete", asked
+    assert (asked.kind, asked.subject) == (kind, subject)
 
 
 @pytest.mark.parametrize(
