@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-from sandbox import admission, bootstrap, control
+from sandbox import admission, admission_policies, bootstrap, control
 from sandbox.auth import Authenticator, UserInfo
 from sandbox.clock import Clock
 from sandbox.discovery import Discovery
@@ -74,6 +74,7 @@ class Cluster:
         self._resume_clock()
         self.objects = Objects(store=self.store, registry=self.registry, clock=self.clock)
         admission.install(self.objects)
+        admission_policies.install(self.objects)
         self.lifecycle = Lifecycle(self.objects)
         self.discovery = Discovery(self.registry)
         self.openapi = OpenAPI(self.registry)

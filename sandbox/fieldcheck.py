@@ -5,6 +5,11 @@ custom resources are pruned against the CRD's structural schema. Either way the 
 are "unknown fields", spelled as the API server spells them: dots between object keys and map
 keys, `[i]` for list items (`spec.template.spec.containers[0].imagee`), in document order.
 
+Repeated keys in a body ("duplicate field") are judged by the same modes: the parser that saw
+them (`sandbox.bodies`) words them, and `decode` fails or warns with them ahead of the unknown
+fields, as kube-apiserver lists them. Wrong value types are not a matter of mode: those fail
+every request, in `sandbox.fieldtypes`.
+
 Schemas are compiled once into `_Shape` trees (a property map per object node) so a check walks
 only the object, never the schema: built-in definitions are compiled lazily and shared, CRD
 schemas are compiled per distinct schema. This module knows schemas and Status errors only;
@@ -14,6 +19,7 @@ it must not know HTTP, storage, or how a warning travels to the client.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -202,15 +208,21 @@ def enforce(rt: ResourceType, obj: dict[str, Any], mode: str) -> list[str]:
     return _judge(rt, unknown_fields(rt, obj), mode)
 
 
-def decode(rt: ResourceType, obj: dict[str, Any], mode: str) -> tuple[dict[str, Any], list[str]]:
+def decode(
+    rt: ResourceType, obj: dict[str, Any], mode: str, *, duplicates: Sequence[str] = ()
+) -> tuple[dict[str, Any], list[str]]:
     """What the API server keeps of `obj` under `mode`, and the warnings to send: `enforce`
-    then `prune`, walking the object once when nothing in it is unknown (the usual case)."""
+    then `prune`, walking the object once when nothing in it is unknown (the usual case).
+
+    `duplicates` are the body's repeated keys, already worded by whoever parsed it; like
+    unknown fields they fail a Strict request and are warnings under Warn.
+    """
     _check_mode(mode)
     unknown = unknown_fields(rt, obj)
-    if not unknown:
+    if not unknown and not duplicates:
         return obj, []
-    warnings = [] if mode in ("", "Ignore") else _judge(rt, unknown, mode)
-    return prune(rt, obj), warnings
+    warnings = [] if mode in ("", "Ignore") else _judge(rt, unknown, mode, duplicates)
+    return (prune(rt, obj) if unknown else obj), warnings
 
 
 def _check_mode(mode: str) -> None:
@@ -221,8 +233,11 @@ def _check_mode(mode: str) -> None:
         )
 
 
-def _judge(rt: ResourceType, unknown: list[str], mode: str) -> list[str]:
-    problems = [f'unknown field "{path}"' for path in unknown]
+def _judge(
+    rt: ResourceType, unknown: list[str], mode: str, duplicates: Sequence[str] = ()
+) -> list[str]:
+    # kube-apiserver lists a patch's duplicates before the unknown fields of the result.
+    problems = [*duplicates, *(f'unknown field "{path}"' for path in unknown)]
     if mode == "Warn" or not problems:
         return problems
     raise BadRequest(

@@ -1,28 +1,31 @@
 """The thin HTTP layer under the API: ASGI request parsing, content negotiation and responses.
 
 Kept apart from the API semantics so the verbs deal in dicts and errors, never in ASGI messages.
-Bodies are bounded (`MAX_BODY`, as kube-apiserver bounds them) and every decoding failure becomes a
+Bodies are bounded (`MAX_BODY`, as kube-apiserver bounds them), decoded by `sandbox.bodies`
+(which also bounds their nesting), and every decoding failure becomes a
 `BadRequest`/`UnsupportedMediaType`, never a traceback.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, unquote
 
 import orjson
-import yaml
 
+from sandbox import bodies
 from sandbox.errors import BadRequest, RequestEntityTooLarge, UnsupportedMediaType
+from sandbox.limits import MAX_BODY as MAX_BODY  # kube-apiserver's request body limit
+from sandbox.limits import check_depth
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
-MAX_BODY = 3 * 1024 * 1024  # kube-apiserver's request body limit
 JSON = "application/json"
 PROTOBUF = "application/vnd.kubernetes.protobuf"
 TABLE_MARK = "as=Table"
@@ -34,6 +37,8 @@ PATCH_TYPES = {
     "application/apply-patch+cbor": "unsupported",
 }
 
+YAML_TYPES = ("application/apply-patch+yaml", "application/yaml")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _TRUE = {"1", "t", "T", "true", "TRUE", "True"}
 _FALSE = {"0", "f", "F", "false", "FALSE", "False"}
 
@@ -57,6 +62,9 @@ class Request:
     headers: dict[str, str]  # lower-cased names; repeated headers joined with ", "
     body: bytes = b""
     warnings: list[str] = field(default_factory=list)
+    # The decoded body, once asked for, and the duplicate keys found while reading YAML.
+    _decoded: Any = field(default=None, init=False, repr=False)
+    _yaml_duplicates: list[str] | None = field(default=None, init=False, repr=False)
 
     @classmethod
     async def read(cls, scope: Scope, receive: Receive) -> Request:
@@ -94,19 +102,29 @@ class Request:
         """The body as JSON (or YAML, which apply-patch allows); empty body -> None."""
         if not self.body.strip():
             return None
+        if self._decoded is None:
+            self._decoded = self._decode()
+        return self._decoded
+
+    def _decode(self) -> Any:
+        if self.content_type not in YAML_TYPES:
+            return bodies.from_json(self.body)
+        value, self._yaml_duplicates = bodies.from_json_or_yaml(self.body)
+        return value
+
+    def duplicate_fields(self, *, json_patch: bool = False) -> list[str]:
+        """Keys the body repeats, worded for strict decoding; [] for a body that is not JSON or
+        YAML, or does not decode (the decode that matters reports that, in its turn)."""
+        if self.content_type not in (JSON, "*/*", "", *YAML_TYPES, *PATCH_TYPES):
+            return []
         try:
-            return orjson.loads(self.body)
-        except orjson.JSONDecodeError as exc:
-            if self.content_type in ("application/apply-patch+yaml", "application/yaml"):
-                return _yaml(self.body)
-            raise BadRequest(f"the request body is not valid JSON: {exc}") from None
-
-
-def _yaml(body: bytes) -> Any:
-    try:
-        return yaml.safe_load(body)
-    except yaml.YAMLError as exc:
-        raise BadRequest(f"the request body is not valid YAML: {exc}") from None
+            if self.json_body() is None:
+                return []
+        except BadRequest:
+            return []
+        if self._yaml_duplicates is not None:
+            return self._yaml_duplicates
+        return bodies.duplicate_fields(self.body, json_patch=json_patch)
 
 
 async def _read_body(receive: Receive) -> bytes:
@@ -133,7 +151,9 @@ def decode_object(request: Request, decoders: dict[str, Callable[[bytes], Any]])
     content_type = request.content_type
     decoder = decoders.get(content_type)
     if decoder is not None:
-        return decoder(request.body)
+        decoded = decoder(request.body)
+        check_depth(decoded)
+        return decoded
     if content_type in (JSON, "application/yaml", "*/*", ""):
         return request.json_body()
     raise UnsupportedMediaType(
@@ -163,6 +183,8 @@ async def respond(
     headers += [(k.lower().encode(), v.encode()) for k, v in (extra_headers or {}).items()]
     for warning in warnings or ():
         escaped = warning.replace("\\", "\\\\").replace('"', '\\"')
+        # A header value cannot carry control characters; warnings quote what clients sent.
+        escaped = _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", escaped)
         headers.append((b"warning", f'299 - "{escaped}"'.encode()))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

@@ -17,13 +17,14 @@ the server runs it on a short interval. The simulated kubelet will later own pod
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Literal, cast
 
+from sandbox.auth import UserInfo
 from sandbox.clock import format_time, parse_time
 from sandbox.errors import BadRequest, Conflict
-from sandbox.objects import Objects
+from sandbox.objects import Objects, WriteOptions
 from sandbox.registry import ResourceType
 from sandbox.store import Change, Key, Obj
 
@@ -43,6 +44,8 @@ class DeleteOptions:
     precondition_uid: str | None = None
     precondition_rv: str | None = None
     dry_run: bool = False
+    user: UserInfo | None = None  # a client's DELETE, judged by validating admission
+    warnings: list[str] = field(default_factory=list, compare=False)  # what admission warned
 
     @classmethod
     def parse(cls, body: Any, query: dict[str, str], *, dry_run: bool) -> DeleteOptions:
@@ -89,6 +92,8 @@ class Lifecycle:
     def delete(self, rt: ResourceType, namespace: str, name: str, options: DeleteOptions) -> Obj:
         obj = self.objects.get(rt, namespace, name)
         self._check_preconditions(rt, obj, options)
+        judged = WriteOptions(dry_run=options.dry_run, user=options.user, warnings=options.warnings)
+        self.objects.judge(rt, None, obj, judged)
         meta = obj["metadata"]
         if meta.get("deletionTimestamp"):
             return self._delete_again(rt, obj, options)

@@ -1,8 +1,9 @@
 """The API's write and read semantics, independent of HTTP: what create, update and patch mean.
 
 Every write path funnels through `Objects._commit`: admission (defaults, namespace checks, kind
-hooks), field validation, object validation, ownership bookkeeping (managedFields), and only then a
-new resourceVersion and the store. Dry-run walks the whole path and stops short of the store, as
+hooks), field validation, object validation, ownership bookkeeping (managedFields), validating
+admission of a client's request (`judge`: the ValidatingAdmissionPolicies), and only then a new
+resourceVersion and the store. Dry-run walks the whole path and stops short of the store, as
 Kubernetes' `dryRun=All` does. Controllers of the simulated cluster write through the same service,
 so no object reaches the store without the same checks.
 
@@ -17,7 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sandbox import fieldcheck, schemas, validation
+from sandbox import fieldcheck, fieldtypes, schemas, validation
+from sandbox.auth import UserInfo
 from sandbox.clock import Clock
 from sandbox.errors import BadRequest, Conflict, UnsupportedMediaType, already_exists, not_found
 from sandbox.naming import random_suffix
@@ -44,10 +46,14 @@ class WriteOptions:
     force: bool = False
     subresource: str = ""  # "status" or "scale": ownership is recorded per subresource
     system: bool = False  # the sandbox's own control plane (binding, controllers) is writing
+    user: UserInfo | None = None  # who asked, for validating admission; None: no client request
     warnings: list[str] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)  # repeated keys in the body, worded
 
 
 Hook = Callable[["Objects", ResourceType, Obj, Obj | None], Obj]
+# Judges a client's request (new None: a delete); raises to refuse, adds to opts.warnings to warn.
+ValidatingHook = Callable[["Objects", ResourceType, Obj | None, Obj | None, WriteOptions], None]
 
 
 class Objects:
@@ -57,6 +63,8 @@ class Objects:
         self.clock = clock
         # Admission hooks run before validation on create and update; see sandbox/admission.py.
         self.admit: list[Hook] = []
+        # Validating admission (sandbox/admission_policies) runs after validation; see `judge`.
+        self.validating: list[ValidatingHook] = []
         # After-commit hooks (e.g. a CRD registering its type); called with (rt, new, old).
         self.on_commit: list[Callable[[ResourceType, Obj, Obj | None], None]] = []
 
@@ -141,7 +149,8 @@ class Objects:
         patched = self._patched(rt, old, patch_type, patch)
         # A resourceVersion the patch sets (any patch type, a JSON patch's "replace" included)
         # is a precondition, as in the API server: it must still be the stored one.
-        sent_rv = (patched.get("metadata") or {}).get("resourceVersion")
+        meta = patched.get("metadata")  # a JSON patch may have made it anything
+        sent_rv = meta.get("resourceVersion") if isinstance(meta, dict) else None
         if sent_rv and sent_rv != old["metadata"]["resourceVersion"]:
             raise self._conflict(rt, name)
         patched = self._accept_body(rt, patched, namespace=namespace)
@@ -157,6 +166,14 @@ class Objects:
         if old is not None:
             new = _next_generation(new, old)
         return self._commit(rt, new, old, WriteOptions(field_manager=manager, system=True))
+
+    def judge(self, rt: ResourceType, new: Obj | None, old: Obj | None, opts: WriteOptions) -> None:
+        """Validating admission of a client's create, update or delete (`new` None) as it would
+        be stored; writes of the sandbox's own control plane carry no user and are not judged."""
+        if opts.user is None:
+            return
+        for check in self.validating:
+            check(self, rt, new, old, opts)
 
     # -- internals -----------------------------------------------------------------------------
 
@@ -212,8 +229,12 @@ class Objects:
 
     @staticmethod
     def _checked_fields(rt: ResourceType, obj: Obj, opts: WriteOptions) -> Obj:
-        """Enforce `fieldValidation`, then drop unknown fields as the API server does."""
-        kept, warnings = fieldcheck.decode(rt, obj, opts.field_validation)
+        """Decode as the API server does: refuse wrong types in every mode, then enforce
+        `fieldValidation` (unknown and duplicate fields) and drop the unknown fields."""
+        obj = fieldtypes.decode(rt, obj)
+        kept, warnings = fieldcheck.decode(
+            rt, obj, opts.field_validation, duplicates=opts.duplicates
+        )
         opts.warnings.extend(warnings)
         return kept
 
@@ -312,6 +333,7 @@ class Objects:
                 schema=_schema(rt),
                 subresource=opts.subresource,
             )
+        self.judge(rt, obj, old, opts)  # no-op updates and dry runs too, as on a real server
         if old is not None and _same(obj, old):
             return old
         if opts.dry_run:
@@ -391,4 +413,5 @@ def _keep_fields(opts: WriteOptions) -> WriteOptions:
         field_manager=opts.field_manager,
         field_validation="Ignore",
         warnings=opts.warnings,
+        user=opts.user,
     )

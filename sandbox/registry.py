@@ -237,6 +237,20 @@ BUILTINS: tuple[ResourceType, ...] = (
         "LocalSubjectAccessReview",
         verbs=CREATE_ONLY,
     ),
+    # admissionregistration.k8s.io/v1: CEL policies (sandbox.admission_policies enforces them)
+    _rt(
+        "admissionregistration.k8s.io/v1",
+        "validatingadmissionpolicies",
+        "ValidatingAdmissionPolicy",
+        namespaced=False,
+        sub=("status",),
+    ),
+    _rt(
+        "admissionregistration.k8s.io/v1",
+        "validatingadmissionpolicybindings",
+        "ValidatingAdmissionPolicyBinding",
+        namespaced=False,
+    ),
     # apiextensions.k8s.io/v1
     _rt(
         "apiextensions.k8s.io/v1",
@@ -267,6 +281,7 @@ GROUP_ORDER = (
     "policy",
     "rbac.authorization.k8s.io",
     "storage.k8s.io",
+    "admissionregistration.k8s.io",
     "apiextensions.k8s.io",
     "scheduling.k8s.io",
     "coordination.k8s.io",

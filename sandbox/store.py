@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import os
 import sqlite3
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -167,6 +168,10 @@ class Store:
 
     def _open(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
+        # The state holds Secrets' values: only its owner may read it (SQLite gives its -wal
+        # and -shm files the database file's mode).
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+        path.chmod(0o600)
         db = sqlite3.connect(path, check_same_thread=False)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: survives a process crash

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from sandbox import fieldtypes
 from sandbox.auth import Authenticator
 from sandbox.clock import format_time
 from sandbox.errors import (
@@ -65,6 +66,7 @@ def write_scale(
 ) -> dict[str, Any]:
     if not isinstance(scale, dict):
         raise BadRequest("the body must be an autoscaling/v1 Scale object")
+    scale = fieldtypes.decode_as("autoscaling", "v1", "Scale", scale)
     replicas = (scale.get("spec") or {}).get("replicas", 0)
     if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 0:
         raise invalid(

@@ -2,7 +2,9 @@
 
 In order: the policy store's CustomResourceDefinitions (`deploy/crds`), waited on until
 Established; the namespace and the policy store's RBAC (`deploy/rbac`); each agent's
-ServiceAccount and least-privilege roles (`deploy/agents`); then a bounded token per
+ServiceAccount and least-privilege roles (`deploy/agents`); the ValidatingAdmissionPolicy that
+keeps crew identities from making workloads in the crew's namespace (`deploy/admission`, on
+clusters that serve it; skipped, and said, on others); then a bounded token per
 ServiceAccount (TokenRequest) written into `<out>/<agent>.yaml` (mode 0600), a kubeconfig with the
 installer's server and CA, which `agents.runtime.identity` hands to that agent's kube server.
 
@@ -38,13 +40,16 @@ from kubecrew.install import kubeconfigs
 from mcp_servers.kube.resources import Resource, Resources
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
-FOLDERS = ("crds", "rbac", "agents")  # the order they go in: kinds first, then who uses them
+# The order they go in: kinds first, then who uses them, then what guards the crew's namespace.
+FOLDERS = ("crds", "rbac", "agents", "admission")
+OPTIONAL = frozenset({"admission"})  # applied where the cluster serves their kinds
 AGENTS = ("dev-team", "cluster-operator", "platform")
 NAMESPACE = "kubecrew-system"
 MANAGER = "kubecrew-install"
 APPLY = "application/apply-patch+yaml"
 DEFAULT_TOKEN_HOURS = 24
 ESTABLISH_TIMEOUT = 60.0
+_NAME_LABEL = "kubernetes.io/metadata.name"
 _VOLATILE = ("resourceVersion", "managedFields", "generation", "uid", "creationTimestamp")
 
 Change = Literal["created", "updated", "unchanged"]
@@ -139,6 +144,12 @@ def _install(api: Api, request: Request, report: Report, progress: Progress) -> 
     for folder in FOLDERS:
         crds: list[str] = []
         for document in documents(folder, request.namespace):
+            if folder in OPTIONAL and _unserved(resources, document):
+                progress(
+                    f"skipped          {document['kind']} {name_of(document)}: the cluster does "
+                    "not serve it (Kubernetes 1.30 and later do)"
+                )
+                continue
             resource = _resource(resources, document)
             in_namespace = document_namespace(document)
             if request.dry_run and missing_namespace and in_namespace == request.namespace:
@@ -189,6 +200,10 @@ def _moved(document: Json, namespace: str) -> Json:
     for subject in document.get("subjects") or []:
         if subject.get("namespace") == NAMESPACE:
             subject["namespace"] = namespace
+    selector = ((document.get("spec") or {}).get("matchConstraints") or {}).get("namespaceSelector")
+    labels = (selector or {}).get("matchLabels") or {}
+    if labels.get(_NAME_LABEL) == NAMESPACE:
+        labels[_NAME_LABEL] = namespace
     return document
 
 
@@ -199,6 +214,10 @@ def name_of(document: Json) -> str:
 def document_namespace(document: Json) -> str | None:
     found = (document.get("metadata") or {}).get("namespace")
     return str(found) if found else None
+
+
+def _unserved(resources: Resources, document: Json) -> bool:
+    return resources.by_kind(str(document.get("apiVersion")), str(document["kind"])) is None
 
 
 def _resource(resources: Resources, document: Json) -> Resource:

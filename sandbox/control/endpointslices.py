@@ -96,6 +96,9 @@ class EndpointSliceController(ServiceController):
                 if zone:
                     endpoint["zone"] = zone
             endpoint["targetRef"] = target_ref(pod)
+            # A slice port's name is a pointer in Go, always set (to "" when the Service port
+            # has none): `kubectl describe service` dereferences it.
+            ports = [{"name": "", **port} for port in ports]
             key = tuple(sorted(port_key(p) for p in ports))
             entry = by_ports.setdefault(key, (sorted(ports, key=port_key), []))
             entry[1].append(endpoint)

@@ -19,7 +19,17 @@ from typing import Any, Literal
 
 from sandbox.errors import BadRequest
 from sandbox.registry import ResourceType
-from sandbox.tables import autoscaling, cluster, events, networking, pods, rbac, storage, workloads
+from sandbox.tables import (
+    admission,
+    autoscaling,
+    cluster,
+    events,
+    networking,
+    pods,
+    rbac,
+    storage,
+    workloads,
+)
 from sandbox.tables.custom import custom_printer
 from sandbox.tables.durations import now_epoch
 from sandbox.tables.printer import NAME_AGE, Printer
@@ -30,7 +40,17 @@ _INCLUDE_OBJECT = ("None", "Object", "Metadata")
 BUILTIN_PRINTERS: Mapping[tuple[str, str], Printer] = MappingProxyType(
     {
         key: printer
-        for family in (pods, workloads, autoscaling, networking, storage, cluster, events, rbac)
+        for family in (
+            pods,
+            workloads,
+            autoscaling,
+            networking,
+            storage,
+            cluster,
+            events,
+            rbac,
+            admission,
+        )
         for key, printer in family.PRINTERS.items()
     }
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -72,13 +73,24 @@ def _write_options(ex: Exchange) -> WriteOptions:
     if not manager and request.content_type != "application/apply-patch+yaml":
         # Kubernetes names an unnamed writer after its User-Agent's first word.
         manager = request.headers.get("user-agent", "unknown").split("/")[0] or "unknown"
+    validation = request.query.get("fieldValidation", "Warn")
     return WriteOptions(
         dry_run=_dry_run(ex),
         field_manager=manager,
-        field_validation=request.query.get("fieldValidation", "Warn"),
+        field_validation=validation,
         force=request.flag("force"),
         subresource=sub if sub in _TRACKED_SUBRESOURCES else "",
+        duplicates=_duplicates(ex) if validation not in ("", "Ignore") else [],
+        user=ex.user,
     )
+
+
+def _duplicates(ex: Exchange) -> list[str]:
+    """The body's repeated keys, found by parsing it a second time: only asked for when the
+    fieldValidation mode reports them. A JSON patch's are its operations' own keys."""
+    request = ex.request
+    json_patch = ex.target.verb == "patch" and PATCH_TYPES.get(request.content_type) == "json"
+    return request.duplicate_fields(json_patch=json_patch)
 
 
 def _patch_type(ex: Exchange) -> str:
@@ -119,10 +131,11 @@ def _create_subresource(ex: Exchange, body: Any) -> Any:
 async def delete(ex: Exchange) -> None:
     request, rt, lifecycle = ex.request, ex.rt, ex.cluster.lifecycle
     options = DeleteOptions.parse(request.json_body(), request.query, dry_run=_dry_run(ex))
+    options = dataclasses.replace(options, user=ex.user)
     if ex.target.verb == "delete":
         result = lifecycle.delete(rt, ex.namespace, ex.target.name, options)
         await ex.cluster.store.group_commit()
-        await respond(ex.send, 200, dumps(result))
+        await respond(ex.send, 200, dumps(result), warnings=options.warnings)
         return
     query = listing.ListQuery.parse(rt, request.query, namespace=ex.namespace or None)
     items, meta = listing.select(ex.cluster.store, rt, query)
@@ -131,4 +144,6 @@ async def delete(ex: Exchange) -> None:
         for o in items
     ]
     await ex.cluster.store.group_commit()
-    await respond(ex.send, 200, dumps(listing.envelope(rt, deleted, meta)))
+    await respond(
+        ex.send, 200, dumps(listing.envelope(rt, deleted, meta)), warnings=options.warnings
+    )

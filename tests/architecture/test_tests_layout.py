@@ -16,7 +16,7 @@ from pathlib import Path
 
 TESTS = Path(__file__).resolve().parents[1]
 PACKAGES = ("kubecrew", "agents", "mcp_servers", "core", "sandbox")
-WHOLE_TREE = ("architecture",)
+WHOLE_TREE = ("architecture", "security")  # checks of the whole tree, across packages
 SHARED = "support"  # tests/support/: what test files share
 DATA = ("fixtures", "manifests")
 

@@ -15,7 +15,7 @@ import yaml
 from typer.testing import CliRunner
 
 from kubecrew.cli.main import app
-from kubecrew.install.footprint import AGENTS, Request, documents, install
+from kubecrew.install.footprint import AGENTS, FOLDERS, Request, documents, install
 from sandbox.server import Sandbox
 from tests.support.kubectl import Kubectl
 
@@ -26,6 +26,12 @@ CRDS = [
     "auditrecords.kubecrew.io",
     "auditheads.kubecrew.io",
 ]
+
+
+def manifests() -> int:
+    """Every document `kubecrew install` applies: the sandbox serves every kind, the
+    ValidatingAdmissionPolicy of deploy/admission included."""
+    return sum(len(documents(folder)) for folder in FOLDERS)
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -45,7 +51,11 @@ def test_install_creates_crds_namespace_accounts_roles_and_private_kubeconfigs(
 
     assert code == 0, stdout
     assert "created          CustomResourceDefinition proposals.kubecrew.io" in stdout
-    assert "Installed: 31 created, 0 updated, 0 unchanged; 3 kubeconfig(s) written." in stdout
+    summary = f"Installed: {manifests()} created, 0 updated, 0 unchanged; 3 kubeconfig(s) written."
+    assert summary in stdout
+    assert "skipped" not in stdout
+    kubectl("get", "validatingadmissionpolicy", "kubecrew-crew-namespace")
+    kubectl("get", "validatingadmissionpolicybinding", "kubecrew-crew-namespace")
     for crd in CRDS:
         kubectl("wait", "--for", "condition=established", "--timeout=1s", f"crd/{crd}")
     accounts = kubectl("get", "serviceaccounts", "-n", "kubecrew-system", "-o", "name").split()
@@ -101,7 +111,7 @@ def test_dry_run_shows_what_would_be_applied_and_creates_nothing(
     code, stdout, _ = run("--kubeconfig", str(sandbox.kubeconfig), "--out", str(out), "--dry-run")
 
     assert code == 0, stdout
-    total = sum(len(documents(folder)) for folder in ("crds", "rbac", "agents"))
+    total = manifests()
     assert stdout.count("would be created") == total
     assert f"would write      {out / 'dev-team.yaml'}" in stdout
     assert f"Dry run: {total} to create, 0 to update, 0 unchanged; nothing was changed." in stdout
