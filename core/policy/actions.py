@@ -150,6 +150,8 @@ class Action(_Model):
     # resize: per container; none is a dry run of the intent, not a change one can carry out
     resources: list[ResourceChange] | None = None
     pods: Annotated[int, Field(ge=0)] | None = None  # pods disrupted at once: evict, drain
+    # images the target runs after the action and did not run before (ImagePolicy judges them)
+    images: list[str] | None = None
     via: Literal["direct", "pull-request"] = "direct"  # an API call, or a pull request
     actor: str | None = None  # the identity proposing it
 
@@ -172,6 +174,8 @@ class Action(_Model):
             text += " " + "; ".join(change.describe() for change in self.resources)
         if self.pods is not None:
             text += f" ({self.pods} pods)"
+        if self.images:
+            text += " with image " + ", ".join(self.images)
         return text + (" directly" if self.via == "direct" else " via a pull request")
 
 
@@ -190,9 +194,12 @@ class EvaluationRequest(_Model):
         return now
 
     def labels(self) -> dict[str, str]:
-        """The target's labels: the live object's, overridden by those the action names."""
-        live = ((self.target or {}).get("metadata") or {}).get("labels") or {}
-        return {**live, **self.action.labels}
+        """The target's labels: the live object's when there is one (what the cluster says wins
+        over what a caller claims), else those the action names."""
+        if self.target is None:
+            return dict(self.action.labels)
+        live = (self.target.get("metadata") or {}).get("labels")
+        return dict(live) if isinstance(live, dict) else {}
 
     def namespace_class(self) -> dict[str, str]:
         """The namespace's labels, with the name label Kubernetes sets on every namespace."""

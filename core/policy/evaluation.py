@@ -15,13 +15,14 @@ from typing import Any
 
 from core.policy.actions import EvaluationRequest
 from core.policy.catalog import PolicySet
-from core.policy.checks import capacity, change, cost, egress
+from core.policy.checks import capacity, change, cost, egress, images
 from core.policy.checks.base import Scope
 from core.policy.documents import (
     CapacityPolicy,
     ChangePolicy,
     CostPolicy,
     EgressPolicy,
+    ImagePolicy,
     Ownership,
     PolicyDocument,
 )
@@ -33,6 +34,7 @@ _CHECKS: dict[type[Any], Callable[[Scope, Any], list[Finding]]] = {
     CostPolicy: cost.check,
     EgressPolicy: egress.check,
     ChangePolicy: change.check,
+    ImagePolicy: images.check,
 }
 
 
@@ -77,6 +79,13 @@ def applies(document: PolicyDocument, request: EvaluationRequest) -> str | None:
         ):
             return None
         return f"governs egress of namespace {target.namespace}"
+    if isinstance(document, ImagePolicy):
+        # It judges the images an action brings in, wherever the policy reaches.
+        if not request.action.images or not document.spec.selects(
+            target.namespace or "", request.namespace_class()
+        ):
+            return None
+        return f"governs the images of namespace {target.namespace}"
     if isinstance(document, CapacityPolicy | CostPolicy | ChangePolicy):
         selector = document.spec.selector
         if not selector.matches(

@@ -1,9 +1,12 @@
 """`kubecrew audit verify | list`: read the policy store's hash-chained audit log.
 
-`verify` reads every record and the store's head and asks `core.policy.audit.verify` for
-every break (a record modified, deleted, reordered, or cut off the end); it exits 1 listing them,
-so a cron job or CI step fails loudly. `list` prints records one per line for people and grep.
-Nothing here writes. The engine is imported when a command runs, so `kubecrew --help` stays quick.
+`verify` asks the store (`Store.verify_audit`) for every break: a record modified, deleted,
+reordered or cut off the end, a head its key did not seal, a record stored otherwise than the
+store wrote it, a decision that is not the one its record holds; it exits 1 listing them, so a
+cron job or CI step fails loudly. It needs the store's identity, whose key seals the head (a
+file beside a SQLite store, a Secret on Kubernetes). `list` prints records one per line for
+people and grep. Neither changes a record. The engine is imported when a command runs, so
+`kubecrew --help` stays quick.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ class KindChoice(StrEnum):
     decision = "decision"
     approval = "approval"
     answer = "answer"
+    use = "use"
     mutation = "mutation"
 
 
@@ -42,13 +46,15 @@ _KINDS: dict[KindChoice, AuditKind] = {
     KindChoice.decision: "decision",
     KindChoice.approval: "approval",
     KindChoice.answer: "answer",
+    KindChoice.use: "use",
     KindChoice.mutation: "mutation",
 }
 
 
 @app.command()
 def verify(store: StoreOption = None) -> None:
-    """Check every record's hash and link and the head: exit 0 when intact, else 1 and why.
+    """Check every record's hash, link and stored form, the head and its seal, and each
+    decision against its record: exit 0 when intact, else 1 and why.
 
     **Example**
 
@@ -56,18 +62,14 @@ def verify(store: StoreOption = None) -> None:
     kubecrew audit verify --store ~/.kubecrew/policy/store.sqlite
     ```
     """
-    from core.policy import audit
-
     with policy_store(store) as opened:
-        head = opened.audit_head()  # first: what is appended meanwhile lies past it
-        records = opened.audit()
-    problems = audit.verify(records, head)
-    if not problems:
-        out(f"intact: {len(records)} records, head {head.hash[:12]}")
+        report = opened.verify_audit()
+    if not report.problems:
+        out(f"intact: {report.records} records, head {report.head.hash[:12]}")
         return
-    for problem in problems:
+    for problem in report.problems:
         out(problem)
-    fail(f"the audit log is not intact: {len(problems)} problem(s) above")
+    fail(f"the audit log is not intact: {len(report.problems)} problem(s) above")
 
 
 @app.command("list")

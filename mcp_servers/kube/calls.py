@@ -1,19 +1,22 @@
 """Write calls as policy actions: what each kube write tool would change, on which live objects.
 
 `plan_call` turns a tool's bound arguments into one or more `Planned` actions (one GET each for
-the live object the policies' CEL conditions read): scale -> scale with `from` read live;
-set_image -> patch; set_resources -> resize carrying each request's from (live) and to;
-rollout_restart / rollout_undo -> restart / rollback; delete -> delete;
+the live object the policies' CEL conditions read, and one for its namespace's labels):
+scale -> scale with `from` read live; set_image -> patch bringing in its image;
+set_resources -> resize carrying each request's from (live) and to; rollout_restart /
+rollout_undo -> restart / rollback; delete -> delete (of a namespace: of everything in it too);
 cordon / uncordon -> themselves; taint -> drain (NoExecute: its pods are evicted), uncordon
 (removal) or cordon; drain -> drain with the pods the plan evicts; patch and apply -> patch /
-apply, plus a scale when they change `spec.replicas`, so a patch cannot step around a
-minimum-replicas rule. Used by `gate`; knows nothing of policies' verdicts or the store.
+apply, judged on the server's dry run of the write, plus what that dry run shows it leads to
+(`consequences`: a new replica count is a scale, new images are judged, a new owner is a
+delete), so no way of writing a patch steps around a rule. Used by `gate`; knows nothing of
+policies' verdicts or the store.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import yaml
@@ -22,7 +25,8 @@ from core.connection import Api, Json
 from core.errors import InvalidArgument, ToolError
 from core.policy.actions import Action, ReplicaChange, TargetRef
 from core.policy.documents.common import ActionType
-from mcp_servers.kube import drain, resizing
+from mcp_servers.common.yamltext import problem
+from mcp_servers.kube import consequences, drain, resizing
 from mcp_servers.kube.settings import KubeSettings
 from mcp_servers.kube.writes import (
     APPLY_PATCH,
@@ -44,6 +48,7 @@ class Planned:
     action: Action
     live: Json | None
     after: Json | None = None
+    namespace_labels: dict[str, str] = field(default_factory=dict)
 
     @property
     def judged(self) -> Json | None:
@@ -61,7 +66,24 @@ def plan_call(
     planned = _PLANNERS[tool](writes, api, settings, arguments)
     if not planned:
         raise InvalidArgument(f"{tool}: the call names no object to change")
-    return planned
+    labels: dict[str, dict[str, str]] = {}
+    for each in planned:
+        namespace = each.action.target.namespace
+        if namespace and namespace not in labels:
+            labels[namespace] = _namespace_labels(writes, api, namespace)
+    return [replace(p, namespace_labels=labels.get(p.action.target.namespace or "", {}))
+            for p in planned]  # fmt: skip
+
+
+def _namespace_labels(writes: Writes, api: Api, namespace: str) -> dict[str, str]:
+    """The labels policies select namespaces by; none when it cannot be read (a new one)."""
+    try:
+        found = api.get(writes.catalog.resolve(api, "namespaces").path(None, namespace),
+                        what=f"namespace {namespace}")  # fmt: skip
+    except ToolError:
+        return {}
+    labels = (found.get("metadata") or {}).get("labels")
+    return {str(k): str(v) for k, v in labels.items()} if isinstance(labels, dict) else {}
 
 
 def _on(
@@ -78,24 +100,29 @@ def _action(
     *,
     to: int | None = None,
     pods: int | None = None,
+    images: list[str] | None = None,
 ) -> Planned:
     ref = TargetRef(kind=target.resource.kind, name=target.name, namespace=target.namespace)
-    current = ((live or {}).get("spec") or {}).get("replicas")
     replicas = None
     if to is not None:
-        replicas = ReplicaChange(from_=current if isinstance(current, int) else None, to=to)
-    return Planned(Action(type=kind, target=ref, replicas=replicas, pods=pods), live)
+        replicas = ReplicaChange(from_=consequences.replicas(live), to=to)
+    action = Action(type=kind, target=ref, replicas=replicas, pods=pods, images=images or None)
+    return Planned(action, live)
 
 
-def _with_replicas(
-    target: Target, live: Json | None, kind: ActionType, to: object, after: Json | None
+def _outcome(
+    target: Target, live: Json | None, kind: ActionType, after: Json | None, asked: object
 ) -> list[Planned]:
-    """The action, plus a scale when it sets a new replica count: a patch or a manifest must not
-    get around the capacity rules that judge a scale."""
-    planned = [_action(kind, target, live)]
-    current = ((live or {}).get("spec") or {}).get("replicas")
-    if isinstance(to, int) and not isinstance(to, bool) and to != current:
-        planned.append(_action("scale", target, live, to=to))
+    """The action judged on the object as the write leaves it, with what that leads to.
+
+    `after` is the server's dry run of the write; `asked` is the replica count the request
+    names, used only when the server refused the dry run (the write then fails alike)."""
+    planned = [_action(kind, target, live, images=consequences.new_images(live, after))]
+    then = consequences.replicas(after) if after is not None else consequences.count(asked)
+    if then is not None and then != consequences.replicas(live):
+        planned.append(_action("scale", target, live, to=then))
+    if consequences.owned_anew(live, after):
+        planned.append(_action("delete", target, live))  # its new owner's end is its own
     return [replace(each, after=after) for each in planned]
 
 
@@ -123,7 +150,7 @@ def _patch(writes: Writes, api: Api, _: KubeSettings, a: Mapping[str, Any]) -> l
         writes, api, target, body=parse_patch(a["patch"], patch_type),
         content_type=CONTENT_TYPES[patch_type], query={"fieldManager": MANAGER},
     )  # fmt: skip
-    return _with_replicas(target, live, "patch", _patched_replicas(a["patch"]), after)
+    return _outcome(target, live, "patch", after, _patched_replicas(a["patch"]))
 
 
 def _set_resources(
@@ -157,6 +184,33 @@ def _patched_replicas(patch: object) -> object:
         return values[-1] if values else None
     spec = patch.get("spec") if isinstance(patch, dict) else None
     return spec.get("replicas") if isinstance(spec, dict) else None
+
+
+def _set_image(writes: Writes, api: Api, _: KubeSettings, a: Mapping[str, Any]) -> list[Planned]:
+    target, live = _on(writes, api, a["kind"], a["name"], a.get("namespace"))
+    image = str(a["image"])
+    brought = [image] if image not in consequences.images(live) else []
+    return [_action("patch", target, live, images=brought)]
+
+
+def _delete(writes: Writes, api: Api, _: KubeSettings, a: Mapping[str, Any]) -> list[Planned]:
+    """A delete; of a namespace, also a delete of each object in it, each judged by the rules
+    written for it (a namespace rule-free is no way around a workload's minimum)."""
+    target, live = _on(writes, api, a["kind"], a["name"], a.get("namespace"))
+    planned = [_action("delete", target, live)]
+    if target.resource.kind != "Namespace" or live is None:
+        return planned
+    known = writes.catalog.resources(api)
+    kinds = []
+    for name in consequences.CONTENTS:
+        try:
+            kinds.append(known.resolve(name))
+        except ToolError:
+            continue  # a kind this cluster does not serve
+    for resource, item in consequences.contents(api, kinds, target.name):
+        inner = Target(resource, str(item["metadata"]["name"]), target.name)
+        planned.append(_action("delete", inner, item))
+    return planned
 
 
 def _named(kind: ActionType, resource: str | None = None) -> Planner:
@@ -206,8 +260,8 @@ def _drain(writes: Writes, api: Api, settings: KubeSettings, a: Mapping[str, Any
 def _apply(writes: Writes, api: Api, _: KubeSettings, a: Mapping[str, Any]) -> list[Planned]:
     try:
         documents = [d for d in yaml.safe_load_all(a["manifest"]) if isinstance(d, dict)]
-    except yaml.YAMLError as exc:
-        raise InvalidArgument(f"the manifest is not YAML or JSON: {exc}") from exc
+    except yaml.YAMLError as exc:  # its words, never its text: a manifest may hold Secrets
+        raise InvalidArgument(f"the manifest is not YAML or JSON: {problem(exc)}") from None
     planned: list[Planned] = []
     for doc in documents:
         metadata = _mapping(doc.get("metadata"))
@@ -229,8 +283,8 @@ def _apply(writes: Writes, api: Api, _: KubeSettings, a: Mapping[str, Any]) -> l
         # A new object in a namespace this manifest creates cannot be dry-run yet: judge the
         # manifest itself, which is what the object will be.
         spec = _mapping(doc.get("spec"))
-        planned += _with_replicas(
-            target, live, "apply", spec.get("replicas"), after if after is not None else placed
+        planned += _outcome(
+            target, live, "apply", after if after is not None else placed, spec.get("replicas")
         )
     return planned
 
@@ -243,12 +297,12 @@ _PLANNERS: dict[str, Planner] = {
     "apply": _apply,
     "patch": _patch,
     "scale": _scale,
-    "set_image": _named("patch"),
+    "set_image": _set_image,
     "set_resources": _set_resources,
     # The policies' own words for these, so a rule written for restarts or rollbacks fires.
     "rollout_restart": _named("restart"),
     "rollout_undo": _named("rollback", "deployments.apps"),
-    "delete": _named("delete"),
+    "delete": _delete,
     "cordon": _node("cordon"),
     "uncordon": _node("uncordon"),
     "taint": _taint,

@@ -102,7 +102,9 @@ class Gate:
     def admit(self, tool: str, arguments: Mapping[str, Any], *, proposal: str = "") -> Admission:
         planned = tuple(plan_call(self.writes, self.settings, tool, arguments))
         if proposal:
-            return self._by_proposal(tool, planned, proposal)
+            return self._by_proposal(
+                tool, planned, proposal, dry_run=bool(arguments.get("dry_run"))
+            )
         now = self.clock()
         verdicts, citations, refusals = [], [], []
         for each in planned:
@@ -151,7 +153,11 @@ class Gate:
         if planned.action.pods is not None:
             metrics[EVICTIONS_METRIC] = float(self._evictions_since(now - timedelta(hours=1)))
         return EvaluationRequest(
-            action=planned.action, target=planned.judged, metrics=metrics, now=now
+            action=planned.action,
+            target=planned.judged,
+            metrics=metrics,
+            now=now,
+            namespace_labels=planned.namespace_labels,
         )
 
     def _evictions_since(self, since: datetime) -> int:
@@ -165,7 +171,11 @@ class Gate:
 
     # -- approved proposals ------------------------------------------------------------------
 
-    def _by_proposal(self, tool: str, planned: tuple[Planned, ...], proposal: str) -> Admission:
+    def _by_proposal(
+        self, tool: str, planned: tuple[Planned, ...], proposal: str, *, dry_run: bool = False
+    ) -> Admission:
+        """Admit the call under an approved proposal, taking the approval up (once, in the
+        store) unless `dry_run`: admit passes dry_run=True for a dry run, which uses nothing."""
         record_id(proposal, argument="proposal")
         try:
             record = self.store.call(lambda store: store.get(proposal))
@@ -173,7 +183,7 @@ class Gate:
             return Admission(tool, planned, "refused: unknown proposal", refusal=exc.message)
         decision = record.decision
         citations = tuple(str(c) for c in decision.citations) if decision else ()
-        problem = self._unusable(record, planned)
+        problem = self._unusable(record, planned, dry_run=dry_run)
         if problem:
             return Admission(
                 tool, planned, f"refused: proposal {proposal}", citations, problem, proposal
@@ -182,8 +192,12 @@ class Gate:
         verdict = f"{decision.outcome} by {decision.decided_by} (proposal {proposal})"
         return Admission(tool, planned, verdict, citations, proposal=proposal)
 
-    def _unusable(self, record: ProposalRecord, planned: tuple[Planned, ...]) -> str:
-        """Why this approved-or-not proposal cannot carry this call; "" when it can."""
+    def _unusable(
+        self, record: ProposalRecord, planned: tuple[Planned, ...], *, dry_run: bool = False
+    ) -> str:
+        """Why this approved-or-not proposal cannot carry this call; "" when it can, and then
+        the store has marked it used by this call (`Store.use_approval`, atomic: of concurrent
+        calls one gets it), unless `dry_run`."""
         proposal, decision = record.proposal, record.decision
         if decision is None or not decision.approves:
             state = decision.outcome if decision else proposal.state
@@ -204,6 +218,9 @@ class Gate:
                 f"is {planned[0].action.describe()} ({mismatch}); call with the approved action, "
                 "or propose this one"
             )
+        unseen = self._unweighed(record, planned[0])
+        if unseen:
+            return unseen
         target = decision.action.target
         latest = self.store.call(lambda store: store.target(target)).proposal
         if latest != proposal.id:
@@ -220,7 +237,45 @@ class Gate:
                 f"proposal {proposal.id} was applied already (audit record {applied[0].seq} at "
                 f"{applied[0].at.isoformat()}); an approval carries one change: propose again"
             )
+        try:  # the check above reads the log; this is the one that holds under concurrency
+            self.store.call(
+                lambda store: store.use_approval(
+                    proposal.id, by=self.actor, now=self.clock(), dry_run=dry_run
+                )
+            )
+        except ToolError as exc:  # used already, superseded, or its decision edited (reported)
+            return exc.message
         return ""
+
+    def _unweighed(self, record: ProposalRecord, planned: Planned) -> str:
+        """Rules that refuse the approved action on the object as the cluster has it (or, for a
+        write the server dry-ran, as the write leaves it), and that
+        did not fire on the object as the proposal described it: a proposal's own `labels` or
+        `target` are the proposer's say, and the decision weighed only what they showed. ""
+        when the live object adds nothing that blocks."""
+        proposal, now = record.proposal, self.clock()
+
+        def blocking(target: Json | None) -> dict[str, str]:
+            request = EvaluationRequest(
+                action=proposal.action, target=target, metrics=proposal.metrics, now=now,
+                namespace_labels=planned.namespace_labels,
+            )  # fmt: skip
+            report = evaluate(self.policies, request)
+            return {str(f.citation): str(f) for f in report.fired() if f.effect in _BLOCKING}
+
+        claimed, live = blocking(proposal.target), blocking(planned.judged)
+        new = [text for citation, text in live.items() if citation not in claimed]
+        if not new:
+            return ""
+        shown = proposal.target if proposal.target is not None else {}
+        said = (shown.get("metadata") or {}).get("labels") or proposal.action.labels
+        has = ((planned.judged or {}).get("metadata") or {}).get("labels") or {}
+        return (
+            f"proposal {proposal.id} was judged on labels {said or {}}, but "
+            f"{proposal.action.target} has labels {has}, by which: "
+            + "; ".join(new)
+            + ". Propose it again as the object is"
+        )
 
 
 def _details(proposal: str, actions: list[Action]) -> dict[str, str | int]:

@@ -26,7 +26,7 @@ from mcp.server.fastmcp import FastMCP
 
 from core.errors import Conflict, PermissionDenied
 from core.policy import approvals
-from core.policy.audit import AuditKind, AuditRecord, verify
+from core.policy.audit import AuditKind, AuditRecord
 from core.policy.catalog import PolicySet
 from core.policy.documents.change import ChangePolicy
 from core.policy.proposals import AnswerVerdict, ApprovalRequest, ApprovalState, Identity, record_id
@@ -98,16 +98,11 @@ def register_reads(mcp: FastMCP, deps: Deps) -> None:
     async def audit_verify() -> dict[str, Any]:
         """Check the whole audit chain: intact, or every record that was modified, deleted or
         cut off the end, by number."""
-
-        def check(s: Store) -> tuple[list[AuditRecord], list[str], Any]:
-            head = s.audit_head()  # first: what is appended meanwhile lies past it
-            records = s.audit()
-            return records, verify(records, head), head
-
-        records, problems, head = await store.run(check)
+        report = await store.run(lambda s: s.verify_audit())  # columns, seal and decisions too
+        problems, head = report.problems, report.head
         return {
             "intact": not problems,
-            "records": len(records),
+            "records": report.records,
             "head": {"seq": head.seq, "hash": head.hash[:12]},
             "problems": problems,
             "next": "the log is intact" if not problems else "the problems name the records",

@@ -6,10 +6,11 @@
       allowedRegistries: [registry.example.com, ghcr.io/acme]       # a host, or host/path prefix
       requireDigest: true       # an image not pinned by digest is a finding of medium severity
 
-The Platform agent's audit reads it: an image outside every allowed registry is a finding. Image
-references are read as the container runtime reads them (`nginx` is
+The Platform agent's audit reads it (an image outside every allowed registry is a finding), and
+the policy gate judges by it every action that brings an image into a namespace
+(`checks.images`). Image references are read as the container runtime reads them (`nginx` is
 `docker.io/library/nginx`; a first part with a dot or a port, or `localhost`, is a registry), so
-an allow-list entry means the registry a node would really pull from. It judges no action.
+an allow-list entry means the registry a node would really pull from.
 """
 
 from __future__ import annotations

@@ -16,25 +16,32 @@ protocol and passes the same tests. The rules are the store's, not its callers':
   basis, else "rejected" as superseded), denied or expired -> "rejected".
 - An ended request is claimed once: `claim` returns it to the first waiter and None to any
   other, so the agent waiting for an answer acts on it exactly once.
+- An approved proposal is used once: `use_approval` marks it used by one write, atomically,
+  and refuses every later use, whatever became of that write (a write that failed is retried by
+  proposing again; nothing un-uses an approval). It uses only the target's latest approval, and
+  only a decision `audit.attest` finds on the sealed chain: a decision edited where it is stored
+  raises `audit.Tampered`, after a "use" record says so.
 - Every write appends its audit records (`audit.AuditEntry`, chained by `audit.chain`) in the
   same transaction: "proposal" on propose; one "evaluation" per evaluation and a "decision" on
   decide (plus "approval" when it opens a request); "answer" per answer, and "decision" when
-  the answer or an expiry ends the request. `record` appends entries for what happened outside
-  the store (a mutation applied, a PR merged). The head (last seq and hash) is kept with them.
+  the answer or an expiry ends the request; "use" when an approval is used. `record` appends
+  entries for what happened outside the store (a mutation applied, a PR merged). The head (last
+  seq and hash) is kept with them, sealed with the store's key (`audit.seal`).
 """
 
 from __future__ import annotations
 
 import builtins
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from core.errors import InvalidArgument
+from core.errors import Conflict, InvalidArgument
 from core.policy.actions import TargetRef
-from core.policy.audit import AuditEntry, AuditHead, AuditKind, AuditRecord
+from core.policy.audit import AuditEntry, AuditHead, AuditKind, AuditRecord, AuditReport
 from core.policy.proposals import (
     ApprovalAnswer,
     ApprovalRequest,
@@ -84,6 +91,38 @@ def decided_state(
     if approval is not None and approval.proposal != proposal_id:
         raise InvalidArgument(f"{approval.id} is for proposal {approval.proposal}")
     return state
+
+
+@dataclass(frozen=True)
+class Use:
+    """Who used an approved proposal, and when (the write that took it up)."""
+
+    by: str
+    at: datetime
+
+
+def unusable(record: ProposalRecord, target: TargetState, use: Use | None) -> Decision:
+    """The approved decision `record` holds, if it may carry a write now; else Conflict saying
+    why: not approved, superseded by a later approval of its target, or used already."""
+    proposal, decision = record.proposal, record.decision
+    if decision is None or not decision.approves:
+        state = decision.outcome if decision else proposal.state
+        raise Conflict(
+            f"proposal {proposal.id} is {state}, not approved, so it cannot carry a write; "
+            "get_proposal on the policy server shows why"
+        )
+    if target.proposal != proposal.id:
+        raise Conflict(
+            f"proposal {target.proposal} was approved for {decision.action.target} after "
+            f"proposal {proposal.id}, which it supersedes; use proposal {target.proposal}, or "
+            "propose again"
+        )
+    if use is not None:
+        raise Conflict(
+            f"proposal {proposal.id} was used already, by {use.by} at {use.at.isoformat()}: an "
+            "approval carries one write, and a write that failed spends it too; propose again"
+        )
+    return decision
 
 
 class Store(Protocol):
@@ -144,6 +183,20 @@ class Store(Protocol):
         Conflict if it has not ended."""
         ...
 
+    def use_approval(
+        self, proposal_id: str, *, by: str, now: datetime, dry_run: bool = False
+    ) -> Decision:
+        """Mark the approved proposal used by one write (`by`, an actor such as "agent
+        dev-team"), once, and return its decision: the action the write may make.
+
+        Atomic: of any number of concurrent callers one gets the decision and the others
+        Conflict ("used already"). Conflict too when it is not approved or was superseded
+        (`unusable`); Tampered when `audit.attest` does not find the decision on the sealed
+        chain (a "use" record reports it first); NotFound for an unknown id. `dry_run` checks
+        the same and writes nothing.
+        """
+        ...
+
     # --- audit --------------------------------------------------------------------------------
 
     def record(self, entries: Sequence[AuditEntry]) -> builtins.list[AuditRecord]:
@@ -162,5 +215,11 @@ class Store(Protocol):
         ...
 
     def audit_head(self) -> AuditHead: ...
+
+    def verify_audit(self) -> AuditReport:
+        """Everything `kubecrew audit verify` checks: the chain (`audit.verify`), the head's seal
+        under the store's key, the stored form of each record (every column or field it is
+        filtered on, and its canonical JSON), and each stored decision against its record."""
+        ...
 
     def close(self) -> None: ...

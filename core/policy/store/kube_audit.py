@@ -4,8 +4,9 @@ The API server has no multi-object transaction, so an append is committed by one
 on the head (`auditheads/head`), and the record objects are written after it:
 
 1. read the head; if it still lists `pending` records, finish them first (step 3);
-2. chain the new entries after the head and CAS the head to the new last seq and hash, with the
-   chained records as `pending` and the batch's id added to `batches`;
+2. chain the new entries after the head and CAS the head to the new last seq and hash, sealed
+   with the store's key (`audit.seal`; the key is a Secret, `kube_key`), with the chained
+   records as `pending` and the batch's id added to `batches`;
 3. create each pending record (named by its zero-padded seq; AlreadyExists means another writer
    finished it already, with the same bytes, since they came from the same head), then CAS the
    head's `pending` away.
@@ -16,16 +17,19 @@ appended nothing. `batches` (the last `KEPT` batch ids) makes an append idempote
 whose audit entries wait in its object (see `Pending`) can be flushed again by anyone after a
 crash without appearing twice.
 
-Objects whose write has audit entries still to append carry them in `spec.audit` (a list of
-batches) and the label `kubecrew.io/audit=pending`; every write flushes every such object, so the
-entries of a write that crashed before its flush are appended by the next writer.
+Objects whose write has audit entries still to append carry them in `status.audit` (a list of
+batches), written with the write itself, where only the store's identity may write; every write
+flushes every such object, so the entries of a write that crashed before its flush are appended
+by the next writer. (A label to select them by cannot be set through the status subresource, so
+the flush reads them all.) Reading never creates the head: an identity that may only read (an
+agent) sees an empty log until the store's identity writes.
 """
 
 from __future__ import annotations
 
 import contextlib
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,13 +37,14 @@ from pydantic import ValidationError
 
 from core.connection import Json
 from core.errors import Conflict, Unavailable
-from core.policy.audit import GENESIS, AuditEntry, AuditHead, AuditRecord, chain
-from core.policy.store.kube_objects import Exists, Lost, Resources, labels_of, spec_of
+from core.policy import audit
+from core.policy.audit import GENESIS, AuditEntry, AuditHead, AuditRecord, AuditReport, chain, seal
+from core.policy.proposals import Decision
+from core.policy.store.kube_objects import Exists, Lost, Resources, spec_of, status_of
 
 HEADS, RECORDS = "auditheads", "auditrecords"
 HEAD = "head"
 KEPT = 100
-PENDING_LABEL = "kubecrew.io/audit"
 ATTEMPTS = 50
 
 
@@ -51,12 +56,9 @@ def new_batch(entries: Sequence[AuditEntry]) -> dict[str, Any]:
     }
 
 
-def with_pending(spec: Json, labels: dict[str, str], batch: Json) -> tuple[Json, dict[str, str]]:
-    """`spec` and `labels` of an object whose write adds `batch` to the audit entries it owes."""
-    return (
-        {**spec, "audit": [*(spec.get("audit") or []), batch]},
-        {**labels, PENDING_LABEL: "pending"},
-    )
+def with_pending(status: Json, batch: Json) -> Json:
+    """`status` of an object whose write adds `batch` to the audit entries it owes."""
+    return {**status, "audit": [*(status.get("audit") or []), batch]}
 
 
 def record_name(seq: int) -> str:
@@ -66,20 +68,23 @@ def record_name(seq: int) -> str:
 @dataclass(frozen=True)
 class AuditLog:
     resources: Resources
+    key: Callable[[], bytes]  # the store's sealing key, read when first needed
 
     def append(self, batch: str, entries: Sequence[AuditEntry]) -> list[AuditRecord]:
         """Append `entries` once as batch `batch`; [] when that batch is in the log already."""
         for _ in range(ATTEMPTS):
-            head = self._settled_head()
+            head = self._made_head()
             spec = spec_of(head)
             if batch in (spec.get("batches") or []):
                 return []
             records = chain(_head(spec), entries)
             if not records:
                 return []
+            last = AuditHead(seq=records[-1].seq, hash=records[-1].hash)
             new = {
-                "seq": records[-1].seq,
-                "hash": records[-1].hash,
+                "seq": last.seq,
+                "hash": last.hash,
+                "seal": seal(self.key(), last),
                 "batches": [*(spec.get("batches") or []), batch][-KEPT:],
                 "pending": [r.model_dump(mode="json") for r in records],
             }
@@ -92,65 +97,117 @@ class AuditLog:
         raise Conflict(f"the audit head kept changing during {ATTEMPTS} attempts to append; retry")
 
     def head(self) -> AuditHead:
-        return _head(spec_of(self._settled_head()))
+        return self.sealed_head()[0]
+
+    def sealed_head(self) -> tuple[AuditHead, str]:
+        """The head and its stored seal (empty and "" before the first write)."""
+        head = self._settled_head()
+        spec = spec_of(head) if head is not None else {}
+        return _head(spec), str(spec.get("seal") or "")
+
+    def attest(self, proposal_id: str, decision: Decision) -> str:
+        """`audit.attest` on the log from the proposal's last decision record to the head."""
+        head, stored_seal = self.sealed_head()
+        records = self.records()
+        mine = [
+            i for i, r in enumerate(records) if r.kind == "decision" and r.subject == proposal_id
+        ]
+        tail = records[mine[-1] :] if mine else []
+        sealed = not audit.unsealed(head, stored_seal, self.key())
+        return audit.attest(proposal_id, decision, tail, head, sealed=sealed)
+
+    def verify(self, decisions: dict[str, Decision]) -> AuditReport:
+        """The whole log checked: chain, objects, the head's seal, and `decisions` (each
+        proposal's stored decision) against their records."""
+        key = self.key()  # checked as the store's identity: the key is the store's
+        head, stored_seal = self.sealed_head()
+        records, problems = self.stored()
+        problems = (
+            audit.verify(records, head)
+            + problems
+            + (audit.unsealed(head, stored_seal, key) if head.seq or stored_seal else [])
+            + audit.decisions(decisions, records)
+        )
+        return AuditReport(head=head, records=len(records), problems=problems)
 
     def records(self) -> list[AuditRecord]:
-        self._settled_head()
-        found = []
-        for obj in self.resources.list(RECORDS):
-            try:
-                found.append(AuditRecord.model_validate(spec_of(obj)))
-            except ValidationError as exc:
-                name = obj["metadata"]["name"]
-                raise Unavailable(
-                    f"audit record object {name} is no longer an audit record ({exc}); it was "
-                    f"edited by hand: `kubectl get auditrecord {name} -o yaml` shows it"
-                ) from exc
-        return sorted(found, key=lambda record: record.seq)
+        found, broken = self._read()
+        if broken:
+            name = broken[0]
+            raise Unavailable(
+                f"audit record object {name} is no longer an audit record; it was edited by "
+                f"hand: `kubectl get auditrecord {name} -o yaml` shows it"
+            )
+        return [record for _, record in found]
 
-    def flush(self, plurals: Sequence[str]) -> None:
-        """Append the entries every object of `plurals` still owes, oldest first, and clear them."""
-        owing = [
-            (plural, obj)
-            for plural in plurals
-            for obj in self.resources.list(plural, selector=f"{PENDING_LABEL}=pending")
+    def stored(self) -> tuple[list[AuditRecord], list[str]]:
+        """Every record by seq, and what is wrong with objects that hold none or another one."""
+        found, broken = self._read()
+        problems = [
+            f"audit record object {name} is no longer an audit record: it was edited by hand "
+            f"(`kubectl get auditrecord {name} -o yaml` shows it)"
+            for name in broken
+        ] + [
+            f"audit record object {name} holds record {record.seq}: it was renamed"
+            for name, record in found
+            if name != record_name(record.seq)
         ]
-        owing.sort(key=lambda item: _first_at(item[1]))
-        for plural, obj in owing:
+        return [record for _, record in found], problems
+
+    def _read(self) -> tuple[list[tuple[str, AuditRecord]], list[str]]:
+        self._settled_head()
+        found, broken = [], []
+        for obj in self.resources.list(RECORDS):
+            name = str(obj["metadata"]["name"])
+            try:
+                found.append((name, AuditRecord.model_validate(spec_of(obj))))
+            except ValidationError:
+                broken.append(name)
+        return sorted(found, key=lambda item: item[1].seq), broken
+
+    def flush(self, plural: str, objects: Sequence[Json]) -> None:
+        """Append the entries each of `objects` still owes, oldest first, and clear them."""
+        owing = [obj for obj in objects if status_of(obj).get("audit")]
+        owing.sort(key=_first_at)
+        for obj in owing:
             self._flush_one(plural, obj)
 
     def _flush_one(self, plural: str, obj: Json) -> None:
         for _ in range(ATTEMPTS):
-            batches = spec_of(obj).get("audit") or []
+            batches = status_of(obj).get("audit") or []
             for batch in batches:
                 entries = [AuditEntry.model_validate(e) for e in batch["entries"]]
                 self.append(batch["batch"], entries)
             done = {batch["batch"] for batch in batches}
-            spec = spec_of(obj)
-            left = [b for b in spec.get("audit") or [] if b["batch"] not in done]
-            labels = labels_of(obj)
-            if not left:
-                labels.pop(PENDING_LABEL, None)
+            status = status_of(obj)
+            left = [b for b in status.get("audit") or [] if b["batch"] not in done]
             try:
-                self.resources.replace(plural, obj, {**spec, "audit": left}, labels)
+                self.resources.replace_status(plural, obj, {**status, "audit": left})
                 return
             except Lost:
                 fresh = self.resources.get(plural, obj["metadata"]["name"])
-                if fresh is None or not spec_of(fresh).get("audit"):
+                if fresh is None or not status_of(fresh).get("audit"):
                     return
                 obj = fresh
 
-    def _settled_head(self) -> Json:
-        """The head with no pending records: created when missing, finished when pending."""
+    def _made_head(self) -> Json:
+        """The settled head, created (sealed, empty) when there is none yet."""
+        for _ in range(ATTEMPTS):
+            head = self._settled_head()
+            if head is not None:
+                return head
+            empty = {"seq": 0, "hash": GENESIS, "seal": seal(self.key(), AuditHead())}
+            with contextlib.suppress(Exists):
+                self.resources.create(
+                    HEADS, "AuditHead", HEAD, {**empty, "batches": [], "pending": []}, {}
+                )
+        raise Conflict(f"the audit head kept changing during {ATTEMPTS} reads; retry")
+
+    def _settled_head(self) -> Json | None:
+        """The head with no pending records (finished when pending); None before the first."""
         for _ in range(ATTEMPTS):
             head = self.resources.get(HEADS, HEAD)
-            if head is None:
-                try:
-                    empty = {"seq": 0, "hash": GENESIS, "batches": [], "pending": []}
-                    head = self.resources.create(HEADS, "AuditHead", HEAD, empty, {})
-                except Exists:
-                    continue
-            if not spec_of(head).get("pending"):
+            if head is None or not spec_of(head).get("pending"):
                 return head
             self._settle(head)
         raise Conflict(f"the audit head kept changing during {ATTEMPTS} reads; retry")
@@ -171,6 +228,6 @@ def _head(spec: Json) -> AuditHead:
 
 
 def _first_at(obj: Json) -> tuple[str, str]:
-    batches = spec_of(obj).get("audit") or [{}]
+    batches = status_of(obj).get("audit") or [{}]
     entries = batches[0].get("entries") or [{}]
     return str(entries[0].get("at", "")), obj["metadata"].get("creationTimestamp", "")

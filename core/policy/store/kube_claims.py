@@ -8,10 +8,11 @@ version when the write approves). That CAS is the commit point: once it succeeds
 happen, and until it succeeds nothing did. Then the claim is applied object by object and
 cleared:
 
-1. the approval request: created (revision 0 -> 1) or replaced when still at the revision the
-   claim was computed from;
-2. the proposal: replaced when its write count is still the one the claim read, adding the
-   events, the new state and decision, and the audit batch it now owes (`kube_audit`);
+1. the approval request: created (its status then written, revision 0 -> 1) or its status
+   replaced when still at the revision the claim was computed from;
+2. the proposal's status: replaced when its write count is still the one the claim read,
+   adding the events, the new state and decision (or use), and the audit batch it now owes
+   (`kube_audit`);
 3. the target's claim removed (CAS; a lost race means someone else cleared it).
 
 Every step checks whether it is done already, so applying a claim twice changes nothing: a
@@ -29,7 +30,15 @@ from typing import Any
 from core.connection import Json
 from core.errors import Conflict
 from core.policy.store.kube_audit import with_pending
-from core.policy.store.kube_objects import Exists, Lost, Resources, labels_of, object_name, spec_of
+from core.policy.store.kube_objects import (
+    Exists,
+    Lost,
+    Resources,
+    labels_of,
+    object_name,
+    spec_of,
+    status_of,
+)
 
 PROPOSALS, APPROVALS, TARGETS = "proposals", "approvalrequests", "policytargets"
 CLAIM_LABEL = "kubecrew.io/claim"
@@ -40,7 +49,7 @@ ATTEMPTS = 50
 class Claim:
     proposal: str  # the proposal's id
     writes: int  # the proposal object's write count this was computed from
-    fields: Json  # spec fields of the proposal to set: proposal, decision, state, version, ...
+    fields: Json  # status fields of the proposal to set: proposal, decision, state, used, ...
     events: list[Json]  # transcript events to append
     batch: Json  # the audit entries the write owes (kube_audit.new_batch)
     approval: Json | None = None  # {"id", "revision" (0: create), "request"}
@@ -115,7 +124,7 @@ def _approval(resources: Resources, change: Json) -> None:
     name = object_name("a", str(change["id"]))
     revision = int(change["revision"])
     request: dict[str, Any] = change["request"]
-    spec = {
+    status = {
         "request": request,
         "state": request["state"],
         "proposal": request["proposal"],
@@ -127,15 +136,15 @@ def _approval(resources: Resources, change: Json) -> None:
         if found is None:
             if revision != 0:
                 raise Conflict(f"approval request {change['id']} vanished while being answered")
+            spec = {"proposal": request["proposal"]}
             try:
-                resources.create(APPROVALS, "ApprovalRequest", name, spec, labels)
-                return
+                found = resources.create(APPROVALS, "ApprovalRequest", name, spec, labels)
             except Exists:
                 continue
-        if int(spec_of(found).get("revision") or 0) != revision:
+        if int(status_of(found).get("revision") or 0) != revision:
             return  # applied already
         try:
-            resources.replace(APPROVALS, found, spec, {**labels_of(found), **labels})
+            resources.replace_status(APPROVALS, found, status)
             return
         except Lost:
             continue
@@ -148,18 +157,17 @@ def _proposal(resources: Resources, claim: Claim) -> None:
         found = resources.get(PROPOSALS, name)
         if found is None:
             raise Conflict(f"proposal {claim.proposal} vanished while being decided")
-        spec = spec_of(found)
-        if int(spec.get("writes") or 0) != claim.writes:
+        status = status_of(found)
+        if int(status.get("writes") or 0) != claim.writes:
             return  # applied already
         new = {
-            **spec,
+            **status,
             **claim.fields,
-            "transcript": [*(spec.get("transcript") or []), *claim.events],
+            "transcript": [*(status.get("transcript") or []), *claim.events],
             "writes": claim.writes + 1,
         }
-        new, labels = with_pending(new, labels_of(found), claim.batch)
         try:
-            resources.replace(PROPOSALS, found, new, labels)
+            resources.replace_status(PROPOSALS, found, with_pending(new, claim.batch))
             return
         except Lost:
             continue  # an audit flush cleared its owed entries meanwhile: re-read

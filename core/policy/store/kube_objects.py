@@ -1,9 +1,11 @@
 """The policy store's custom resources over the API: names, compare-and-swap writes, installing.
 
-Every write here is a single-object compare-and-swap: `replace` carries the resourceVersion it
-read and fails with `Lost` when the object moved, `create` fails with `Exists` when the name is
-taken. Those two are the backend's only synchronisation, so they are told apart from every other
-Conflict (the kube connection maps both 409s to one error). Reaching the API is
+Every write here is a single-object compare-and-swap: `replace` (the object) and
+`replace_status` (its status subresource, where proposals and requests keep what the store
+decided) carry the resourceVersion they read and fail with `Lost` when the object moved;
+`create` fails with `Exists` when the name is taken. Those two are the backend's only
+synchronisation, so they are told apart from every other Conflict (the kube connection maps
+both 409s to one error). Reaching the API is
 `core.connection`'s job (kubeconfig, contexts, errors mapped to the ToolError tree).
 
 Names: kube names are DNS-1123, ids and target keys are not always; `object_name` keeps a valid
@@ -81,10 +83,17 @@ class Resources:
         metadata = dict(obj["metadata"])
         if labels is not None:
             metadata["labels"] = labels
-        body = {**obj, "metadata": metadata, "spec": spec}
-        name = metadata["name"]
+        return self._put(plural, {**obj, "metadata": metadata, "spec": spec}, "")
+
+    def replace_status(self, plural: str, obj: Json, status: Json) -> Json:
+        """Write `status` over `obj`'s as read (its status subresource); Lost if it changed."""
+        return self._put(plural, {**obj, "status": status}, "/status")
+
+    def _put(self, plural: str, body: Json, subresource: str) -> Json:
+        name = body["metadata"]["name"]
+        path = self._path(plural, name) + subresource
         try:
-            return self.api.request("PUT", self._path(plural, name), body=body, what=name)
+            return self.api.request("PUT", path, body=body, what=f"{plural}{subresource} {name}")
         except Conflict as exc:
             raise Lost(exc.message) from exc
         except NotFound as exc:
@@ -153,6 +162,11 @@ def _established(api: Api, name: str, found: Json, wait: float) -> None:
 def spec_of(obj: Json) -> dict[str, Any]:
     spec: dict[str, Any] = obj.get("spec") or {}
     return spec
+
+
+def status_of(obj: Json) -> dict[str, Any]:
+    status: dict[str, Any] = obj.get("status") or {}
+    return status
 
 
 def labels_of(obj: Json) -> dict[str, str]:

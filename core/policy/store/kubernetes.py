@@ -1,29 +1,45 @@
 """The policy store as custom resources, so agents on many machines share one store.
 
 Everything lives in one namespace (`kubecrew-system` by default) as the kinds of `kube_crds`:
-a Proposal per proposal (its transcript and decision inside it), an ApprovalRequest per request,
-a PolicyTarget per target that has ever been claimed, and the audit log (`kube_audit`). Bodies
-are the pydantic models' JSON, as the SQLite store keeps them, and what a write does is computed
-by the same functions (`approvals.settle`, `audit.decided`, ...), so both backends hold the same
-documents, transcripts and audit chains, hashes included.
+a Proposal per proposal (its transcript and decision in its status), an ApprovalRequest per
+request, a PolicyTarget per target that has ever been claimed, and the audit log (`kube_audit`)
+sealed with a key in a Secret (`kube_key`). Bodies are the pydantic models' JSON, as the SQLite
+store keeps them, and what a write does is computed by the same functions (`approvals.settle`,
+`audit.decided`, ...), so both backends hold the same documents, transcripts and audit chains,
+hashes included.
+
+Whose writes these are: the store's own identity is the kubeconfig the kubecrew process opens
+the store with (`open_store` reads `$KUBECONFIG`: the person or the service account running the
+policy server and the kube server's gate), never an agent's ServiceAccount, whose token its kube
+tools carry to the cluster. deploy/rbac/policy-store.yaml gives that identity the Role
+`kubecrew-policy-store-writer` (statuses, targets, the audit log, the key) and agents the Role
+`kubecrew-policy-store` (read, and create proposals: a created proposal is only a request, which
+the store opens from its spec). A decision edited anyway (by an identity with more rights) is not
+used: `use_approval` checks it against the sealed chain (`audit.attest`).
 
 The API server's only concurrency control is a compare-and-swap on one object's resourceVersion,
 so the rules of `store.base` are kept like this (a crash between any two writes leaves a state
 the next reader finishes without deciding anything twice):
 
-- A proposal is created once (create; AlreadyExists is a Conflict) with its basis read from its
-  target. After that every write to it (decide, an answer, an expiry) is a `kube_claims.Claim`
-  committed by one CAS on its target's PolicyTarget, which also moves the target's approval
-  version when the write approves. The claim is computed from the target as read without a
-  claim and from the proposal read after it, so a commit that succeeds was computed from
-  current state: two conflicting proposals on one target are never both approved, and a
-  proposal leaves "open" or "escalated" once. Readers apply a claim they find before reading on.
-- Audit entries travel inside the write that owes them (the proposal's `spec.audit`) and are
+- A proposal is created once (create; AlreadyExists is a Conflict), its basis read from its
+  target when it is opened (below). After that every write to it (decide, an answer, an
+  expiry, a use) is a `kube_claims.Claim` committed by one CAS on its target's PolicyTarget,
+  which also moves the target's approval version when the write approves. The claim is
+  computed from the target as read without a claim and from the proposal read after it, so a
+  commit that succeeds was computed from current state: two conflicting proposals on one
+  target are never both approved, and a proposal leaves "open" or "escalated" once. Readers
+  apply a claim they find before reading on.
+- Audit entries travel inside the write that owes them (the proposal's `status.audit`) and are
   appended right after it; every write flushes whatever any object still owes (`kube_audit`).
-- An ended request is claimed for a waiter by a CAS on the request itself.
+- A proposal is created with its spec alone and opened (its status written) right after; a
+  reader that finds one not yet opened (a crash between the two, or an agent's create) opens it.
+- An ended request is claimed for a waiter by a CAS on the request's status.
+- An approval is used through a claim too (its target's CAS), so a use commits only while the
+  proposal is still its target's latest approval and unused: one of concurrent uses wins.
 
 Modules: `kube_objects` (API access, names, installing the CRDs), `kube_claims` (the commit
-protocol), `kube_bodies` (documents in object specs, claims per write), `kube_audit` (the log).
+protocol), `kube_bodies` (documents in objects, claims per write), `kube_audit` (the log),
+`kube_key` (the Secret that seals it).
 It knows nothing of negotiation; the kubeconfig decides which cluster, real or sandbox.
 """
 
@@ -39,7 +55,7 @@ from core.errors import Conflict, NotFound
 from core.policy import audit
 from core.policy.actions import TargetRef
 from core.policy.approvals import ended_message, expired_message, lapse, settle
-from core.policy.audit import AuditEntry, AuditHead, AuditKind, AuditRecord
+from core.policy.audit import AuditEntry, AuditHead, AuditKind, AuditRecord, AuditReport, Tampered
 from core.policy.proposals import (
     ApprovalAnswer,
     ApprovalRequest,
@@ -52,12 +68,13 @@ from core.policy.proposals import (
     TranscriptEvent,
 )
 from core.policy.store import kube_bodies as bodies
-from core.policy.store import kube_claims
-from core.policy.store.base import TargetState, decided_state, proposed_event, target_key
-from core.policy.store.kube_audit import AuditLog, new_batch, with_pending
+from core.policy.store import kube_claims, kube_key
+from core.policy.store.base import TargetState, decided_state, target_key, unusable
+from core.policy.store.kube_audit import AuditLog, new_batch
 from core.policy.store.kube_claims import APPROVALS, PROPOSALS, TARGETS, Claim, commit
 from core.policy.store.kube_objects import Exists, Lost, Resources, install, object_name
 from core.policy.store.kube_objects import spec_of as _spec
+from core.policy.store.kube_objects import status_of as _status
 
 NAMESPACE = "kubecrew-system"
 ATTEMPTS = 20
@@ -75,8 +92,9 @@ class KubernetesStore:
         api = self._clusters.api()
         install(api, namespace)
         self._objects = Resources(api, namespace)
-        self._log = AuditLog(self._objects)
+        self._log = AuditLog(self._objects, key=self._sealing_key)
         self._keys: dict[str, str] = {}  # proposal or request id -> target key (never changes)
+        self._audit_key: bytes | None = None  # read from its Secret when first needed
         self.where = f"the {namespace} namespace of context {api.context}"
 
     def identity(self) -> Identity:
@@ -92,35 +110,26 @@ class KubernetesStore:
 
     def propose(self, proposal: Proposal) -> ProposalRecord:
         key = target_key(proposal.action.target)
-        basis = self._target(key)[1].version
-        stored = proposal.model_copy(update={"basis": basis, "state": "open"})
-        event = proposed_event(proposal)
-        spec = {
-            "proposal": bodies.dump(stored),
-            "transcript": [bodies.dump(event)],
-            "version": 1,
-            "writes": 1,
-            "state": "open",
-            "target": key,
-        }
-        spec, labels = with_pending(spec, {}, new_batch([audit.proposed(stored)]))
+        spec = {"proposal": bodies.dump(proposal), "target": key}
         name = object_name("p", proposal.id)
         try:
-            self._objects.create(PROPOSALS, "Proposal", name, spec, labels)
+            created = self._objects.create(PROPOSALS, "Proposal", name, spec, {})
         except Exists as exc:
             raise Conflict(
                 f"proposal {proposal.id} already exists; propose under a new id"
             ) from exc
         self._keys[proposal.id] = key
+        opened = self._open(created)
         self._flush()
-        return ProposalRecord(proposal=stored, version=1, transcript=[event])
+        return bodies.record(opened)
 
     def get(self, proposal_id: str) -> ProposalRecord:
         return bodies.record(self._proposal(proposal_id))
 
     def list(self, *, state: ProposalState | None = None) -> builtins.list[Proposal]:
         self._finish_claims()
-        found = [bodies.record(obj).proposal for obj in self._objects.list(PROPOSALS)]
+        objects = self._objects.list(PROPOSALS)
+        found = [bodies.record(obj).proposal for obj in objects if bodies.is_open(obj)]
         chosen = [p for p in found if state is None or p.state == state]
         return sorted(chosen, key=lambda p: (p.created.isoformat(), p.id))
 
@@ -176,7 +185,8 @@ class KubernetesStore:
 
     def approvals(self, *, state: ApprovalState | None = None) -> builtins.list[ApprovalRequest]:
         self._finish_claims()
-        found = [bodies.request(obj) for obj in self._objects.list(APPROVALS)]
+        objects = self._objects.list(APPROVALS)
+        found = [bodies.request(obj) for obj in objects if "request" in _status(obj)]
         chosen = [r for r in found if state is None or r.state == state]
         return sorted(chosen, key=lambda r: (r.requested_at.isoformat(), r.id))
 
@@ -208,8 +218,8 @@ class KubernetesStore:
                 return None
             claimed = request.model_copy(update={"claimed_by": waiter})
             try:
-                self._objects.replace(
-                    APPROVALS, obj, {**_spec(obj), "request": bodies.dump(claimed)}
+                self._objects.replace_status(
+                    APPROVALS, obj, {**_status(obj), "request": bodies.dump(claimed)}
                 )
             except Lost:
                 continue
@@ -242,6 +252,31 @@ class KubernetesStore:
                 return settled.request, late
         raise Conflict(f"{request_id} kept changing during {ATTEMPTS} attempts; retry")
 
+    # --- using an approval --------------------------------------------------------------------
+
+    def use_approval(
+        self, proposal_id: str, *, by: str, now: datetime, dry_run: bool = False
+    ) -> Decision:
+        self._flush()  # a decision's own records may still be owed
+        for _ in range(ATTEMPTS):
+            key = self._key(proposal_id)
+            held, current = self._target(key)
+            obj = self._proposal(proposal_id, finish=False)
+            record = bodies.record(obj)
+            forged = (
+                "" if record.decision is None else self._log.attest(proposal_id, record.decision)
+            )
+            if forged:
+                self.record([audit.refused_use(proposal_id, forged, by=by, at=now)])
+                raise Tampered(forged)
+            decision = unusable(record, current, bodies.use(obj))
+            if dry_run:
+                return decision
+            claim = bodies.use_claim(obj, audit.used(proposal_id, decision, by=by, at=now))
+            if self._commit(key, held, claim, approves=False):
+                return decision
+        raise Conflict(f"the target of proposal {proposal_id} kept changing; retry")
+
     # --- audit --------------------------------------------------------------------------------
 
     def record(self, entries: Sequence[AuditEntry]) -> builtins.list[AuditRecord]:
@@ -268,6 +303,20 @@ class KubernetesStore:
 
     def audit_head(self) -> AuditHead:
         return self._log.head()
+
+    def verify_audit(self) -> AuditReport:
+        self._flush()
+        opened = [bodies.record(o) for o in self._objects.list(PROPOSALS) if bodies.is_open(o)]
+        return self._log.verify({r.proposal.id: r.decision for r in opened if r.decision})
+
+    def _sealing_key(self) -> bytes:
+        if self._audit_key is None:
+            self._audit_key = kube_key.load(
+                self._objects.api,
+                self._objects.namespace,
+                sealed=lambda: bool(self._log.sealed_head()[1]),
+            )
+        return self._audit_key
 
     def close(self) -> None:
         self._clusters.close()
@@ -298,7 +347,29 @@ class KubernetesStore:
             raise NotFound(
                 f"no proposal {proposal_id} in {self.where}; `kubecrew proposals list` shows them"
             )
-        return obj
+        return obj if bodies.is_open(obj) else self._open(obj)
+
+    def _open(self, obj: Json) -> Json:
+        """Give a created proposal the status it starts with (its basis read now), once."""
+        name = obj["metadata"]["name"]
+        asked = bodies.asked(obj)
+        if asked is None:
+            raise NotFound(
+                f"proposal object {name} holds no proposal named for it; it was not made by the "
+                f"store: `kubectl get proposal {name} -o yaml` shows it"
+            )
+        for _ in range(ATTEMPTS):
+            if bodies.is_open(obj):
+                return obj
+            basis = self._target(target_key(asked.action.target))[1].version
+            try:
+                return self._objects.replace_status(PROPOSALS, obj, bodies.opened(asked, basis)[1])
+            except Lost:
+                fresh = self._objects.get(PROPOSALS, name)
+                if fresh is None:
+                    raise NotFound(f"proposal object {name} was deleted") from None
+                obj = fresh
+        raise Conflict(f"proposal object {name} kept changing while it was opened; retry")
 
     def _approval(self, request_id: str, *, finish: bool = True) -> Json:
         if finish:
@@ -315,11 +386,10 @@ class KubernetesStore:
         """The target key of a proposal or request, read once (a target never changes)."""
         if object_id not in self._keys:
             if approval:
-                key = target_key(
-                    bodies.request(self._approval(object_id, finish=False)).action.target
-                )
+                proposal = str(_spec(self._approval(object_id, finish=False))["proposal"])
+                key = self._key(proposal)
             else:
-                key = str(_spec(self._proposal(object_id, finish=False))["target"])
+                key = str(_status(self._proposal(object_id, finish=False))["target"])
             self._keys[object_id] = key
         return self._keys[object_id]
 
@@ -339,4 +409,13 @@ class KubernetesStore:
         self._flush()
 
     def _flush(self) -> None:
-        self._log.flush([PROPOSALS])
+        """Open the proposals created but not yet opened, and append what any still owes."""
+        objects = []
+        for obj in self._objects.list(PROPOSALS):
+            if not bodies.is_open(obj):
+                try:
+                    obj = self._open(obj)
+                except NotFound:
+                    continue  # not a proposal the store can open (`_open` says why)
+            objects.append(obj)
+        self._log.flush(PROPOSALS, objects)

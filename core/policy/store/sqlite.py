@@ -9,8 +9,11 @@ An approval request's answer is read and written in one such transaction too, so
 answering at once are serialised: the second sees the first's answer, or the ended request.
 What an answer or expiry does is computed by `approvals.settle` / `lapse` (shared with every
 backend); this module only writes it. Every write appends its audit records (`sqlite_audit`)
-before it commits. Records are stored as the JSON of their pydantic models, so every backend
-holds the same text. Tables are created if missing, so a file from an older version opens.
+before it commits, sealing the head with the key beside the file (`sqlite_files`, which also
+keeps both files 0600). An approval is used once through the `uses` table (`sqlite_uses`),
+checked and written in one transaction after `audit.attest` found its decision on the chain.
+Records are stored as the JSON of their pydantic models, so every backend holds the same text.
+Tables are created if missing, so a file from an older version opens.
 """
 
 from __future__ import annotations
@@ -23,11 +26,13 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from core.errors import Conflict, NotFound, Unavailable
 from core.policy import audit
 from core.policy.actions import TargetRef
 from core.policy.approvals import Settlement, ended_message, expired_message, lapse, settle
-from core.policy.audit import AuditEntry, AuditHead, AuditKind, AuditRecord
+from core.policy.audit import AuditEntry, AuditHead, AuditKind, AuditRecord, AuditReport, Tampered
 from core.policy.proposals import (
     ApprovalAnswer,
     ApprovalRequest,
@@ -38,8 +43,15 @@ from core.policy.proposals import (
     ProposalState,
     TranscriptEvent,
 )
-from core.policy.store import sqlite_approvals, sqlite_audit
-from core.policy.store.base import TargetState, decided_state, proposed_event, target_key
+from core.policy.store import sqlite_approvals, sqlite_audit, sqlite_files, sqlite_uses
+from core.policy.store.base import (
+    TargetState,
+    Use,
+    decided_state,
+    proposed_event,
+    target_key,
+    unusable,
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS proposals (
@@ -75,14 +87,22 @@ def default_path(environ: Mapping[str, str] = os.environ) -> Path:
 class SqliteStore:
     def __init__(self, path: Path, *, timeout: float = 30.0) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
         try:
+            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            sqlite_files.private(path)
             # Autocommit mode: transactions are the explicit BEGIN IMMEDIATE blocks below.
             self._db = sqlite3.connect(path, timeout=timeout, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA foreign_keys=ON")
-            self._db.executescript(_SCHEMA + sqlite_approvals.SCHEMA + sqlite_audit.SCHEMA)
-        except sqlite3.Error as exc:
+            self._db.executescript(
+                _SCHEMA + sqlite_approvals.SCHEMA + sqlite_audit.SCHEMA + sqlite_uses.SCHEMA
+            )
+            with self._writing() as db:
+                sqlite_audit.upgrade(db)
+                sealed = bool(sqlite_audit.sealed_head(db)[1])
+                self._key = sqlite_files.audit_key(path, sealed=sealed)
+                sqlite_audit.start(db, self._key)
+        except (sqlite3.Error, OSError) as exc:
             raise Unavailable(
                 f"cannot open the policy store {path}: {exc}; check the path is a writable "
                 f"file, or give another with --store"
@@ -124,7 +144,7 @@ class SqliteStore:
                 "INSERT INTO events (proposal, seq, body) VALUES (?, 0, ?)",
                 (proposal.id, event.model_dump_json()),
             )
-            sqlite_audit.append(db, [audit.proposed(stored)])
+            sqlite_audit.append(db, [audit.proposed(stored)], self._key)
         return ProposalRecord(proposal=stored, version=1, transcript=[event])
 
     def get(self, proposal_id: str) -> ProposalRecord:
@@ -215,7 +235,9 @@ class SqliteStore:
             self._add_events(proposal_id, events)
             if approval is not None:
                 sqlite_approvals.insert(db, approval)
-            sqlite_audit.append(db, audit.decided(proposal_id, events, decision, approval))
+            sqlite_audit.append(
+                db, audit.decided(proposal_id, events, decision, approval), self._key
+            )
         return self.get(proposal_id)
 
     def _add_events(self, proposal_id: str, events: Sequence[TranscriptEvent]) -> None:
@@ -316,13 +338,58 @@ class SqliteStore:
             if settled.approves:
                 self._approve(record.proposal)
         self._add_events(record.proposal.id, settled.events)
-        sqlite_audit.append(self._db, settled.entries)
+        sqlite_audit.append(self._db, settled.entries, self._key)
 
     # --- audit --------------------------------------------------------------------------------
 
+    def use_approval(
+        self, proposal_id: str, *, by: str, now: datetime, dry_run: bool = False
+    ) -> Decision:
+        with self._writing():
+            taken = self._use(proposal_id, by=by, now=now, dry_run=dry_run)
+        if isinstance(taken, str):  # the report is committed; the use is refused
+            raise Tampered(taken)
+        return taken
+
+    def _use(self, proposal_id: str, *, by: str, now: datetime, dry_run: bool) -> Decision | str:
+        """Inside the write: the decision, now used; or why it is forged, reported."""
+        record = self._read(proposal_id)
+        forged = "" if record.decision is None else self._attest(proposal_id, record.decision)
+        if forged:
+            report = audit.refused_use(proposal_id, forged, by=by, at=now)
+            sqlite_audit.append(self._db, [report], self._key)
+            return forged
+        target = self._target(target_key(record.proposal.action.target))
+        decision = unusable(record, target, sqlite_uses.read(self._db, proposal_id))
+        if not dry_run:
+            sqlite_uses.insert(self._db, proposal_id, Use(by=by, at=now))
+            used = audit.used(proposal_id, decision, by=by, at=now)
+            sqlite_audit.append(self._db, [used], self._key)
+        return decision
+
+    def _attest(self, proposal_id: str, decision: Decision) -> str:
+        """`audit.attest` on the log from the proposal's last decision record to the head."""
+        head, seal = sqlite_audit.sealed_head(self._db)
+        first = sqlite_audit.last_decision(self._db, proposal_id)
+        try:
+            tail = (
+                []
+                if first is None
+                else sqlite_audit.read(
+                    self._db, after=first - 1, limit=None, subject=None, kind=None
+                )
+            )
+        except ValidationError:  # a record's JSON no longer parses: the log was edited
+            return (
+                f"the decision of proposal {proposal_id} cannot be checked: a record after it "
+                "is no longer an audit record; it is not used. `kubecrew audit verify` names it"
+            )
+        sealed = not audit.unsealed(head, seal, self._key)
+        return audit.attest(proposal_id, decision, tail, head, sealed=sealed)
+
     def record(self, entries: Sequence[AuditEntry]) -> builtins.list[AuditRecord]:
         with self._writing() as db:
-            return sqlite_audit.append(db, entries)
+            return sqlite_audit.append(db, entries, self._key)
 
     def audit(
         self,
@@ -336,6 +403,31 @@ class SqliteStore:
 
     def audit_head(self) -> AuditHead:
         return sqlite_audit.head(self._db)
+
+    def verify_audit(self) -> AuditReport:
+        self._db.execute("BEGIN")  # one snapshot of the head, the records and the decisions
+        try:
+            head, seal = sqlite_audit.sealed_head(self._db)
+            records, problems = sqlite_audit.stored(self._db)
+            rows = self._db.execute(
+                "SELECT id, decision FROM proposals WHERE decision IS NOT NULL"
+            ).fetchall()
+        finally:
+            self._db.execute("COMMIT")
+        stored, unreadable = {}, []
+        for proposal_id, decision in rows:
+            try:
+                stored[proposal_id] = Decision.model_validate_json(decision)
+            except ValidationError:
+                unreadable.append(f"proposal {proposal_id}: its stored decision was edited")
+        problems = (
+            audit.verify(records, head)
+            + problems
+            + audit.unsealed(head, seal, self._key)
+            + audit.decisions(stored, records)
+            + unreadable
+        )
+        return AuditReport(head=head, records=len(records), problems=problems)
 
     def close(self) -> None:
         self._db.close()
