@@ -25,7 +25,9 @@ sandbox's own registries as the mirrors.
 
 `Crew.servers(agent)` gives every agent the kube server gated by those policies and audited in
 that store as the agent, the policy server acting as the agent, and the gitops and metrics
-servers when a repository and a Prometheus are named. A kubeconfig that came from the crew file
+servers when a repository and a Prometheus are named. The gitops server writes to the forge as
+the crew (`gitops_authors`: the PR channel never takes those for a person) and records its
+merges and syncs in that store as the agent. A kubeconfig that came from the crew file
 still lets an agent speak as its own ServiceAccount (`agents.runtime.identity`) when one is
 installed for that cluster; a `--kubeconfig` or `--context` typed by the person always wins.
 
@@ -50,6 +52,7 @@ from core.errors import InvalidArgument, NotFound
 
 if TYPE_CHECKING:
     from agents.runtime.toolbox import Servers
+    from mcp_servers.gitops.settings import GitopsSettings
 
 CREW_FILE = "crew.yaml"
 KEYS = ("kubeconfig", "context", "repo", "policies", "policy_store", "prometheus", "registries")
@@ -110,7 +113,6 @@ class Crew:
         agent), gitops with a repository, metrics with a Prometheus."""
         from agents.runtime.toolbox import Servers
         from core.policy.settings import PolicySettings
-        from mcp_servers.gitops.settings import GitopsSettings
         from mcp_servers.kube.settings import KubeSettings
         from mcp_servers.metrics.settings import MetricsSettings
 
@@ -125,19 +127,30 @@ class Crew:
         return Servers(
             kube=self._own_identity(kube, agent),
             policy=PolicySettings(policies=self.policies, store=self.policy_store, agent=agent),
-            gitops=GitopsSettings(
-                repo=self.repo,
-                state_dir=GitopsSettings.default_state_dir(self.repo),
-                kubeconfig=self.kubeconfig,
-                context=self.context,
-            )
-            if self.repo is not None
-            else None,
+            gitops=self.gitops(agent),
             metrics=MetricsSettings(
                 prometheus_url=self.prometheus, kubeconfig=self.kubeconfig, context=self.context
             )
             if self.prometheus
             else None,
+        )
+
+    def gitops(self, agent: str) -> GitopsSettings | None:
+        """The gitops server `agent` gets, with a repository: writing to the forge as the crew
+        (`CREW_AUTHOR`, never as the agent's caller says), its merges and syncs recorded in the
+        crew's policy store as the agent."""
+        from mcp_servers.gitops.settings import GitopsSettings
+
+        if self.repo is None:
+            return None
+        return GitopsSettings(
+            repo=self.repo,
+            state_dir=GitopsSettings.default_state_dir(self.repo),
+            kubeconfig=self.kubeconfig,
+            context=self.context,
+            audit=True,
+            policy_store=self.policy_store,
+            agent=agent,
         )
 
     def _own_identity(self, kube: Any, agent: str) -> Any:
@@ -149,6 +162,16 @@ class Crew:
         environ = {**self.environ, "KUBECONFIG": str(self.kubeconfig)}
         own = kube_for(agent, replace(kube, kubeconfig=None), environ)
         return kube if own is None or own.kubeconfig is None else own
+
+
+def gitops_authors(repo: Path) -> frozenset[str]:
+    """Who every installed agent's gitops server writes to the forge as (`Crew.gitops`): the
+    crew's own identities, whose reviews and comments never count as a person's."""
+    from agents.runtime import registry
+
+    crew = Crew(None, None, repo, (), None, None)
+    servers = (crew.gitops(agent) for agent in registry.names())
+    return frozenset(s.author_name for s in servers if s is not None)
 
 
 def read_crew_file(path: Path) -> CrewOptions:

@@ -35,7 +35,6 @@ from agents.runtime.loop.state import Target
 from agents.runtime.toolbox import Toolbox
 from core.policy.proposals import APPROVED
 
-AGENT = "platform"
 LABEL = "kubecrew-platform"
 Status = Literal["merged", "applied", "pr-open", "refused", "no-repo"]
 
@@ -146,7 +145,7 @@ async def pull_request(toolbox: Toolbox, repo: Toolbox, change: Change) -> Deliv
             return Delivery("pr-open", done.proposal, done.pr, f"PR not merged: {why}", done.steps)
         if pr["state"] == "open":
             await repo.call(
-                "review_pr", number=done.pr, verdict="approve", author=AGENT,
+                "review_pr", number=done.pr, verdict="approve",
                 body=f"Merged by the Platform: policy approved it (proposal {done.proposal}).",
             )  # fmt: skip
             await repo.call("merge_pr", number=done.pr)

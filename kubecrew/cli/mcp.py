@@ -22,6 +22,7 @@ from kubecrew.cli.options import fail
 from mcp_servers.common.transport import (
     DEFAULT_PORT,
     LOOPBACK,
+    MAKE_TOKEN,
     TOKEN_ENV,
     TransportError,
     TransportOptions,
@@ -57,8 +58,8 @@ PortOption = Annotated[int, typer.Option(help="http: TCP port.")]
 TokenFileOption = Annotated[
     Path | None,
     typer.Option(
-        help=f"http: file holding the bearer token. [default: ${TOKEN_ENV}, else a generated "
-        "token in a 0600 file whose path is printed]",
+        help=f"http: file holding the bearer token, 32 random bytes or more ({MAKE_TOKEN}). "
+        f"[default: ${TOKEN_ENV}, else a generated token in a 0600 file whose path is printed]",
         show_default=False,
     ),
 ]
@@ -256,6 +257,29 @@ def gitops(
             show_default=False,
         ),
     ] = "",
+    author: Annotated[
+        str,
+        typer.Option(
+            help="Who this server opens PRs, reviews and comments as (local provider; GitHub "
+            "uses the token's account). No tool can say otherwise; the default is the crew."
+        ),
+    ] = "kubecrew",
+    audit: Annotated[
+        bool,
+        typer.Option(
+            help="Record each merge and each sync that writes to the cluster in the policy "
+            "store's audit log."
+        ),
+    ] = False,
+    policy_store: Annotated[
+        str | None,
+        typer.Option(
+            help="The policy store --audit writes to: a SQLite file or kubernetes[:CONTEXT]; "
+            "given, implies --audit. [default: $KUBECREW_POLICY_STORE, else the kubecrew home's]",
+            show_default=False,
+        ),
+    ] = None,
+    as_agent: Annotated[str, typer.Option(help="Who the audit log says acted.")] = "gitops-mcp",
     transport: TransportOption = Transport.stdio,
     host: HostOption = LOOPBACK,
     port: PortOption = DEFAULT_PORT,
@@ -269,6 +293,7 @@ def gitops(
     ```
     kubecrew mcp gitops --repo ./deploy --kubeconfig ~/.kube/config
     kubecrew mcp gitops --repo ./deploy --read-only --transport http --port 8813
+    kubecrew mcp gitops --repo ./deploy --policy-store kubernetes --as-agent dev-team
     GITHUB_TOKEN=... kubecrew mcp gitops --repo ./deploy --provider github --github-repo acme/deploy
     ```
     """
@@ -294,6 +319,10 @@ def gitops(
         github_api_url=github_api_url,
         allow_direct_revert=allow_direct_revert,
         repo_url=repo_url,
+        author_name=author,
+        audit=audit or policy_store is not None,
+        policy_store=policy_store,
+        agent=as_agent,
     )
     try:
         server = build(settings)

@@ -56,8 +56,9 @@ def sync_prs(
     author: Annotated[
         str,
         typer.Option(
-            help="The crew's PR author: only PRs it opened can carry a request. With "
-            "GitHub, the login of the account whose token opens them."
+            help="The crew's PR author: only PRs it opened can carry a request, and its own "
+            "reviews and comments (like those of every login the crew's agents write as) never "
+            "count as a person's. With GitHub, the login of the account whose token opens them."
         ),
     ] = "kubecrew",
     people: Annotated[
@@ -86,10 +87,11 @@ def sync_prs(
 ) -> None:
     """Apply the reviews on the crew's PRs that carry an approval request (`kubecrew-approval:`
     line in the body): approve grants, request changes denies, as the reviewer's person in the
-    people file (`github: LOGIN`). Strangers and non-approvers get a PR comment saying who may
-    answer, and each PR gets one comment when its request ends, from whichever channel. An
-    approval counts only when the PR makes exactly the request's change; otherwise a comment
-    names the difference.
+    people file (`github: LOGIN`). Reviews and comments by the crew itself (`--author`, and the
+    login every agent's gitops server writes as) are never a person's. Strangers and
+    non-approvers get a PR comment saying who may answer, and each PR gets one comment when its
+    request ends, from whichever channel. An approval counts only when the PR makes exactly the
+    request's change; otherwise a comment names the difference.
 
     A comment addressed to the crew (`@kubecrew use 4 replicas instead`; replicas, image tag
     and resource requests) by one of the workload's owners or the request's approvers amends
@@ -110,6 +112,7 @@ def sync_prs(
     from kubecrew.channels.pr import comments as pr_comments
     from kubecrew.channels.pr.approvals import Ledger, ledger_path, sync
     from kubecrew.channels.slack.owners import load_policies
+    from kubecrew.crew import gitops_authors
     from mcp_servers.gitops.providers import provider_for
     from mcp_servers.gitops.repo import Repository
     from mcp_servers.gitops.settings import GitopsSettings
@@ -130,16 +133,21 @@ def sync_prs(
         forge = provider_for(settings, clone)
         who = load_people(people)
         owners = load_policies(policies or ())
+        crew = gitops_authors(root)  # the agents' own logins: never a person's answer
         try:
             while True:
                 now = datetime.now(UTC)
                 # Comments first: a review read in the same pass as an amendment saw the old
                 # content, so it must be judged against the request the amendment leaves.
                 for handled in pr_comments.sync(
-                    forge, clone, opened, who, owners, now, crew_author=author, ledger=ledger
-                ):
+                    forge, clone, opened, who, owners, now, crew_author=author, ledger=ledger,
+                    crew_identities=crew,
+                ):  # fmt: skip
                     out(handled.describe())
-                for outcome in sync(forge, opened, who, now, crew_author=author, ledger=ledger):
+                for outcome in sync(
+                    forge, opened, who, now, crew_author=author, ledger=ledger,
+                    crew_identities=crew,
+                ):  # fmt: skip
                     out(outcome.describe())
                 if watch is None:
                     break

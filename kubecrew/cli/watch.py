@@ -114,13 +114,15 @@ def watch(
         healer = incidents.Healer(
             servers,
             incidents=default_path(),
-            planner=planner_from_env(),
+            planner=planner_from_env(agent="dev_team"),
             max_heals=max_heals,
             say=say,
         )
         handler: Handler = healer
     else:
-        handler = incidents.diagnose_with_dev_team(servers, planner_from_env(), home=None)
+        handler = incidents.diagnose_with_dev_team(
+            servers, planner_from_env(agent="dev_team"), home=None
+        )
     if slack_channel is not None:
         handler = _in_slack(handler, healer, slack_channel, slack_api_url)
     plan = WatchPlan(
@@ -154,6 +156,16 @@ def _in_slack(handler: Handler, healer: Healer | None, channel: str, api_url: st
     return messages.handler(steps)
 
 
+def _strong(token: str, source: str) -> str:
+    """The webhook's token is held to the MCP servers' rule: 32 random bytes' worth."""
+    from mcp_servers.common.transport import TransportError, strong_token
+
+    try:
+        return strong_token(token, source=source)
+    except TransportError as exc:
+        fail(str(exc))
+
+
 def _token(path: Path | None, log: Console) -> str:
     if path is not None:
         try:
@@ -162,10 +174,10 @@ def _token(path: Path | None, log: Console) -> str:
             fail(f"cannot read --token-file {path}: {exc.strerror}")
         if not token:
             fail(f"--token-file {path} is empty; put the bearer token in it")
-        return token
+        return _strong(token, f"the token in --token-file {path}")
     token = os.environ.get(TOKEN_ENV, "").strip()
     if token:
-        return token
+        return _strong(token, f"${TOKEN_ENV}")
     base = os.environ.get("KUBECREW_HOME")
     target = (Path(base) if base else Path.home() / ".kubecrew") / "watch" / "alertmanager.token"
     target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)

@@ -1,7 +1,11 @@
 """What every server's tool layer shares: how a server is made, the read-only annotation, and
 getting the blocking engine off the event loop.
 
-Every server is made by `new_server`, which differs from a plain FastMCP in two measured ways:
+Every server is made by `new_server`, whose tool calls each run under `secret_values.watching`:
+what the call returns, and the text of any error it raises (ours, the API server's, git's),
+leaves with every value of every Secret the call touched scrubbed out. It is the one output seam
+of every tool of every server, so a new tool is covered without knowing it. Otherwise it differs
+from a plain FastMCP in two measured ways:
 - It logs warnings only. FastMCP's default writes one rich-rendered INFO line per request to
   stderr, which is the host's log and, on a `get`, costs as much as the request itself.
 - A tool returning a plain dict lists no output schema. FastMCP would list
@@ -17,15 +21,28 @@ tools hand the work to a worker thread with `off_loop`.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
+from importlib import metadata
 from typing import Any, TypeVar
 
 import anyio.to_thread
 from mcp.server.fastmcp import FastMCP
-from mcp.types import Tool, ToolAnnotations
+from mcp.server.fastmcp.exceptions import ToolError
+from mcp.types import ContentBlock, Tool, ToolAnnotations
+
+from mcp_servers.common import secret_values
+
+
+def _installed_version() -> str:
+    try:
+        return metadata.version("kubecrew")
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "0+unknown"
+
 
 T = TypeVar("T")
+VERSION = _installed_version()
 
 # Reads of the one cluster, Prometheus or repository the server was started with: a closed
 # world (openWorldHint False), never changing anything, safe to repeat.
@@ -46,11 +63,29 @@ def new_server(
     instructions: str | None = None,
     lifespan: Callable[[FastMCP], AbstractAsyncContextManager[None]] | None = None,
 ) -> FastMCP:
-    """A FastMCP server named `name` that logs warnings only and lists only telling schemas."""
-    return _Server(name, instructions=instructions, lifespan=lifespan, log_level="WARNING")
+    """A FastMCP server named `name` that logs warnings only and lists only telling schemas;
+    its `serverInfo.version` is kubecrew's, not the MCP SDK's."""
+    server = _Server(name, instructions=instructions, lifespan=lifespan, log_level="WARNING")
+    server._mcp_server.version = VERSION
+    return server
 
 
 class _Server(FastMCP):
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any]
+    ) -> Sequence[ContentBlock] | dict[str, Any]:
+        with secret_values.watching() as touched:
+            try:
+                result = await super().call_tool(name, arguments)
+            except Exception as exc:
+                message = str(exc)
+                scrubbed = touched.scrub(message)
+                if scrubbed == message:
+                    raise
+                # Not chained: the original, value and all, must not reach a log either.
+                raise ToolError(scrubbed) from None
+            return touched.scrub(result)
+
     async def list_tools(self) -> list[Tool]:
         return [
             tool.model_copy(update={"outputSchema": None}) if _says_nothing(tool) else tool

@@ -7,6 +7,13 @@ constant time; anything else gets a 401 JSON body). The token is read from a fil
 `KUBECREW_MCP_TOKEN`; with neither, a random one is written to a 0600 file whose path (never the
 token) is printed. Plain HTTP only: for remote use, TLS belongs to a reverse proxy in front.
 
+A token someone gives must be as hard to guess as the one the server would generate: 32 random
+bytes (`strong_token`). Its strength is estimated from its length and the smallest common
+alphabet that spells it (digits, hex, letters and digits, base64, printable ASCII), so
+`secrets.token_urlsafe(32)` (43 characters) and `openssl rand -hex 32` (64) pass, and a word, a
+short string or one letter repeated is refused before anything is served, with the message
+saying how to make a good one (and never repeating the token).
+
 Knows nothing of any one server (kube, metrics, gitops): they pass their FastMCP and a name, and
 their `__main__` adds the same options through `add_arguments` / `from_arguments`. Kept apart
 from the servers so the security rules are written, and tested, once.
@@ -17,8 +24,10 @@ from __future__ import annotations
 import argparse
 import hmac
 import ipaddress
+import math
 import os
 import secrets
+import string
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -37,6 +46,25 @@ TransportName = Literal["stdio", "http"]
 LOOPBACK = "127.0.0.1"
 DEFAULT_PORT = 8000
 TOKEN_ENV = "KUBECREW_MCP_TOKEN"
+TOKEN_BYTES = 32  # what a generated token holds, and the least a given one must
+MAKE_TOKEN = "python -c 'import secrets; print(secrets.token_urlsafe(32))'"
+# The alphabets a token is judged by, smallest first: a token earns log2(size) bits a character
+# of the first one that spells it. Anything else is credited as printable ASCII.
+_ALPHABETS = tuple(
+    frozenset(letters)
+    for letters in (
+        string.digits,
+        string.digits + "abcdef",
+        string.digits + "ABCDEF",
+        string.digits + string.ascii_lowercase,
+        string.digits + string.ascii_uppercase,
+        string.digits + string.ascii_letters,
+        string.digits + string.ascii_letters + "-_",  # base64url: secrets.token_urlsafe
+        string.digits + string.ascii_letters + "+/=",  # base64
+    )
+)
+_PRINTABLE = 94  # ASCII from ! to ~
+_DISTINCT = 8  # fewer different characters than this is a pattern, not a random token
 
 
 class TransportError(Exception):
@@ -61,8 +89,9 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def check(options: TransportOptions) -> None:
-    """Refuse options that would expose the server or cannot work, before anything starts."""
+def check(options: TransportOptions, environ: Mapping[str, str] = os.environ) -> None:
+    """Refuse options that would expose the server or cannot work, before anything starts:
+    among them a bearer token (file, else `$KUBECREW_MCP_TOKEN`) too weak to keep others out."""
     if options.transport == "stdio":
         return
     if not is_loopback(options.host) and not options.allow_remote:
@@ -74,6 +103,8 @@ def check(options: TransportOptions) -> None:
         raise TransportError(f"--port {options.port} is not a TCP port (1-65535)")
     if options.token_file is not None:
         _read_token(options.token_file)
+    else:
+        _env_token(environ)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -122,11 +153,11 @@ def serve(
 
     from mcp_servers.common import stdio
 
-    check(options)
+    check(options, environ)
     if options.transport == "stdio":
         stdio.serve(mcp)
         return
-    token = _token(options, name=name, environ=environ)
+    token = bearer_token(options, name=name, environ=environ)
     if not is_loopback(options.host):
         # FastMCP's Host-header check only knows loopback names. Off loopback the bearer token
         # is the defence against DNS rebinding (a browser page cannot learn it).
@@ -182,14 +213,32 @@ class BearerAuth:
 # --- the token -----------------------------------------------------------------------------------
 
 
-def _token(options: TransportOptions, *, name: str, environ: Mapping[str, str]) -> str:
+def strong_token(token: str, *, source: str = "the bearer token") -> str:
+    """`token`, or TransportError when it holds less than TOKEN_BYTES random bytes by the
+    estimate of the module docstring (`source` names where it came from, for the message)."""
+    alphabet = next((len(a) for a in _ALPHABETS if a.issuperset(token)), _PRINTABLE)
+    bits = len(token) * math.log2(alphabet)
+    if bits < TOKEN_BYTES * 8 or len(set(token)) < _DISTINCT:
+        raise TransportError(
+            f"{source} is too weak to guard the server (about {int(bits)} bits, from "
+            f"{len(token)} characters; it takes {TOKEN_BYTES} random bytes, {TOKEN_BYTES * 8} "
+            f"bits): make one with {MAKE_TOKEN}, or omit it and the server generates one"
+        )
+    return token
+
+
+def bearer_token(
+    options: TransportOptions, *, name: str, environ: Mapping[str, str] = os.environ
+) -> str:
+    """The token HTTP requests must carry: the file's, else `$KUBECREW_MCP_TOKEN`, else a new
+    random one written to a 0600 file (`generated_token_path`) whose path is printed."""
     if options.token_file is not None:
         return _read_token(options.token_file)
-    from_env = environ.get(TOKEN_ENV, "").strip()
+    from_env = _env_token(environ)
     if from_env:
         return from_env
     path = generated_token_path(name, environ)
-    token = secrets.token_urlsafe(32)
+    token = secrets.token_urlsafe(TOKEN_BYTES)  # random by construction: nothing to estimate
     _write_private(path, token + "\n")
     _say(f"bearer token written to {path} (send it as `Authorization: Bearer <token>`)")
     return token
@@ -210,8 +259,16 @@ def _read_token(path: Path) -> str:
             f"give a readable file, set ${TOKEN_ENV}, or omit both to generate a token"
         ) from exc
     if not token:
-        raise TransportError(f"--token-file {path} is empty; put the bearer token in it")
-    return token
+        raise TransportError(
+            f"--token-file {path} is empty; put a bearer token in it ({MAKE_TOKEN})"
+        )
+    return strong_token(token, source=f"the token in --token-file {path}")
+
+
+def _env_token(environ: Mapping[str, str]) -> str:
+    """`$KUBECREW_MCP_TOKEN`, checked; "" when unset."""
+    token = environ.get(TOKEN_ENV, "").strip()
+    return strong_token(token, source=f"${TOKEN_ENV}") if token else ""
 
 
 def _write_private(path: Path, text: str) -> None:

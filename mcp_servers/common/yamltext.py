@@ -7,6 +7,9 @@ prints them, multi-line text as literal blocks. A string is written plain only w
 read it back as that same string (PyYAML's own resolver decides; YAML 1.1, so `yes` and
 `2026-01-01` get quotes), otherwise double-quoted with JSON's escapes, which YAML shares.
 `yaml.safe_load(dump(x)) == x` holds for every JSON value; the tests check it.
+
+`problem` says what is wrong with a YAML text and where, without the lines around it that
+PyYAML's own message quotes: the text may be a Secret's manifest, and the line its password.
 """
 
 from __future__ import annotations
@@ -28,6 +31,18 @@ _RAW_UNSAFE = "\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff"
 _LITERAL_OK = re.compile(f"[^{_RAW_UNSAFE}]*")
 _ESCAPE = re.compile(f"[{_RAW_UNSAFE}]")
 _plain_cache: dict[str, bool] = {}
+_QUOTED = re.compile(r"'[^']{3,}'")
+
+
+def problem(error: yaml.YAMLError) -> str:
+    """`error` in words with its line and column, quoting nothing of the text."""
+    if not isinstance(error, yaml.MarkedYAMLError):
+        return type(error).__name__
+    words = ", ".join(w for w in (error.context, error.problem) if w) or "cannot be read"
+    mark = error.problem_mark or error.context_mark
+    where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+    # A problem may quote the text it met ("the tag '!x'", "handle '!y!'"): keep a character.
+    return _QUOTED.sub("'...'", words) + where
 
 
 def dump(data: Any) -> str:

@@ -1,6 +1,7 @@
 """`python -m mcp_servers.gitops --repo PATH [--provider github --github-repo OWNER/NAME]`: the
 gitops server over stdio (or streamable HTTP). A configuration the server cannot start with
-(no token for GitHub, no such remote) ends with a one-line usage error, not a traceback."""
+(no token for GitHub, no such remote, an unusable policy store) ends with a one-line usage
+error, not a traceback."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 from core.errors import ToolError
 from mcp_servers.common import transport
 from mcp_servers.gitops.server import build
-from mcp_servers.gitops.settings import GitopsSettings
+from mcp_servers.gitops.settings import AGENT, CREW_AUTHOR, GitopsSettings
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -44,6 +45,26 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--repo-url", default="", help="another URL of this repository (finds Argo CD / Flux)"
     )
+    parser.add_argument(
+        "--author",
+        default=CREW_AUTHOR,
+        help="who this server opens PRs, reviews and comments as (local provider; GitHub uses "
+        f"the token's account); no tool can say otherwise (default: {CREW_AUTHOR}, the crew)",
+    )
+    parser.add_argument(
+        "--audit",
+        action="store_true",
+        help="record each merge and each sync that writes to the cluster in the policy "
+        "store's audit log (default: no audit, no store)",
+    )
+    parser.add_argument(
+        "--policy-store",
+        help="the policy store --audit writes to: a SQLite file or kubernetes[:CONTEXT] "
+        "(default: $KUBECREW_POLICY_STORE, else the kubecrew home's); given, implies --audit",
+    )
+    parser.add_argument(
+        "--as-agent", default=AGENT, help=f"who the audit log says acted (default: {AGENT})"
+    )
     transport.add_arguments(parser)
     args = parser.parse_args(argv)
     options = transport.from_arguments(parser, args)
@@ -61,6 +82,10 @@ def main(argv: list[str] | None = None) -> None:
         github_api_url=args.github_api_url,
         allow_direct_revert=args.allow_direct_revert,
         repo_url=args.repo_url,
+        author_name=args.author,
+        audit=args.audit or args.policy_store is not None,
+        policy_store=args.policy_store,
+        agent=args.as_agent,
     )
     try:
         server = build(settings)

@@ -1,5 +1,6 @@
-"""What the gitops server's tool modules share: the engine parts one server works with, the
-annotations of its write tools, and the check every free-text argument passes."""
+"""What the gitops server's tool modules share: the engine parts one server works with (and the
+audit trail its merges and syncs are recorded in), the annotations of its write tools, and the
+check every free-text argument passes."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from mcp.types import ToolAnnotations
 
 from core.connection import Clusters
 from core.errors import InvalidArgument
+from mcp_servers.gitops.audit import AuditTrail
 from mcp_servers.gitops.providers.base import Provider
 from mcp_servers.gitops.repo import Repository
 from mcp_servers.gitops.resources import Resources
@@ -40,6 +42,7 @@ class Deps:
     repo: Repository
     provider: Provider
     clusters: Clusters
+    trail: AuditTrail
 
     @property
     def base(self) -> str:

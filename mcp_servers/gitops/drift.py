@@ -5,14 +5,20 @@ defaults, `managedFields`, `resourceVersion`, `uid`, ...) are not drift. Lists o
 carry a `name` (containers, ports, env) are matched by name, other lists by position. Numbers
 and strings that spell the same value (`80` and `"80"`) compare equal, since the API server
 normalizes some of them. What a difference means, and what to do about it, is the caller's.
+
+A Secret is compared as the API server keeps it (`stringData` folded into `data`, base64), and
+its differences never carry a value: under `data` a marker of the length stands for each side,
+and any value of either side found elsewhere (an annotation that copied one) is scrubbed.
 """
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass
 from typing import Any
 
 from core.errors import NotFound, ToolError
+from mcp_servers.common.secret_values import SecretValues, marker
 from mcp_servers.gitops.repo import Document
 from mcp_servers.gitops.resources import Resources
 
@@ -43,6 +49,12 @@ class FieldDiff:
 
 
 def compare(manifest: dict[str, Any], live: dict[str, Any]) -> list[FieldDiff]:
+    if "Secret" in (manifest.get("kind"), live.get("kind")):
+        return _hidden(_compare(as_stored(manifest), live), manifest, live)
+    return _compare(manifest, live)
+
+
+def _compare(manifest: dict[str, Any], live: dict[str, Any]) -> list[FieldDiff]:
     diffs: list[FieldDiff] = []
     for key, want in manifest.items():
         if key in ("status", "apiVersion", "kind"):
@@ -96,6 +108,38 @@ def _same(want: Any, have: Any) -> bool:
     if isinstance(want, scalar) and isinstance(have, scalar) and not isinstance(want, bool):
         return str(want) == str(have)
     return False
+
+
+def as_stored(secret: dict[str, Any]) -> dict[str, Any]:
+    """A Secret manifest as the API server stores it: `stringData` folded into `data`."""
+    plain = secret.get("stringData")
+    if not isinstance(plain, dict):
+        return secret
+    data = dict(secret.get("data") or {})
+    data |= {k: base64.b64encode(str(v).encode()).decode() for k, v in plain.items()}
+    return {**{k: v for k, v in secret.items() if k != "stringData"}, "data": data}
+
+
+def _hidden(diffs: list[FieldDiff], *secrets: dict[str, Any]) -> list[FieldDiff]:
+    values = SecretValues.of(*secrets, kind="Secret")
+    hidden = []
+    for d in diffs:
+        if d.path.split(".")[0].split("[")[0] not in ("data", "stringData"):
+            hidden.append(FieldDiff(d.path, values.scrub(d.git), values.scrub(d.live)))
+            continue
+        git, live = _marked(d.git), _marked(d.live)
+        if git == live and isinstance(live, str):  # same length, other value
+            live = f"{live}, not the same"
+        hidden.append(FieldDiff(d.path, git, live))
+    return hidden
+
+
+def _marked(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return {k: marker(v) for k, v in value.items()}
+    return marker(value)
 
 
 def report(docs: list[Document], resources: Resources) -> list[dict[str, Any]]:

@@ -9,6 +9,12 @@ the files of whoever has the repository checked out. The one exception is `merge
 for tools that can only read files (kustomize), never the work tree.
 
 GitPython errors are wrapped into the tool error tree here; nothing above sees them.
+
+Every file read here that holds Secret values (`secret_files`: a Secret manifest, or what a
+secretGenerator reads) is touched, so the tool call that read it scrubs those values from what it
+answers: the documents listed, a file read whole (and the same file in the commit's parents,
+since a diff of that commit shows both sides), and both sides of each file in a history or a
+diff. A file that does not parse is reported by `yamltext.problem`, which quotes none of it.
 """
 
 from __future__ import annotations
@@ -27,9 +33,11 @@ import yaml
 from gitdb.base import IStream  # type: ignore[import-untyped]
 
 from core.errors import Conflict, InvalidArgument, NotFound, ToolError
-from mcp_servers.gitops import paths
+from mcp_servers.common.secret_values import touch
+from mcp_servers.common.yamltext import problem
+from mcp_servers.gitops import paths, secret_files
+from mcp_servers.gitops.secret_files import KUSTOMIZATION_FILES as KUSTOMIZATION_FILES
 
-KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 _LINK_MODE = "120000"
 _SUBMODULE_MODE = "160000"
 EMPTY_TREE = (
@@ -140,6 +148,10 @@ class Repository:
                 raise NotFound(f"no file {wanted!r} at {ref}; list_manifests shows what exists")
             content = self._blob(entry.sha)
             if entry.mode != _LINK_MODE:
+                commit = self.git_repo.commit(self.resolve(ref))
+                if secret_files.touch(commit, entry.path, content):
+                    for parent in commit.parents:
+                        secret_files.touch(parent, entry.path)
                 return content
             wanted = paths.follow_link(entry.path, content)
         raise InvalidArgument(f"{path!r} is a chain of symlinks too long to follow")
@@ -160,10 +172,14 @@ class Repository:
                 continue
             try:
                 loaded = list(yaml.safe_load_all(self._blob(entry.sha)))
-            except (yaml.YAMLError, ToolError) as exc:
-                yield entry.path, f"not valid YAML: {exc}"
+            except yaml.YAMLError as exc:
+                yield entry.path, f"not valid YAML: {problem(exc)}"
+                continue
+            except ToolError as exc:
+                yield entry.path, exc.message
                 continue
             for index, obj in enumerate(loaded):
+                touch(obj)
                 if isinstance(obj, dict) and obj.get("kind") and obj.get("apiVersion"):
                     yield Document(entry.path, index, obj)
 
@@ -205,6 +221,8 @@ class Repository:
         sha = self.resolve(ref)
         found = []
         for commit in self.git_repo.iter_commits(sha, paths=wanted, max_count=limit):
+            for side in (commit, *commit.parents[:1]):
+                secret_files.touch(side, wanted)
             parent = commit.parents[0].hexsha if commit.parents else EMPTY_TREE
             diff = str(self.git_repo.git.diff(parent, commit.hexsha, "--no-color", "--", wanted))
             found.append(
@@ -222,11 +240,18 @@ class Repository:
             )
         return found
 
-    def diff(self, base: str, head: str) -> tuple[str, list[str]]:
-        """The unified diff of `head` against where it forked from `base`, and the files."""
+    def diff(self, base: str, head: str, *, since_fork: bool = True) -> tuple[str, list[str]]:
+        """The unified diff of `head` against where it forked from `base` (or, not
+        `since_fork`, against `base` itself: a merge commit against its parent), and the files;
+        both sides' Secret files are touched, so neither side's values can be shown."""
         b, h = self.resolve(base), self.resolve(head)
-        text = str(self.git_repo.git.diff(f"{b}...{h}", "--no-color"))
-        files = str(self.git_repo.git.diff(f"{b}...{h}", "--name-only")).splitlines()
+        spec = f"{b}...{h}" if since_fork else f"{b}..{h}"
+        text = str(self.git_repo.git.diff(spec, "--no-color"))
+        files = str(self.git_repo.git.diff(spec, "--name-only")).splitlines()
+        old = self.git_repo.merge_base(b, h) if since_fork else [self.git_repo.commit(b)]
+        for side in (*old, self.git_repo.commit(h)):
+            for path in files:
+                secret_files.touch(side, path)
         return text, files
 
     def merge_problem(self, base: str, head: str) -> str:

@@ -3,7 +3,7 @@
 The cluster says which resources a group version serves and whether each is namespaced
 (`/api/v1`, `/apis/<group>/<version>`); one answer per group version is kept for the life of a
 `Resources`, which lives for one sync or drift call, so a CRD installed meanwhile is seen next
-time.
+time. Its API is `watched`, so each Secret it reads or writes is known to the call's scrubbing.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from urllib.parse import quote
 from core.connection import Api
 from core.errors import InvalidArgument, NotFound
 from mcp_servers.common import arguments
+from mcp_servers.common.watched import watched
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,9 @@ class Resources:
     api: Api
     default_namespace: str
     _known: dict[str, dict[str, Resource]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.api = watched(self.api)
 
     def lookup(self, api_version: str, kind: str) -> Resource:
         if api_version not in self._known:

@@ -8,7 +8,9 @@ not registered at all.
 The read tools live here; drift and sync in `tools_cluster`, changes and reviews in
 `tools_change`. Two settings are policies: `allow_direct_revert` (default off:
 `revert_pr(direct=True)` is refused) and `repo_url` (another URL this repository is known by,
-for finding an Argo CD or Flux object that deploys it).
+for finding an Argo CD or Flux object that deploys it). No tool takes an author: the server
+writes as its configured identity (`author_name`). With `audit`, merges and syncs are recorded
+in the policy store's audit log (`audit`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from mcp_servers.common import arguments
 from mcp_servers.common.bounds import page
 from mcp_servers.common.tools import READ_ONLY, new_server
 from mcp_servers.gitops import paths, sync, tools_change, tools_cluster
+from mcp_servers.gitops.audit import AuditTrail
 from mcp_servers.gitops.deps import Deps
 from mcp_servers.gitops.providers import provider_for
 from mcp_servers.gitops.repo import Document, Repository, matching
@@ -37,6 +40,7 @@ def build(settings: GitopsSettings) -> FastMCP:
         repo,
         provider_for(settings, repo),
         Clusters(settings.kubeconfig, settings.context),
+        AuditTrail.open(settings),
     )
     mcp = new_server("kubecrew-gitops")
     _repo_tools(mcp, deps)

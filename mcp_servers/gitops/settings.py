@@ -5,6 +5,16 @@ module-level client. The PR records of the local provider live in `state_dir`, o
 tree, so they never show up as changes of the repository they describe. For the GitHub provider
 the settings name the environment variable holding the token, never the token itself, so the
 settings can be logged or shown without leaking it; `providers.provider_for` reads it once.
+
+Who writes is configuration too: `author_name` is the identity the server opens pull requests,
+reviews and comments as (on GitHub, the token's account is), whatever a tool's caller says, so
+an agent cannot review in a person's name. The crew's agents all write as `CREW_AUTHOR`, and the
+PR channel never counts a review or comment by it as a person's answer.
+
+`audit` turns on the audit trail (`audit`): each merge and each sync that writes to the cluster
+is recorded in the policy store's audit log (`policy_store`, as the kube server names it) as
+`agent`. Off (the default), no store is opened, so hosts that never heard of policies keep
+working.
 """
 
 from __future__ import annotations
@@ -15,6 +25,8 @@ from typing import Literal
 
 MANAGED_BY_LABEL = "kubecrew.io/gitops-repo"  # set on every object sync applies; prune uses it
 FIELD_MANAGER = "kubecrew"
+CREW_AUTHOR = "kubecrew"  # who the crew's own gitops servers write to the forge as
+AGENT = "gitops-mcp"  # who the audit log says merged or synced, when no agent is named
 
 
 @dataclass(frozen=True)
@@ -31,11 +43,14 @@ class GitopsSettings:
     context: str | None = None  # None: the kubeconfig's current context
     default_namespace: str = "default"  # for namespaced manifests that name none
     repo_id: str = ""  # value of MANAGED_BY_LABEL; empty: the repository directory's name
-    author_name: str = "kubecrew"
+    author_name: str = CREW_AUTHOR  # PR author, reviewer and commenter (local provider)
     author_email: str = "kubecrew@localhost"
     read_only: bool = False
     allow_direct_revert: bool = False  # revert_pr(direct=True) commits straight onto the base
     repo_url: str = ""  # another URL this repository is known by (to find Argo CD / Flux apps)
+    audit: bool = False  # record merges and syncs in the policy store's audit log
+    policy_store: str | None = None  # open_store's spec; None: $KUBECREW_POLICY_STORE, else home
+    agent: str = AGENT  # who the audit log says acted
 
     @staticmethod
     def default_state_dir(repo: Path) -> Path:

@@ -14,6 +14,10 @@ because its overlay failed to render is not an object git deleted.
 Before any of that, sync looks for an Argo CD Application or Flux Kustomization that deploys this
 repository (`deferral`); if one does, applying is its job, and sync only reports (and, asked to,
 follows) it, so two controllers never fight over the same objects.
+
+What sync reports of a Secret carries none of its values: `drift.compare` hides them in the
+changes, the objects kustomize renders are `touch`ed like the files git holds, and the API is
+`watched` (`Resources`), so the tool call scrubs them from any error the cluster words.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.errors import NotFound, ToolError
+from mcp_servers.common.secret_values import touch
 from mcp_servers.gitops import deferral, kustomize
 from mcp_servers.gitops.drift import FieldDiff, compare
 from mcp_servers.gitops.repo import Document, Repository
@@ -64,6 +69,8 @@ def desired(repo: Repository, ref: str) -> Desired:
         else:
             notes.append(f"{doc[0]}: {doc[1]}")
     rendered, failures = kustomize.render(repo, ref, kdirs)
+    for doc in rendered:
+        touch(doc.obj)  # a secretGenerator's Secret: its values come from files read here
     notes += failures
     complete = not notes
     ordered = sorted(docs + rendered, key=lambda d: (_FIRST.get(d.ref["kind"], 9), d.path, d.index))

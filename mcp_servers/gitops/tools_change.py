@@ -1,5 +1,10 @@
 """The gitops tools that change the repository: propose and adopt changes, review, merge, close
-and revert pull requests."""
+and revert pull requests.
+
+Every PR, review and comment these tools write is the server's own (`settings.author_name`; on
+GitHub the token's account): no tool takes an author, so a caller cannot speak in anyone else's
+name, and an agent's review is the crew's, which answers no person's approval request. Merges
+(`merge_pr`, and a direct `revert_pr`) go through the server's audit trail (`deps.trail`)."""
 
 from __future__ import annotations
 
@@ -127,34 +132,27 @@ def register_changes(mcp: FastMCP, deps: Deps) -> None:
 
 
 def register_reviews(mcp: FastMCP, deps: Deps) -> None:
-    provider, settings = deps.provider, deps.settings
+    provider, settings, trail = deps.provider, deps.settings, deps.trail
+    me = settings.author_name  # who this server writes as; never a caller's say
 
     @mcp.tool(annotations=write_hints(destructive=False, idempotent=False))
-    def comment_pr(number: int, body: str, author: str = "kubecrew") -> dict[str, Any]:
-        """Add a comment to a pull request."""
-        pr = provider.comment(
-            number, author=text_arg(author, "author", 100), body=text_arg(body, "body")
-        )
+    def comment_pr(number: int, body: str) -> dict[str, Any]:
+        """Add a comment to a pull request, as this server's configured identity."""
+        pr = provider.comment(number, author=me, body=text_arg(body, "body"))
         return {"number": pr.number, "comments": len(pr.comments)}
 
     @mcp.tool(annotations=write_hints(destructive=False, idempotent=False))
-    def review_pr(
-        number: int, verdict: Verdict, body: str = "", author: str = "reviewer"
-    ) -> dict[str, Any]:
-        """Review a pull request: approve, request_changes or comment."""
-        pr = provider.review(
-            number,
-            author=text_arg(author, "author", 100),
-            verdict=verdict,
-            body=text_arg(body, "body"),
-        )
+    def review_pr(number: int, verdict: Verdict, body: str = "") -> dict[str, Any]:
+        """Review a pull request as this server's configured identity: approve,
+        request_changes or comment. A person's approval is theirs to give on the forge."""
+        pr = provider.review(number, author=me, verdict=verdict, body=text_arg(body, "body"))
         return {"number": pr.number, "approved": pr.approved}
 
     @mcp.tool(annotations=write_hints(destructive=True, idempotent=False))
     def merge_pr(number: int) -> dict[str, Any]:
         """Merge an approved pull request with passing checks into its base branch (a merge
         commit). The cluster changes only on sync."""
-        pr = provider.merge(number)
+        pr = trail.merge(number, lambda: provider.merge(number))
         return {
             "number": pr.number,
             "state": pr.state,
@@ -175,8 +173,11 @@ def register_reviews(mcp: FastMCP, deps: Deps) -> None:
         emergencies; only where the server allows direct reverts). Either way the cluster
         changes only on sync."""
         if not direct:
-            pr = provider.revert(number, author=settings.author_name)
+            pr = provider.revert(number, author=me)
             return {"number": pr.number, "branch": pr.head, "reverts": number, "files": pr.files}
+        return trail.direct_revert(number, lambda: revert_directly(number))
+
+    def revert_directly(number: int) -> dict[str, Any]:
         if not settings.allow_direct_revert:
             raise PermissionDenied(
                 "direct reverts are not allowed on this server (allow_direct_revert is off); "
@@ -194,9 +195,7 @@ def register_reviews(mcp: FastMCP, deps: Deps) -> None:
             f"({merged.merge_commit}) directly on {merged.base}, without review.\n",
         )
         provider.comment(
-            number,
-            author=settings.author_name,
-            body=f"Reverted directly on {merged.base} by {sha}; sync applies it.",
+            number, author=me, body=f"Reverted directly on {merged.base} by {sha}; sync applies it."
         )
         return {
             "reverts": number,

@@ -1,4 +1,5 @@
-"""The gitops tools that look at or change the cluster: drift (live vs git) and sync."""
+"""The gitops tools that look at or change the cluster: drift (live vs git) and sync. A sync
+that writes (not a dry run) goes through the server's audit trail (`deps.trail`)."""
 
 from __future__ import annotations
 
@@ -55,6 +56,7 @@ def register_drift(mcp: FastMCP, deps: Deps) -> None:
 
 def register_sync(mcp: FastMCP, deps: Deps) -> None:
     repo, settings, ref_or_base, resources = deps.repo, deps.settings, deps.ref, deps.resources
+    trail = deps.trail
 
     @mcp.tool(name="sync", annotations=write_hints(destructive=True, idempotent=True, cluster=True))
     async def sync_branch(
@@ -84,7 +86,7 @@ def register_sync(mcp: FastMCP, deps: Deps) -> None:
                 wait_seconds=wait_seconds,
             )
 
-        out = await off_loop(run)
+        out = await off_loop(trail.sync, run, ref=ref_or_base(ref), dry_run=dry_run)
         if "deferred_to" in out:
             return out
         chosen = page(out["objects"], limit=100, what="objects")

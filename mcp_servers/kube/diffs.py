@@ -3,6 +3,9 @@
 The object before and the object the API server says it would become (a server-side dry run)
 are compared leaf by leaf; metadata the server rewrites on every write is left out, and a Secret
 value that changed but kept its length (which redaction would hide) is still reported as changed.
+Redaction hides a Secret's values where they stand; a write can move one elsewhere in the object
+(a JSON patch copying `/data/password` into an annotation), so the diff of a Secret is also
+scrubbed of every value either side holds.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import json
 from typing import Any
 
 from core.connection import Json
+from mcp_servers.common.secret_values import SecretValues
 from mcp_servers.kube.redaction import marker, redact
 
 # Fields the API server rewrites on every write: noise in a diff.
@@ -27,9 +31,11 @@ def changes(before: Json | None, after: Json, *, kind: str) -> list[Json]:
     found = diff(
         without_noise(redact(before or {}, kind=kind)), without_noise(redact(after, kind=kind))
     )
-    if kind == "Secret" and before is not None:
+    if kind != "Secret":
+        return found
+    if before is not None:
         found += _secret_changes(before, after, found)
-    return found
+    return SecretValues.of(before, after, kind="Secret").scrub(found)
 
 
 def diff(old: Any, new: Any, path: str = "") -> list[Json]:

@@ -7,7 +7,9 @@ annotation carries a full copy of the applied object, so it is parsed and redact
 (or dropped when it cannot be parsed). Redaction happens on the raw object, before any summary,
 YAML or field selection is built, so no output path can skip it.
 
-Objects from the store are never mutated: redaction builds new dicts.
+Objects from the store are never mutated: redaction builds new dicts. This is redaction by
+position; a value moved elsewhere (an annotation, an error's text) is hidden by value, by the
+tool call's `common.secret_values`.
 """
 
 from __future__ import annotations
@@ -15,12 +17,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+from mcp_servers.common.secret_values import LAST_APPLIED as LAST_APPLIED
+from mcp_servers.common.secret_values import marker as marker
+
 Json = dict[str, Any]
-
-
-def marker(value: object) -> str:
-    return f"<redacted: {len(str(value))} characters>"
 
 
 def redact_secret(secret: Json) -> Json:

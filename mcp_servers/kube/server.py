@@ -21,10 +21,11 @@ from typing import TYPE_CHECKING
 
 from mcp.server.fastmcp import FastMCP
 
-from core.connection import Clusters, Json
+from core.connection import Json
 from core.errors import InvalidArgument, NotFound
 from mcp_servers.common.bounds import DEFAULT_LIMIT
 from mcp_servers.common.tools import READ_ONLY, new_server, off_loop
+from mcp_servers.common.watched import WatchedClusters
 from mcp_servers.kube import tools_diagnose, tools_drain, tools_watch, tools_write
 from mcp_servers.kube.access import Access
 from mcp_servers.kube.reads import Output, Reads
@@ -44,7 +45,7 @@ for the cluster, `list_resources` / `describe` for objects, `events` and `logs` 
 
 
 def build(settings: KubeSettings) -> FastMCP:
-    clusters = Clusters(settings.kubeconfig, settings.context)
+    clusters = WatchedClusters(settings.kubeconfig, settings.context)
     registries = Registries(settings.registries, clusters)  # asks none when the map is empty
     catalog = Catalog()  # one discovery cache per server, for reads and writes alike
     mcp = new_server("kubecrew-kube", INSTRUCTIONS)

@@ -17,6 +17,7 @@ from mcp.server.fastmcp import Context, FastMCP
 from mcp.types import ToolAnnotations
 
 from core.connection import Clusters, Json
+from mcp_servers.common.secret_values import scrubbed
 from mcp_servers.common.tools import READ_ONLY, off_loop
 from mcp_servers.kube import drain as engine
 from mcp_servers.kube import evictions
@@ -86,6 +87,8 @@ def register(
             return {"dry_run": True, "plan": drain_plan.as_dict()}
 
         def progress(done: int, total: int, message: str) -> None:
+            # Sent before the answer, so past the scrubbing of answers (`secret_values`).
+            message = scrubbed(message)
             anyio.from_thread.run(functools.partial(ctx.report_progress, done, total, message))
 
         return await off_loop(

@@ -10,6 +10,8 @@ the cluster would do, not what we guess; a request the cluster refuses fails bef
 Knows nothing of MCP (`tools_write` registers the tools) and nothing of the sandbox. The namespace
 allow-list is applied here; when one is set, cluster-scoped objects (nodes, namespaces) are out
 of reach, because a server confined to some namespaces must not change the whole cluster.
+A manifest or patch that does not parse is refused without quoting it (`yamltext.problem`): it
+may hold a Secret's values, which no tool output may carry.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import yaml
 from core.connection import Api, Clusters, Json
 from core.errors import Conflict, InvalidArgument, NotFound, PermissionDenied
 from mcp_servers.common import arguments, bounds
+from mcp_servers.common.yamltext import problem
 from mcp_servers.kube import diffs
 from mcp_servers.kube.resources import Catalog, Resource
 from mcp_servers.kube.settings import KubeSettings
@@ -383,7 +386,7 @@ def _documents(manifest: str) -> list[Json]:
     try:
         found = [d for d in yaml.safe_load_all(manifest) if d is not None]
     except yaml.YAMLError as exc:
-        raise InvalidArgument(f"the manifest is not valid YAML or JSON: {exc}") from exc
+        raise InvalidArgument(f"the manifest is not valid YAML or JSON: {problem(exc)}") from exc
     items: list[Any] = []
     for doc in found:
         items += doc.get("items", []) if isinstance(doc, dict) and "items" in doc else [doc]
@@ -400,7 +403,7 @@ def parse_patch(patch: Json | list[Any] | str, patch_type: PatchType) -> Json | 
         try:
             parsed = yaml.safe_load(patch)
         except yaml.YAMLError as exc:
-            raise InvalidArgument(f"the patch is not valid JSON or YAML: {exc}") from exc
+            raise InvalidArgument(f"the patch is not valid JSON or YAML: {problem(exc)}") from exc
     if patch_type == "json" and not isinstance(parsed, list):
         raise InvalidArgument('a json patch is a list of operations: [{"op": "replace", ...}]')
     if patch_type != "json" and not isinstance(parsed, dict):

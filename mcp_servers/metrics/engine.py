@@ -18,6 +18,7 @@ from typing import Any
 from core.connection import Api, Clusters
 from core.errors import InvalidArgument
 from mcp_servers.common import arguments, bounds
+from mcp_servers.common.watched import WatchedClusters
 from mcp_servers.metrics import fallback, promql, signals, slo, utilization
 from mcp_servers.metrics.prometheus import Json, Prometheus
 from mcp_servers.metrics.settings import MAX_POINTS, MAX_SERIES, MetricsSettings
@@ -73,7 +74,7 @@ class MetricsEngine:
 
     def _api(self) -> Api:
         if self._clusters is None:
-            self._clusters = Clusters(self.settings.kubeconfig, self.settings.context)
+            self._clusters = WatchedClusters(self.settings.kubeconfig, self.settings.context)
         return self._clusters.api()
 
     # -- raw PromQL ----------------------------------------------------------------------------

@@ -9,19 +9,14 @@ that point a front door at a team are tests/support/crew.py.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from core.policy.negotiation import negotiate
-from core.policy.people import load_people
 from core.policy.settings import SHIPPED
-from core.policy.store.sqlite import SqliteStore
 from sandbox.server import Sandbox
 from tests.support.kubectl import Kubectl
-from tests.support.policies import defaults, downscale
-from tests.support.pr_channel import PEOPLE, Policy
+from tests.support.pr_channel import Policy, escalated
 from tests.support.team import WEB_REVIEWS, Team, make_team
 
 
@@ -40,13 +35,5 @@ def guarded(sandbox: Sandbox, kubectl: Kubectl, tmp_path: Path) -> Team:
 
 @pytest.fixture
 def policy(tmp_path: Path) -> Iterator[Policy]:
-    store = SqliteStore(tmp_path / "policy" / "store.sqlite")
-    now = datetime.now(UTC)
-    proposal = downscale(created=now, counters="refuse")
-    store.propose(proposal)
-    negotiate(store, defaults(), proposal.id, now=now)
-    (request,) = [r for r in store.approvals() if r.proposal == proposal.id]
-    people_file = tmp_path / "people.yaml"
-    people_file.write_text(PEOPLE)
-    yield Policy(store, request, load_people(people_file), people_file)
-    store.close()
+    with escalated(tmp_path) as world:
+        yield world

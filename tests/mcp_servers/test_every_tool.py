@@ -57,7 +57,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 SERVERS = ("kube", "metrics", "gitops", "policy")
-TOKEN = "every-tool-token-0123456789abcdef"
+TOKEN = "every-tool-token-0123456789abcdefghijklmnopqrstuvwxyz"  # 32 bytes' worth
 
 
 # --- the tables ----------------------------------------------------------------------------------

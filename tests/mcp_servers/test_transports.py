@@ -13,6 +13,7 @@ import stat
 import subprocess
 import sys
 from collections.abc import Iterator
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,8 @@ from tests.support.mcp_hosts import (
     stdio_session,
 )
 
-TOKEN = "test-token-0123456789abcdef"
+TOKEN = "test-token-0123456789abcdefghijklmnopqrstuvwxyz-ABCDEF"  # 32 bytes' worth
+FILE_TOKEN = "from-a-file-0123456789abcdefghijklmnopqrstuvwxyz-ABC"
 NODES = {"node-1", "node-2", "node-3"}
 
 
@@ -112,11 +114,11 @@ def test_generated_token_is_private_and_never_printed(sandbox: Sandbox, tmp_path
 def test_token_file_is_used_as_the_bearer_token(sandbox: Sandbox, tmp_path: Path) -> None:
     port = free_port()
     token_file = tmp_path / "token"
-    token_file.write_text("from-a-file-0123456789\n")
+    token_file.write_text(FILE_TOKEN + "\n")
     command = [KUBECREW, "mcp", "kube", "--kubeconfig", str(sandbox.kubeconfig)]
     command += ["--transport", "http", "--port", str(port), "--token-file", str(token_file)]
     with http_server(command, port, tmp_path / "server.log", child_env()):
-        _, nodes = over_http(f"http://127.0.0.1:{port}/mcp", "from-a-file-0123456789")
+        _, nodes = over_http(f"http://127.0.0.1:{port}/mcp", FILE_TOKEN)
     assert nodes == NODES
 
 
@@ -178,6 +180,8 @@ def test_stdio_starts_when_stdin_is_a_file_not_a_pipe(sandbox: Sandbox, tmp_path
         )  # fmt: skip
     answers = {a["id"]: a for a in map(json.loads, done.stdout.splitlines())}
     assert answers[1]["result"]["serverInfo"]["name"] == "kubecrew-kube", done.stderr
+    # the server's own version, not the MCP SDK's
+    assert answers[1]["result"]["serverInfo"]["version"] == metadata.version("kubecrew")
 
 
 def test_langchain_adapters_over_stdio_and_http(sandbox: Sandbox, kube_http: str) -> None:

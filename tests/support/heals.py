@@ -19,6 +19,7 @@ from agents.runtime.memory import fingerprint
 from agents.runtime.persistence import open_durable
 from mcp_servers.gitops.providers.local import LocalProvider
 from mcp_servers.gitops.repo import Repository
+from mcp_servers.gitops.settings import CREW_AUTHOR
 from sandbox.server import Sandbox
 from tests.support.diagnosis import Doctor
 from tests.support.team import WEB, Team
@@ -57,7 +58,9 @@ def an_image_typo_synced_from_git_is_healed_by_a_merged_pr_and_validated(
     provider = LocalProvider(repo, team.repo.parent / "prs")
     [pr] = provider.list_prs(state="all")
     assert pr.state == "merged" and pr.labels == ["kubecrew-heal"]
-    assert pr.reviews[0].author == "dev_team" and "policy approved" in pr.reviews[0].body
+    # the gitops server's own identity reviews; the body says which agent merged and why
+    assert pr.reviews[0].author == CREW_AUTHOR and "policy approved" in pr.reviews[0].body
+    assert "by the dev_team agent" in pr.reviews[0].body
     head = repo.read("main", WEB)
     assert "image: nginx:1.27" in head and TYPO not in head, head
     # The sync: the live object carries the repository's label and the healed image.

@@ -6,12 +6,15 @@ that read reviews (`synced`) and comments (`comments_synced`), run as a front do
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from core.policy.people import People
+from core.policy.negotiation import negotiate
+from core.policy.people import People, load_people
 from core.policy.proposals import ApprovalRequest
 from core.policy.settings import SHIPPED
 from core.policy.store.sqlite import SqliteStore
@@ -25,6 +28,7 @@ from mcp_servers.gitops.repo import Repository
 from mcp_servers.gitops.server import build
 from mcp_servers.gitops.yamledit import Edit, edit
 from tests.support.gitops import Call, git, session, settings_for
+from tests.support.policies import defaults, downscale
 
 WEB = "apps/shop/web.yaml"
 PEOPLE = """\
@@ -127,3 +131,21 @@ def comments_synced(
         )
     finally:
         ledger.close()
+
+
+@contextmanager
+def escalated(tmp_path: Path) -> Iterator[Policy]:
+    """The issue's downscale, refused as countered and so escalated to shop-admins, in a
+    SQLite store under `tmp_path`, with the people file beside it."""
+    store = SqliteStore(tmp_path / "policy" / "store.sqlite")
+    now = datetime.now(UTC)
+    proposal = downscale(created=now, counters="refuse")
+    store.propose(proposal)
+    negotiate(store, defaults(), proposal.id, now=now)
+    (request,) = [r for r in store.approvals() if r.proposal == proposal.id]
+    people_file = tmp_path / "people.yaml"
+    people_file.write_text(PEOPLE)
+    try:
+        yield Policy(store, request, load_people(people_file), people_file)
+    finally:
+        store.close()

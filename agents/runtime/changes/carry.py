@@ -231,8 +231,8 @@ async def _by_pr(
                        steps, proposal=proposal, pr=number)  # fmt: skip
     reverted = await toolbox.call("revert_pr", number=number)
     back = int(reverted["number"])
-    await toolbox.call("review_pr", number=back, verdict="approve", author=agent,
-                       body=f"Validation of #{number} failed: reverting it.")  # fmt: skip
+    why = f"Validation of #{number} failed: the {agent} agent reverts it."
+    await toolbox.call("review_pr", number=back, verdict="approve", body=why)
     await toolbox.call("merge_pr", number=back)
     steps += await sync_change(toolbox, target_of(change))
     steps.append(f"reverted PR #{number} by PR #{back}")

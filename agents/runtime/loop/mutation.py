@@ -169,9 +169,8 @@ async def apply_gitops(
                 "review_pr",
                 number=number,
                 verdict="approve",
-                author=agent,
-                body=f"Merged automatically: policy approved it (proposal {proposal}, "
-                "via pull request).",
+                body=f"Merged automatically by the {agent} agent: policy approved it (proposal "
+                f"{proposal}, via pull request).",
             )
         await toolbox.call("merge_pr", number=number)
         notes.append(f"merged PR #{number} (policy: proposal {proposal})")
@@ -238,8 +237,8 @@ async def merge(toolbox: Toolbox, number: int, proposal: str, *, agent: str) -> 
             "review_pr",
             number=number,
             verdict="approve",
-            author=agent,
-            body=f"Merged automatically: policy approved it (proposal {proposal}).",
+            body=f"Merged automatically by the {agent} agent: policy approved it (proposal "
+            f"{proposal}).",
         )
     await toolbox.call("merge_pr", number=number)
     return [f"merged PR #{number}"]
@@ -381,8 +380,7 @@ async def undo(toolbox: Toolbox, applied: Applied, target: Target, *, agent: str
             "review_pr",
             number=number,
             verdict="approve",
-            author=agent,
-            body=f"Validation of #{applied['pr']} failed: reverting it.",
+            body=f"Validation of #{applied['pr']} failed: the {agent} agent reverts it.",
         )
         await toolbox.call("merge_pr", number=number)
         synced = await sync_change(toolbox, target)

@@ -7,7 +7,10 @@ from any other channel is: `approvals.answer(..., via="pull-request")`, so autho
 person answers once", expiry and "first answer wins" are the policy store's, not this module's.
 
 - approve -> grant, request changes -> deny; a plain comment review decides nothing, and the
-  crew's own reviews are skipped (the crew cannot approve what it asked for).
+  crew's own reviews are skipped (the crew cannot approve what it asked for): a review by any of
+  the crew's identities (the bot author, and every login the crew's gitops servers write as:
+  `crew_identities`) is never a person's, whatever the people file says. The gitops tools take
+  no author, so an agent's review is always one of these.
 - An approval counts only when the PR's change is the request's action (`pr_changes`: replicas
   5 -> 3 on Deployment shop/web, and nothing else): otherwise a PR comment names the
   difference, and the request stays pending. A review made before the request was opened (the
@@ -32,7 +35,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -171,11 +174,14 @@ def sync(
     *,
     crew_author: str,
     ledger: Ledger,
+    crew_identities: Collection[str] = (),
 ) -> list[Outcome]:
-    """Apply every new review on the crew's marked PRs and announce every ended request."""
+    """Apply every new review on the crew's marked PRs and announce every ended request.
+    Reviews by `crew_author` or any of `crew_identities` are the crew's own: skipped."""
     forge = forge_key(provider)
     store.expire(now=now)
-    channel = _Channel(provider, store, people, now, crew_author, ledger, forge)
+    crew = frozenset({crew_author, *crew_identities})
+    channel = _Channel(provider, store, people, now, crew_author, ledger, forge, crew)
     outcomes: list[Outcome] = []
     for pr, request_id in _carriers(provider, ledger, forge, crew_author):
         outcomes += channel.pull_request(pr, request_id)
@@ -205,6 +211,7 @@ class _Channel:
     crew_author: str
     ledger: Ledger
     forge: str
+    crew: frozenset[str]  # every login the crew writes as: never a person's answer
 
     def pull_request(self, pr: PullRequest, request_id: str) -> list[Outcome]:
         try:
@@ -216,7 +223,7 @@ class _Channel:
             return [said] if said is not None else []
         outcomes = []
         for review in pr.reviews:
-            if review.verdict == "comment" or review.author == self.crew_author:
+            if review.verdict == "comment" or review.author in self.crew:
                 continue
             act = partial(self._review, pr, request_id, review)
             done = self.ledger.once(self.forge, pr.number, review_key(review), act)

@@ -17,11 +17,13 @@ the reply says which request now answers for the PR. A request already granted i
 superseded: what a person approved is what merges, so the comment is answered with that and the
 PR stays as approved (ask for the change in a new PR once it has merged).
 
-Who may steer a PR is policy's word, not the comment's: the commenter's forge login must be a
-person in the people file (`github: LOGIN`), and that person one of the humans of the
-Ownership that owns the workload, or one of the approvers of the approval request the PR
-carries. Anyone else gets a reply saying who may, and nothing changes. A comment never merges,
-approves or answers anything: the grammar reads three kinds of field and nothing else.
+Who may steer a PR is policy's word, not the comment's: a comment by one of the crew's own
+identities (an agent's `comment_pr` is always one: the gitops tools take no author) is never
+read; the commenter's forge login must be a person in the people file (`github: LOGIN`), and
+that person one of the humans of the Ownership that owns the workload, or one of the approvers
+of the approval request the PR carries. Anyone else gets a reply saying who may, and nothing
+changes. A comment never merges, approves or answers anything: the grammar reads three kinds of
+field and nothing else.
 
 Exactly once: each comment is claimed in the PR channel's ledger (`pr_approvals.Ledger`, keyed
 by the forge's comment id) before it is handled, so restarts and concurrent syncs reply once;
@@ -33,7 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
@@ -118,15 +120,18 @@ def sync(
     *,
     crew_author: str,
     ledger: Ledger,
+    crew_identities: Collection[str] = (),
 ) -> list[Handled]:
-    """Handle every new comment that addresses the crew on the crew's open PRs."""
+    """Handle every new comment that addresses the crew on the crew's open PRs. Comments by
+    `crew_author` or any of `crew_identities` are the crew's own: never a person asking."""
     forge = forge_key(provider)
     handles = ("kubecrew", crew_author)
+    crew = {crew_author, *crew_identities}
     desk = _Desk(provider, repo, store, people, policies, now, crew_author)
     handled: list[Handled] = []
     for pr in _crew_prs(provider, crew_author):
         for comment in pr.comments:
-            if comment.author == crew_author or not pr_amendments.mentions(comment.body, handles):
+            if comment.author in crew or not pr_amendments.mentions(comment.body, handles):
                 continue
             act = partial(desk.comment, pr, comment)
             done = ledger.once(forge, pr.number, comment_key(comment), act)

@@ -6,8 +6,9 @@ merges happen on GitHub, then the base branch is fetched so the next read, diff 
 merge commit. GitHub's REST API has no revert, so a revert is made locally (`Repository.revert`),
 pushed, and opened as a PR whose body ends in "Reverts #N", which is also how `reverts` is read.
 
-Comments and reviews are posted as the token's account (GitHub knows no other author); the
-`author` argument only names who asked in a review posted without a body. Listing open PRs
+Comments and reviews are posted as the token's account, GitHub knows no other author, so the
+`author` arguments of the interface are not used here, not even in a review's text: a review
+is the bot's, and never reads as anyone else's. Listing open PRs
 reads each one's reviews so that `approved` is true to GitHub: one extra call per open PR.
 
 The REST calls, their pagination and the mapping of HTTP failures to tool errors are in
@@ -131,8 +132,8 @@ class GitHubProvider:
         return self._with_activity(self._pull(number))
 
     def review(self, number: int, *, author: str, verdict: Verdict, body: str) -> PullRequest:
-        # GitHub requires a body for REQUEST_CHANGES and COMMENT; say who asked for what.
-        text = body or f"{verdict.replace('_', ' ')} (by {author})"
+        # GitHub requires a body for REQUEST_CHANGES and COMMENT: the verdict, in words.
+        text = body or verdict.replace("_", " ")
         self._api.json(
             "POST", f"pulls/{number}/reviews", json={"event": _EVENTS[verdict], "body": text}
         )

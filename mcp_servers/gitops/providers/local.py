@@ -144,8 +144,8 @@ class LocalProvider:
     def get(self, number: int) -> PullRequestDetail:
         pr = self._load(number)
         if pr.state == "merged" and pr.merge_commit:
-            parent = f"{pr.merge_commit}~1"
-            diff = str(self.repo.git_repo.git.diff(parent, pr.merge_commit, "--no-color"))
+            parent = self.repo.git_repo.commit(pr.merge_commit).parents[0].hexsha
+            diff, _files = self.repo.diff(parent, pr.merge_commit, since_fork=False)
         else:
             diff, _files = self.repo.diff(pr.base, pr.head)
         text, note = bounded_diff(diff)

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from mcp_servers.gitops.providers import provider_for
+from mcp_servers.gitops.repo import Repository
 from mcp_servers.gitops.server import build
 from tests.support.gitops import Call, ToolFailed, git, session, settings_for
 
@@ -46,7 +48,9 @@ def test_propose_keeps_comments_and_touches_only_the_edited_field(manifests: Pat
 def test_merge_needs_approval_then_makes_a_merge_commit_and_updates_the_checkout(
     manifests: Path,
 ) -> None:
-    server = build(settings_for(manifests))
+    settings = settings_for(manifests)
+    server = build(settings)
+    forge = provider_for(settings, Repository(manifests, author_name="t", author_email="t@x"))
 
     async def script(call: Call) -> None:
         opened = await call(
@@ -62,12 +66,16 @@ def test_merge_needs_approval_then_makes_a_merge_commit_and_updates_the_checkout
         number = opened["number"]
         with pytest.raises(ToolFailed, match="not approved"):
             await call("merge_pr", number=number)
-        await call("review_pr", number=number, verdict="request_changes", author="ana")
-        await call("review_pr", number=number, verdict="approve", author="bo")
+        # ana asks for changes on the forge; the server's own approval does not outvote her
+        forge.review(number, author="ana", verdict="request_changes", body="pin 1.28.1")
+        assert not (await call("review_pr", number=number, verdict="approve"))["approved"]
         with pytest.raises(ToolFailed, match="not approved"):
             await call("merge_pr", number=number)
-        assert (await call("review_pr", number=number, verdict="approve", author="ana"))["approved"]
+        forge.review(number, author="ana", verdict="approve", body="")
+        assert (await call("get_pr", number=number))["approved"]
         await call("comment_pr", number=number, body="ship it")
+        (comment,) = (await call("get_pr", number=number))["pr"]["comments"]
+        assert comment["author"] == "kubecrew"  # the server's identity, never the caller's
         merged = await call("merge_pr", number=number)
         assert merged["state"] == "merged"
         prs = await call("list_prs", state="merged")

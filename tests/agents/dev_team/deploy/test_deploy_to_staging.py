@@ -25,7 +25,7 @@ from agents.runtime.contract import Outcome
 from core.policy.settings import SHIPPED
 from mcp_servers.gitops.providers.local import LocalProvider
 from mcp_servers.gitops.repo import Repository
-from mcp_servers.gitops.settings import MANAGED_BY_LABEL
+from mcp_servers.gitops.settings import CREW_AUTHOR, MANAGED_BY_LABEL
 from sandbox.server import Sandbox
 from tests.support.kubectl import Kubectl
 from tests.support.team import Team, make_team
@@ -112,7 +112,9 @@ def test_deploy_web_to_staging_merges_syncs_and_runs(
     # The PR: merged, adding staging/web.yaml re-namespaced from the shop's manifest.
     [pr] = prs(team).list_prs(state="all")
     assert pr.state == "merged" and pr.labels == ["kubecrew-deploy"]
-    assert pr.reviews[0].author == "dev_team" and "policy approved" in pr.reviews[0].body
+    # the gitops server's own identity reviews; the body says which agent merged and why
+    assert pr.reviews[0].author == CREW_AUTHOR and "policy approved" in pr.reviews[0].body
+    assert "by the dev_team agent" in pr.reviews[0].body
     rendered = Repository(team.repo, author_name="t", author_email="t@x").read(
         "main", "staging/web.yaml"
     )

@@ -15,6 +15,7 @@ from agents.runtime.brain import Deterministic
 from agents.runtime.contract import Outcome
 from mcp_servers.gitops.providers.local import LocalProvider
 from mcp_servers.gitops.repo import Repository
+from mcp_servers.gitops.settings import CREW_AUTHOR
 from tests.support.drift import HOTFIX_IMAGE, IMAGE, edit_by_hand, live
 from tests.support.gitops import git
 from tests.support.team import WEB, Team
@@ -92,7 +93,9 @@ def test_a_hotfix_the_person_keeps_is_adopted_into_git_by_a_merged_pr(team: Team
     repo = Repository(team.repo, author_name="test", author_email="test@shop")
     pr = LocalProvider(repo, team.repo.parent / "prs").get(number).pr
     assert pr.state == "merged" and pr.labels == ["adopt-live"]
-    assert pr.reviews[0].author == "dev_team" and "policy approved" in pr.reviews[0].body
+    # the gitops server's own identity reviews; the body says which agent merged and why
+    assert pr.reviews[0].author == CREW_AUTHOR and "policy approved" in pr.reviews[0].body
+    assert "by the dev_team agent" in pr.reviews[0].body
     manifest = repo.read("main", WEB)
     assert f"image: {HOTFIX_IMAGE}  # pinned" in manifest  # the comment kept
     assert "replicas: 2  # raised for the sale" in manifest

@@ -45,7 +45,7 @@ MODELS_OWN: dict[str, dict[str, Any]] = {  # the role's writes: the loop's, neve
     "scale": {"name": "web", "replicas": 0, "namespace": "shop"},
     "set_image": {"name": "web", "container": "web", "image": "nginx:1.27", "namespace": "shop"},
     "apply": {"manifest": json.dumps(ZERO), "namespace": "shop"},
-    "review_pr": {"number": 1, "verdict": "approve", "author": "dev_team", "body": "LGTM"},
+    "review_pr": {"number": 1, "verdict": "approve", "body": "LGTM"},
     "merge_pr": {"number": 1},
     "delete": {"kind": "deployment", "name": "web", "namespace": "shop"},
 }
