@@ -8,6 +8,12 @@ a name with its kind, as kubectl writes it ("service/web", "svc/web", "pvc/data"
 "shop/service/web"), is that object and no other (a Deployment and its Service share a name).
 The run's tools are the Dev Team's allow-list plus the loop's own (`healing_role`).
 
+With `book` (the incident book, as `kubecrew heal` passes it) and no thread, the run is booked
+from its start to its end (`Incidents.begin`): a heal of a target whose earlier heal was killed
+halfway continues that heal's thread, so the mutation it had begun is finished once, not
+proposed again over its own leftovers; a heal of a target another live process is healing is
+refused.
+
 A run that policy sends to a person stops, checkpointed, with `waiting_for` naming the approval
 request and `asked` who may answer it. Calling `heal` again with that `thread` (with or without
 `resume`) picks the run up where it stopped: the loop claims the request's end from the policy
@@ -23,8 +29,10 @@ planned: the mutation, its gates and the validation are the loop's, never the mo
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +47,8 @@ from agents.runtime.loop.graph import Learn, LoopContext
 from agents.runtime.loop.run import LoopResult, heal_run
 from agents.runtime.loop.state import Target
 from agents.runtime.loop.validation import LoopSettings
+from agents.runtime.notify.incidents import Incidents, Run
+from agents.runtime.notify.signals import Signal
 from agents.runtime.persistence import agent_home, open_durable
 from agents.runtime.roles import load_role
 from agents.runtime.skills import skills_for
@@ -58,6 +68,8 @@ async def heal(
     resume: Any = None,
     on_node: Callable[[str], None] | None = None,
     on_call: OnCall | None = None,
+    book: Path | None = None,
+    say: Callable[[str], None] | None = None,
 ) -> LoopResult:
     """Run (or, with `thread` and no new target, resume) the loop for `target`."""
     if resume is not None and thread is None and incident is None:
@@ -69,30 +81,65 @@ async def heal(
             open_durable(home or agent_home(AGENT)) as durable,
         ):
             resolved = None if resume is not None else await _resolve(toolbox, target, namespace)
+            run_thread, booked = thread or incident or uuid.uuid4().hex, None
+            if book is not None and resolved is not None and thread is None and incident is None:
+                booked, continuing = _begin(book, resolved, run_thread, say)
+                run_thread = booked.thread
+                thread = run_thread if continuing else None
             context = LoopContext(
                 toolbox=toolbox,
                 learn=learner(planner or Deterministic()),
                 agent=AGENT,
-                thread=thread or incident or uuid.uuid4().hex,
+                thread=run_thread,
                 settings=settings or LoopSettings(),
             )
+            result = None
             if resolved is not None and thread is not None:
                 existing = await heal_run(None, context=context, durable=durable, on_node=on_node)
                 if existing.state:  # a thread that already ran: carry on with it, not anew
-                    return existing
-            return await heal_run(
-                resolved,
-                context=context,
-                durable=durable,
-                incident=incident,
-                resume=resume,
-                on_node=on_node,
-            )
+                    result = existing
+            if result is None:
+                result = await heal_run(
+                    resolved,
+                    context=context,
+                    durable=durable,
+                    incident=incident,
+                    resume=resume,
+                    on_node=on_node,
+                )
+            if booked is not None and book is not None:
+                with closing(Incidents(book)) as incidents:
+                    incidents.end(booked.fingerprint, thread=booked.thread)
+            return result
     except BaseExceptionGroup as group:  # the MCP sessions' task groups wrap what we raised
         found = first_agent_error(group)
         if found is None:
             raise
         raise found from group
+
+
+def _begin(
+    book: Path, target: Target, thread: str, say: Callable[[str], None] | None
+) -> tuple[Run, bool]:
+    """Book this heal of `target` in the incident book: the run to carry out, and whether it
+    continues an interrupted one (taken over). A live one in another process is refused."""
+    signal = Signal(
+        source="heal", kind=target["kind"], namespace=target["namespace"], name=target["name"],
+        finding="Heal", summary=f"a heal is running (thread {thread})",
+    )  # fmt: skip
+    with closing(Incidents(book)) as incidents:
+        earlier = incidents.run(signal.fingerprint)
+        booked = incidents.begin(signal, thread=thread)
+    if booked.pid != os.getpid():
+        raise AgentError(
+            f"{target['kind']} {target['name']} is being healed already, by process "
+            f"{booked.pid} on {booked.host} (thread {booked.thread}); wait for it, or stop it"
+        )
+    what = f"{target['kind']} {target['name']}"
+    if say is not None:
+        verb = "healing" if earlier is None else "continuing the interrupted heal of"
+        say(f"{verb} {what} on thread {booked.thread}")
+    return booked, earlier is not None
 
 
 async def resolve_target(

@@ -14,7 +14,9 @@
 
 `KUBECREW_MODEL=provider:model` (e.g. `openai:gpt-4.1`, `anthropic:claude-sonnet-4-5`,
 `ollama:llama3.1`) picks a model through `langchain.chat_models.init_chat_model`, which the
-optional extras bring (`pip install 'kubecrew[openai]'`); unset means deterministic.
+optional extras bring (in a checkout `.venv/bin/pip install -e '.[openai]'`); unset means
+deterministic. `KUBECREW_MODEL_DEV_TEAM` (and _CLUSTER_OPERATOR, _PLATFORM) gives one agent a
+model of its own.
 
 The guard: with `KUBECREW_MODEL_GUARD=1` (tests/conftest.py sets it) building a model
 from the environment raises, and a `ModelPlanner` refuses any model not marked `scripted`, so a
@@ -26,10 +28,12 @@ from __future__ import annotations
 import asyncio
 import functools
 import importlib
+import importlib.util
 import os
 import threading
 from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
@@ -49,6 +53,12 @@ _EXTRAS = {
     "google_genai": "google",
     "google": "google",
     "ollama": "ollama",
+}
+_PACKAGES = {  # the package each extra brings the provider's chat model in
+    "openai": "langchain_openai",
+    "anthropic": "langchain_anthropic",
+    "google": "langchain_google_genai",
+    "ollama": "langchain_ollama",
 }
 
 
@@ -143,9 +153,35 @@ async def act(toolbox: Toolbox, call: ToolCall) -> ToolMessage:
     return ToolMessage(refused, tool_call_id=call.get("id") or "", name=name, status="error")
 
 
-def planner_from_env(environ: Mapping[str, str] = os.environ) -> Planner:
-    spec = environ.get(MODEL_ENV, "").strip()
+def model_spec(agent: str | None = None, environ: Mapping[str, str] = os.environ) -> str:
+    """The `provider:model` an agent plans with: `KUBECREW_MODEL_<AGENT>` (DEV_TEAM,
+    CLUSTER_OPERATOR, PLATFORM) when set, else `KUBECREW_MODEL`; "" for deterministic."""
+    if agent:
+        own = environ.get(f"{MODEL_ENV}_{agent.upper().replace('-', '_')}", "").strip()
+        if own:
+            return own
+    return environ.get(MODEL_ENV, "").strip()
+
+
+def planner_from_env(
+    environ: Mapping[str, str] = os.environ, *, agent: str | None = None
+) -> Planner:
+    spec = model_spec(agent, environ)
     return ModelPlanner(load_chat_model(spec, environ)) if spec else Deterministic()
+
+
+def brain_of(agent: str | None = None, environ: Mapping[str, str] = os.environ) -> str:
+    """What an agent plans with, in words, without building anything: its model, and whether
+    the package that model needs is installed."""
+    spec = model_spec(agent, environ)
+    if not spec:
+        return "deterministic"
+    extra = _EXTRAS.get(spec.partition(":")[0])
+    if extra is None:
+        return f"model {spec} (unknown provider: it will not start)"
+    if importlib.util.find_spec(_PACKAGES[extra]) is None:
+        return f"model {spec} (not installed: {_install_hint(extra)})"
+    return f"model {spec}"
 
 
 def load_chat_model(spec: str, environ: Mapping[str, str] = os.environ) -> BaseChatModel:
@@ -172,14 +208,22 @@ def load_chat_model(spec: str, environ: Mapping[str, str] = os.environ) -> BaseC
         built = chat_models.init_chat_model(model, model_provider=provider)
     except ImportError as exc:
         raise ModelUnavailable(
-            f"{MODEL_ENV}={spec!r} needs the {extra!r} extra: pip install 'kubecrew[{extra}]' "
-            f"({exc})"
+            f"{MODEL_ENV}={spec!r} needs the {extra!r} extra ({exc.name or exc} is missing): "
+            f"{_install_hint(extra)}"
         ) from exc
     except ValueError as exc:
         raise ModelUnavailable(f"{MODEL_ENV}={spec!r}: {exc}") from exc
     if not isinstance(built, BaseChatModel):
         raise ModelUnavailable(f"{MODEL_ENV}={spec!r} did not build a chat model")
     return built
+
+
+def _install_hint(extra: str) -> str:
+    """How to install an extra here: into the checkout's venv, or as a package."""
+    root = Path(__file__).resolve().parents[2]
+    if (root / "pyproject.toml").is_file():
+        return f"cd {root} && .venv/bin/pip install -e '.[{extra}]'"
+    return f"pip install 'kubecrew[{extra}]'"
 
 
 def guarded(environ: Mapping[str, str] = os.environ) -> bool:

@@ -25,6 +25,13 @@ def agent_home(agent: str, environ: Mapping[str, str] = os.environ) -> Path:
     return root / "agents" / agent
 
 
+def private(path: Path) -> None:
+    """Create `path` readable by its owner alone, or make it so: checkpoints hold what the
+    tools answered, conversations and incidents (SQLite gives -wal and -shm files this mode)."""
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    path.chmod(0o600)
+
+
 @dataclass(frozen=True)
 class Durable:
     checkpointer: AsyncSqliteSaver
@@ -33,7 +40,9 @@ class Durable:
 
 @asynccontextmanager
 async def open_durable(home: Path) -> AsyncIterator[Durable]:
-    home.mkdir(parents=True, exist_ok=True)
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for name in ("checkpoints.sqlite", "memory.sqlite"):
+        private(home / name)
     async with (
         AsyncSqliteSaver.from_conn_string(str(home / "checkpoints.sqlite")) as checkpointer,
         AsyncSqliteStore.from_conn_string(str(home / "memory.sqlite")) as store,

@@ -129,7 +129,9 @@ def ask(
         progress.print(f"[dim]{escape(node)} done[/]")
 
     async def go() -> Outcome:
-        async with found.open(servers, planner_from_env(), thread=thread, on_call=on_call) as c:
+        async with found.open(
+            servers, planner_from_env(agent=agent), thread=thread, on_call=on_call
+        ) as c:
             outcome = await c.ask(asked, namespace=namespace, on_node=on_node)
             destructive = outcome.clarifying and outcome.data.get("confirm")
             if destructive and (skip_permissions or (interactive and _confirmed(outcome.answer))):

@@ -12,7 +12,9 @@ the run is booked in the incident book (`$KUBECREW_HOME/agents/incidents.sqlite`
 status` shows it and a running `kubecrew watch --heal` resumes a waiting one once answered; a
 healed one resolves its incident. Checkpoints and memory live under
 `$KUBECREW_HOME/agents/dev_team/`, so `--thread` resumes a run that stopped: after a crash, or
-once the approval request has been answered.
+once the approval request has been answered. A heal is booked from its start (its thread is
+printed then), so one killed halfway shows in `kubecrew status` as interrupted, and the next
+`kubecrew heal` of the same target continues it without --thread.
 """
 
 from __future__ import annotations
@@ -67,10 +69,12 @@ def heal(
         return await run_heal(
             name,
             servers=servers,
-            planner=planner_from_env(),
+            planner=planner_from_env(agent="dev_team"),
             namespace=namespace,
             thread=thread,
             on_node=lambda node: progress.print(f"[dim]{escape(node)} done[/]"),
+            book=default_path(),
+            say=lambda line: progress.print(escape(line)),
         )
 
     try:

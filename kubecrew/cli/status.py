@@ -25,6 +25,7 @@ from kubecrew.cli.options import StoreOption
 from kubecrew.terminal import print_failure
 
 if TYPE_CHECKING:
+    from agents.runtime.notify.incidents import Incident, Run
     from core.policy.store.base import Store
 
 Json = dict[str, Any]
@@ -72,13 +73,11 @@ def status(
 
 
 def _agents() -> list[Json]:
-    from agents.runtime.brain import MODEL_ENV
+    from agents.runtime.brain import brain_of
     from kubecrew.channels.frontdoor import AGENTS, installed
 
-    model = os.environ.get(MODEL_ENV, "").strip()
-    brain = f"model {model}" if model else "deterministic"
     return [
-        {"name": name, "installed": installed(name), "brain": brain, "about": about}
+        {"name": name, "installed": installed(name), "brain": brain_of(name), "about": about}
         for name, about in AGENTS.items()
     ]
 
@@ -143,18 +142,34 @@ def _incidents() -> list[Json]:
     try:
         found = recorded.unresolved()
         waits = {i.fingerprint: w.request for i, w in recorded.waiting()}
+        runs = {run.fingerprint: run for run in recorded.runs()}
     finally:
         recorded.close()
     return [
         {"subject": i.subject, "state": i.state, "summary": i.summary, "count": i.count}
         | ({"waiting_for": waits[i.fingerprint]} if i.fingerprint in waits else {})
+        | (_heal(i, runs[i.fingerprint]) if i.fingerprint in runs else {})
         for i in found
     ]
 
 
+def _heal(incident: Incident, run: Run) -> Json:
+    """A heal booked on the incident: running, or interrupted and how to continue it."""
+    if not run.interrupted:
+        return {"heal": f"running (process {run.pid} on {run.host}, thread {run.thread})"}
+    where = f" -n {incident.namespace}" if incident.namespace else ""
+    kind = "" if incident.kind == "Deployment" else f"{incident.kind.lower()}/"
+    return {
+        "heal": f"interrupted (thread {run.thread}): `kubecrew heal {kind}{incident.name}{where}` "
+        "continues it"
+    }
+
+
 def _state(incident: Json) -> str:
-    waiting = incident.get("waiting_for")
-    return f"waiting for approval {waiting}" if waiting else str(incident["state"])
+    waiting, heal = incident.get("waiting_for"), incident.get("heal")
+    if waiting:
+        return f"waiting for approval {waiting}"
+    return f"{incident['state']}, heal {heal}" if heal else str(incident["state"])
 
 
 def _pull_requests(repo: Path) -> list[Json]:

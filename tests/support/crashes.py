@@ -27,8 +27,9 @@ Call = dict[str, Any]
 
 
 def run_child(
-    team: Team, tmp_path: Path, log: Path, kill_at: str = ""
+    team: Team, tmp_path: Path, log: Path, kill_at: str = "", *, book: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
+    """The child heal: on the thread "crash-web", or booked in `book` as `kubecrew heal` is."""
     assert team.servers.gitops is not None and team.servers.policy is not None
     spec = {
         "kubeconfig": str(team.sandbox.kubeconfig),
@@ -37,7 +38,8 @@ def run_child(
         "store": str(team.store),
         "policies": [str(p) for p in team.servers.policy.policies],
         "home": str(team.home),
-        "thread": "crash-web",
+        "thread": None if book else "crash-web",
+        "book": str(book) if book else None,
         "kill_at": kill_at,
         "log": str(log),
     }

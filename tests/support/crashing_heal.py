@@ -6,7 +6,8 @@ Every tool call is appended to `log` (one JSON line, flushed and synced) before 
 the call names the tool `kill_at`, the process kills itself with SIGKILL right there, before the
 call reaches its server: no exception handler, no `finally`, no checkpoint write runs, exactly as
 when the machine loses power. The hook lives here, in the test's child, never in product code.
-The outcome of a run that survives goes to stdout as JSON.
+The outcome of a run that survives goes to stdout as JSON. With "book" (an incident book) and no
+"thread", the run is booked as `kubecrew heal` books it, so a second run continues a killed one.
 """
 
 from __future__ import annotations
@@ -59,8 +60,9 @@ def main(spec: dict[str, Any]) -> None:
             servers=servers(spec),
             home=Path(spec["home"]),
             settings=FAST,
-            thread=spec["thread"],
+            thread=spec.get("thread"),
             on_call=on_call,
+            book=Path(spec["book"]) if spec.get("book") else None,
         )
     )
     print(json.dumps({"outcome": result.outcome, "nodes": result.nodes, "summary": result.summary}))

@@ -10,6 +10,12 @@ A waiting incident remembers what it waits for (`Wait`: the approval request, th
 who may answer) in a table beside it; `take_up` moves it back to handling in one statement, so
 however many patrol passes (or watchers) see the request answered, one resumes the heal.
 
+A heal in progress remembers its thread and process (`Run`, in a table of its own) from its
+start to its end, so a heal killed halfway (between the merge and the sync, say) leaves its
+incident `handling` with a run whose process is gone: `kubecrew status` lists it as
+interrupted, and the next `kubecrew heal` of the same target continues that thread (the loop's
+mutations are idempotent by key) instead of starting a second heal over the first's leftovers.
+
 `record` is the one place that decides whether a signal is news: a fingerprint never seen, or
 one that was resolved, opens an incident (and the caller runs its handler); anything else only
 counts. Each decision is one `BEGIN IMMEDIATE` transaction, so a watcher restarted mid-burst (or
@@ -19,6 +25,7 @@ two watchers on one file) cannot open the same incident twice.
 from __future__ import annotations
 
 import os
+import socket
 import sqlite3
 import time
 from collections.abc import Mapping
@@ -43,6 +50,12 @@ _WAITS = """
 CREATE TABLE IF NOT EXISTS waits (
     fingerprint TEXT PRIMARY KEY, request TEXT NOT NULL, thread TEXT NOT NULL,
     asked TEXT NOT NULL, since REAL NOT NULL
+)
+"""
+_RUNS = """
+CREATE TABLE IF NOT EXISTS runs (
+    fingerprint TEXT PRIMARY KEY, thread TEXT NOT NULL, pid INTEGER NOT NULL,
+    host TEXT NOT NULL, since REAL NOT NULL
 )
 """
 _COLUMNS = (
@@ -83,6 +96,30 @@ class Wait:
     since: float  # epoch seconds
 
 
+@dataclass(frozen=True)
+class Run:
+    """A heal that started and has not ended: alive, or interrupted (its process is gone)."""
+
+    fingerprint: str
+    thread: str
+    pid: int
+    host: str
+    since: float  # epoch seconds
+
+    @property
+    def interrupted(self) -> bool:
+        """Its process is gone (on this machine); a run on another machine counts as alive."""
+        if self.host != socket.gethostname():
+            return False
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        return False
+
+
 def default_path(environ: Mapping[str, str] = os.environ) -> Path:
     base = environ.get("KUBECREW_HOME")
     root = Path(base) if base else Path.home() / ".kubecrew"
@@ -96,6 +133,7 @@ class Incidents:
         self._db = sqlite3.connect(path, isolation_level=None, timeout=10)
         self._db.execute(_SCHEMA)
         self._db.execute(_WAITS)
+        self._db.execute(_RUNS)
 
     def close(self) -> None:
         self._db.close()
@@ -200,6 +238,63 @@ class Incidents:
             f"SELECT {_COLUMNS} FROM incidents WHERE state != 'resolved' ORDER BY first_seen"
         ).fetchall()
         return [_incident(row) for row in rows]
+
+    def begin(self, signal: Signal, *, thread: str) -> Run:
+        """Book a heal of `signal`'s subject on `thread` by this process, unless one is booked
+        already: an interrupted one is taken over (continue on its thread); a live one is
+        returned as it is, its pid not this process's (do not run a second heal beside it)."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            earlier = self.run(signal.fingerprint)
+            if earlier is None:
+                self._db.execute(
+                    "INSERT INTO runs VALUES (?, ?, ?, ?, ?)",
+                    (signal.fingerprint, thread, os.getpid(), socket.gethostname(), time.time()),
+                )
+            elif earlier.interrupted:  # taken over by this process
+                self._db.execute(
+                    "UPDATE runs SET pid = ?, host = ? WHERE fingerprint = ?",
+                    (os.getpid(), socket.gethostname(), signal.fingerprint),
+                )
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self.record(signal)
+        self.set_state(signal.fingerprint, "handling")
+        booked = self.run(signal.fingerprint)
+        assert booked is not None  # written above, in this connection
+        return booked
+
+    def end(self, fingerprint: str, *, thread: str) -> None:
+        """The heal on `thread` ended (fixed, escalated, waiting or failed): forget the run, and
+        hand the incident back as open (its booking then says fixed, waiting or still open)."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            ended = self._db.execute(
+                "DELETE FROM runs WHERE fingerprint = ? AND thread = ?", (fingerprint, thread)
+            )
+            if ended.rowcount:
+                self._db.execute(
+                    "UPDATE incidents SET state = 'open' WHERE fingerprint = ? "
+                    "AND state = 'handling'",
+                    (fingerprint,),
+                )
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+
+    def run(self, fingerprint: str) -> Run | None:
+        row = self._db.execute(
+            "SELECT fingerprint, thread, pid, host, since FROM runs WHERE fingerprint = ?",
+            (fingerprint,),
+        ).fetchone()
+        return None if row is None else Run(str(row[0]), str(row[1]), *row[2:])
+
+    def runs(self) -> list[Run]:
+        rows = self._db.execute("SELECT fingerprint, thread, pid, host, since FROM runs")
+        return [Run(str(r[0]), str(r[1]), *r[2:]) for r in rows.fetchall()]
 
     def all(self) -> list[Incident]:
         rows = self._db.execute(f"SELECT {_COLUMNS} FROM incidents ORDER BY first_seen")

@@ -13,7 +13,13 @@ from agents.cluster_operator.state import Task as OperatorTask
 from agents.dev_team.intents import IntentKind
 from agents.platform.state import Task as PlatformTask
 from agents.runtime import documents
-from agents.runtime.brain import ModelPlanner, load_chat_model, planner_from_env
+from agents.runtime.brain import (
+    ModelPlanner,
+    brain_of,
+    load_chat_model,
+    model_spec,
+    planner_from_env,
+)
 from agents.runtime.errors import ModelUnavailable
 from agents.runtime.roles import load_role
 from agents.runtime.scripted import ScriptedChatModel
@@ -87,3 +93,21 @@ def test_a_model_that_cannot_be_built_says_what_to_do(spec: str) -> None:
     with pytest.raises(ModelUnavailable, match="KUBECREW_MODEL") as caught:
         load_chat_model(spec, {})
     assert "provider:model" in caught.value.message
+
+
+def test_a_missing_provider_package_names_the_install_for_this_checkout() -> None:
+    # The google extra is not part of the dev install, so its package is missing here.
+    with pytest.raises(ModelUnavailable) as caught:
+        load_chat_model("google_genai:gemini-2.5-pro", {})
+    message = caught.value.message
+    assert "'google' extra" in message and ".venv/bin/pip install -e '.[google]'" in message
+    assert "\n" not in message
+
+
+def test_one_agent_can_have_a_model_of_its_own_and_status_says_what_is_missing() -> None:
+    environ = {"KUBECREW_MODEL": "openai:gpt-4.1", "KUBECREW_MODEL_PLATFORM": "ollama:llama3.1"}
+    assert model_spec("dev_team", environ) == "openai:gpt-4.1"
+    assert model_spec("platform", environ) == "ollama:llama3.1"
+    assert brain_of("dev_team", environ) == "model openai:gpt-4.1"  # the dev extra brings it
+    assert brain_of("platform", environ).startswith("model ollama:llama3.1 (not installed: ")
+    assert brain_of("cluster_operator", {}) == "deterministic"
