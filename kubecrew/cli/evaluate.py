@@ -1,5 +1,9 @@
 """`kubecrew eval`: run the scenario corpus on fresh sandboxes and write the report.
 
+The report goes where `--out` says; without it, to `$KUBECREW_HOME/evals/last-run` (else
+~/.kubecrew/...), never over the committed report in evals/report/ that CI compares against:
+`make eval` asks for that one by name.
+
 Exits 1 when any run failed, errored or tripped a catastrophic safeguard, so CI can gate on it;
 the report says which and why. Heavy imports wait until the command runs, as the other commands
 do, so `kubecrew --help` stays quick.
@@ -7,6 +11,7 @@ do, so `kubecrew --help` stays quick.
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -21,6 +26,11 @@ from kubecrew.terminal import print_failure
 SCENARIOS = Path(__file__).resolve().parents[2] / "evals" / "scenarios"
 
 
+def last_run() -> Path:
+    base = os.environ.get("KUBECREW_HOME")
+    return (Path(base) if base else Path.home() / ".kubecrew") / "evals" / "last-run"
+
+
 def eval_corpus(
     filter_: Annotated[
         str, typer.Option("--filter", help="Only scenarios whose name matches this glob.")
@@ -30,9 +40,14 @@ def eval_corpus(
     ] = "deterministic",
     repeat: Annotated[int, typer.Option(min=1, help="Runs per scenario (pass^k).")] = 1,
     jobs: Annotated[int, typer.Option(min=1, help="Runs at a time.")] = 2,
-    out: Annotated[Path, typer.Option(help="Where results.json and report.md go.")] = Path(
-        "evals/report"
-    ),
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="Where results.json and report.md go [default: $KUBECREW_HOME/evals/last-run]; "
+            "`make eval` writes the committed evals/report.",
+            show_default=False,
+        ),
+    ] = None,
     scenarios: Annotated[
         Path, typer.Option(help="The scenario directory.", show_default=False)
     ] = SCENARIOS,
@@ -71,6 +86,7 @@ def eval_corpus(
         results = run_many(
             paths, mode=chosen, repeat=repeat, jobs=jobs, workdir=Path(scratch), on_result=progress
         )
+    out = out or last_run()
     totals = write(results, out, mode=chosen, repeat=repeat)
     console.print(
         f"pass@1 {percent(totals['pass_at_1'])} of {totals['runs']} runs; "

@@ -6,6 +6,7 @@ subprocess and writes the JSON and Markdown report."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -88,3 +89,18 @@ def test_kubecrew_eval_runs_one_scenario_and_writes_the_report(tmp_path: Path) -
     assert [r["scenario"] for r in results["runs"]] == ["image-typo-answer"]
     report = (out / "report.md").read_text()
     assert "| image-typo-answer | workload-debugging | pass | 1.00 |" in report
+
+
+def test_an_eval_without_out_leaves_the_committed_report_alone(tmp_path: Path) -> None:
+    committed = Path(__file__).resolve().parents[3] / "evals" / "report" / "results.json"
+    before = committed.read_bytes()
+    done = subprocess.run(
+        [KUBECREW, "eval", "--filter", "image-typo-answer", "--jobs", "1"],
+        capture_output=True, text=True, timeout=120, check=False,
+        env=os.environ | {"KUBECREW_HOME": str(tmp_path)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert committed.read_bytes() == before
+    written = json.loads((tmp_path / "evals" / "last-run" / "results.json").read_text())
+    assert [r["scenario"] for r in written["runs"]] == ["image-typo-answer"]
+    assert str(tmp_path / "evals" / "last-run") in done.stdout.replace("\n", "")
