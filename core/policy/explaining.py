@@ -4,10 +4,11 @@ Built-in rules are named as evaluation cites them (`rule min-replicas`), so a pe
 verdict's citation can find the sentence that explains it here. Custom rules show their CEL as
 written: paraphrasing code would drift from it.
 
-The three kinds that judge no action are explained by what their reader does with them, named
-as that reader cites it: a NamespaceBlueprint by the objects the Platform agent renders in each
-namespace, an ImagePolicy by the audit's checks (`check image-registry`), a NodeReadinessPolicy
-by the Cluster Operator's rules (`rule device-plugin`, and `rule kubelet-ready`, always there).
+The kinds read by one agent are explained by what their reader does with them, named as that
+reader cites it: a NamespaceBlueprint by the objects the Platform agent renders in each
+namespace, an ImagePolicy by the audit's checks (`check image-registry`) and the gate's rules
+(`rule allowed-registries`), a NodeReadinessPolicy by the Cluster Operator's rules (`rule
+device-plugin`, and `rule kubelet-ready`, always there).
 """
 
 from __future__ import annotations
@@ -219,7 +220,10 @@ def _images(policy: ImagePolicy) -> list[str]:
         "from docker.io/library)",
         f"check image-digest: an image not pinned by digest (@sha256:...) is a {severity}-"
         "severity finding" + (" (requireDigest)" if spec.requireDigest else ""),
-        "The Platform agent's audit reports these with evidence; it judges no action",
+        "The Platform agent's audit reports these with evidence, and the policy gate judges "
+        "every write that brings in an image: rule allowed-registries refuses one from "
+        "elsewhere, rule require-digest warns of one not pinned"
+        + ("" if spec.requireDigest else " (off here)"),
     ]
 
 

@@ -38,8 +38,8 @@ def register(mcp: FastMCP, deps: Deps) -> None:
     ) -> dict[str, Any]:
         """The policy documents this server holds: kind, name, owning team, what each mostly
         says, and the file it came from. kind: only CapacityPolicy, CostPolicy, EgressPolicy,
-        ChangePolicy, PriorityPolicy, Ownership, or the three that judge no action and are read
-        by the agents: NamespaceBlueprint, ImagePolicy (Platform), NodeReadinessPolicy
+        ChangePolicy, PriorityPolicy, Ownership, or the three the agents read: NamespaceBlueprint,
+        ImagePolicy (Platform; it also judges images a write brings in), NodeReadinessPolicy
         (Cluster Operator)."""
         chosen = [p for p in policies if kind in ("", p.kind)]
         shown = page(chosen, limit=limit, offset=offset, what="policies")

@@ -5,7 +5,8 @@ shop's web Deployment at its policy minimum (3 replicas), the kube gate's verdic
 policies' verdict on what an independent server-side dry run (the official Python client, not
 the gate's own code) says the object becomes: a replica count below 3 refused, one the blast
 radius allows let through, anything else judged as the patch it is. Patches the server refuses
-are left out of the comparison (the write would fail the same way); hypothesis reports how many.
+do not count among the 500 examples (the write would fail the same way); hypothesis's
+statistics say how many there were.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import Any
 import kubernetes
 import pytest
 import yaml
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 from kubernetes.client.exceptions import ApiException
 
@@ -183,7 +184,8 @@ def test_the_gate_judges_the_object_a_patch_leaves(
     after = dry_run(client, patch_type, body)
     if after is None:
         event("refused by the API server")
-        return
+    assume(after is not None)  # so 500 examples are 500 compared verdicts
+    assert after is not None
     event(f"{patch_type}: replicas {after['spec']['replicas']}")
     if patch_type == "apply":
         arguments = {"manifest": yaml.safe_dump(body), "namespace": "shop", "force": True}

@@ -28,8 +28,8 @@ PolicyDocument = (
     | NodeReadinessPolicy  # read by the Cluster Operator: when a node may serve
 )
 
-# The last three judge no action: the Platform agent reads two (blueprints, audits), the
-# Cluster Operator the last (node readiness).
+# The last three are read by one agent: the Platform agent two (blueprints, audits), the
+# Cluster Operator the last (node readiness); of them, the ImagePolicy also judges actions.
 MODELS: dict[str, type[PolicyDocument]] = {
     model.model_fields["kind"].default: model
     for model in (

@@ -1,7 +1,7 @@
-"""The kinds that judge no action are explained too: a NamespaceBlueprint by the objects it
-renders, an ImagePolicy by the audit's checks, a NodeReadinessPolicy by its rules; listings
-summarise them. The shipped documents through `kubecrew policy`, and a variant of each read by
-the policy server's own tools (`list_policies`, `explain_policy`) over MCP."""
+"""The kinds one agent reads are explained too: a NamespaceBlueprint by the objects it
+renders, an ImagePolicy by the audit's checks and the gate's rules, a NodeReadinessPolicy by its
+rules; listings summarise them. The shipped documents through `kubecrew policy`, and a variant
+of each read by the policy server's own tools (`list_policies`, `explain_policy`) over MCP."""
 
 from __future__ import annotations
 
@@ -68,14 +68,17 @@ spec:
         (
             "org-registries",
             [
-                "ImagePolicy org-registries, by team platform (policies/images.yaml:3)",
+                "ImagePolicy org-registries, by team platform (policies/images.yaml:4)",
                 "Selects the containers of pods in every namespace",
                 "check image-registry: an image pulled from outside docker.io/library, "
-                "registry.k8s.io, ghcr.io/kubecrew is a high-severity audit finding (a host, or "
-                "a host/path prefix; `nginx` is pulled from docker.io/library)",
+                "registry.k8s.io, ghcr.io/kubecrew, docker.io/curlimages is a high-severity "
+                "audit finding (a host, or a host/path prefix; `nginx` is pulled from "
+                "docker.io/library)",
                 "check image-digest: an image not pinned by digest (@sha256:...) is a "
                 "medium-severity finding (requireDigest)",
-                "The Platform agent's audit reports these with evidence; it judges no action",
+                "The Platform agent's audit reports these with evidence, and the policy gate "
+                "judges every write that brings in an image: rule allowed-registries refuses "
+                "one from elsewhere, rule require-digest warns of one not pinned",
             ],
         ),
         (
@@ -114,8 +117,8 @@ def test_the_listing_summarises_every_kind() -> None:
         in (rows["team-namespace"])
     )
     assert (
-        "images from docker.io/library, registry.k8s.io, ghcr.io/kubecrew, digests "
-        in (rows["org-registries"])
+        "images from docker.io/library, registry.k8s.io, ghcr.io/kubecrew, "
+        "docker.io/curlimages, digests " in (rows["org-registries"])
     )
     assert (
         "nodes labelled accelerator=nvidia tainted kubecrew.io/not-ready:NoSchedule until "
