@@ -52,17 +52,25 @@ def propagation(done: Propagation) -> str:
 
 def audit(done: Audit) -> str:
     where = "the fleet" if done["scope"] == "fleet" else f"namespace {done['scope']}"
-    found, left = done["findings"], done["remaining"]
+    found, left, tried = done["findings"], done["remaining"], done["fixes"]
+    went = sum(1 for fix in tried if fix["delivered"] in ("merged", "applied"))
+    if not tried:
+        after = "with no fix tried"
+    elif went == len(tried):
+        after = f"after {went} fix(es)"
+    else:
+        after = f"after {len(tried)} fix(es) tried, {went} carried out"
     lines = [
         f"Audit of {where} ({len(done['namespaces'])} namespace(s)): {len(found)} finding(s); "
-        f"{len(left)} remain, read again from live state after {len(done['fixes'])} fix(es)."
+        f"{len(left)} remain, read again from live state {after}."
     ]
     lines += [_finding(f) for f in left]
-    for fix in done["fixes"]:
+    for fix in tried:
         pr = f" PR #{fix['pr']}" if fix["pr"] else ""
+        writing = f", writing {fix['path']}" if fix["path"] else ""
         lines.append(
             f"Fix for {fix['object']} ({fix['check']}): "
-            f"{DELIVERED.get(fix['delivered'], fix['delivered'])}{pr}, writing {fix['path']}"
+            f"{DELIVERED.get(fix['delivered'], fix['delivered'])}{pr}{writing}"
         )
         lines += [f"    why: {fix['why']}"] if fix["why"] else []
         lines += [f"    {n}. {step}" for n, step in enumerate(fix["steps"], 1)]

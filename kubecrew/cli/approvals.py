@@ -115,12 +115,23 @@ def _answer_with(
     name: str | None,
     groups: list[str] | None,
 ) -> None:
+    from core.errors import PermissionDenied
     from core.policy import approvals
 
     with policy_store(store) as opened:
         who = person(opened, name, groups)
         now = datetime.now(UTC)
-        request = approvals.answer(opened, id_, who, verdict, via="cli", now=now, reason=reason)
+        try:
+            request = approvals.answer(opened, id_, who, verdict, via="cli", now=now, reason=reason)
+        except PermissionDenied as exc:
+            if name is not None or groups:
+                raise
+            # Nobody said who they are: say how to, with the approvers the request names.
+            raise PermissionDenied(
+                f"{exc.message}. You answered as the local user; say who you are with "
+                f"--as NAME --group GROUP (kubecrew approvals {verdict} {id_} --as alice "
+                "--group shop-admins)"
+            ) from exc
         decision = opened.get(request.proposal).decision if request.ended else None
     out(f"{id_}: {verdict} by {who} recorded; the request is {request.state}")
     if decision is not None:

@@ -76,8 +76,11 @@ class ApiClient:
                 body: bytes = response.read()
                 return body
         except urllib.error.HTTPError as exc:
+            message = _message(exc)
+            if 400 <= exc.code < 500 and message != exc.reason:
+                raise SandboxUnreachable(message, status=exc.code) from exc  # what to fix, alone
             raise SandboxUnreachable(
-                f"{method} {path} answered {exc.code}: {_message(exc)}", status=exc.code
+                f"{method} {path} answered {exc.code}: {message}", status=exc.code
             ) from exc
         except (urllib.error.URLError, OSError) as exc:
             raise SandboxUnreachable(f"{self.server} is not answering: {exc}") from exc

@@ -30,6 +30,7 @@ import anyio.to_thread
 from mcp.server.fastmcp import FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import ContentBlock, Tool, ToolAnnotations
+from pydantic import ValidationError
 
 from mcp_servers.common import secret_values
 
@@ -78,6 +79,8 @@ class _Server(FastMCP):
             try:
                 result = await super().call_tool(name, arguments)
             except Exception as exc:
+                if isinstance(exc.__cause__, ValidationError):
+                    raise ToolError(_arguments_problem(name, exc.__cause__)) from None
                 message = str(exc)
                 scrubbed = touched.scrub(message)
                 if scrubbed == message:
@@ -91,6 +94,21 @@ class _Server(FastMCP):
             tool.model_copy(update={"outputSchema": None}) if _says_nothing(tool) else tool
             for tool in await super().list_tools()
         ]
+
+
+def _arguments_problem(tool: str, error: ValidationError) -> str:
+    """Bad tool arguments in a line a caller can act on: which argument, what was wrong, never
+    the value given (it may be a Secret's) nor pydantic's links."""
+    problems = []
+    for each in error.errors(include_url=False, include_input=False):
+        where = ".".join(str(part) for part in each["loc"]) or "the arguments"
+        what = (
+            "is required"
+            if each["type"] == "missing"
+            else each["msg"][:1].lower() + each["msg"][1:]
+        )
+        problems.append(f"{where}: {what}")
+    return f"{tool}: bad arguments: " + "; ".join(problems) + " (list_tools shows the schema)"
 
 
 def _says_nothing(tool: Tool) -> bool:

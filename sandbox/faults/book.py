@@ -21,12 +21,14 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from sandbox.clock import Clock
+from sandbox.control.runtime import NODES as _NODES
 from sandbox.control.runtime import Controller, Item, Manager
 from sandbox.faults.specs import (
     API_RATES,
     ApiFault,
     AppProfile,
     FaultSpec,
+    FaultSpecError,
     ImageMissing,
     NodeCondition,
     NodeHeartbeat,
@@ -103,6 +105,17 @@ class Faults:
     def add(self, raw: Mapping[str, Any]) -> Fault:
         """Validate and apply (or schedule) one fault; raises FaultSpecError."""
         spec, at = parse_spec(raw)
+        node = getattr(spec, "node", None)
+        if (
+            at is None
+            and isinstance(node, str)
+            and self.cluster.store.get(_NODES, "", node) is None
+        ):
+            # A scheduled fault may name a node that joins later; one in force now may not.
+            known = ", ".join(
+                sorted(n["metadata"]["name"] for n in self.cluster.store.list(_NODES))
+            )
+            raise FaultSpecError(str(raw["kind"]), "node", f"names no node here ({known})")
         self._count += 1
         fault = Fault(f"f-{self._count}", str(raw["kind"]), spec, at, state="scheduled")
         self._faults[fault.id] = fault

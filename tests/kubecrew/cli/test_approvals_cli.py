@@ -155,3 +155,12 @@ def test_a_wait_on_an_unanswered_request_times_out_with_2(home: Path) -> None:
     assert f"{request.id} is still pending after 0.5s" in waited.stderr
     missing = kubecrew("approvals", "show", "a-missing", home=home)
     assert missing.returncode == 1 and "`kubecrew approvals list` shows them" in missing.stderr
+
+
+def test_an_answer_without_an_identity_says_how_to_give_one(home: Path) -> None:
+    request = escalated(home)
+    refused = kubecrew("approvals", "grant", request.id, "--reason", "checked", home=home)
+    said = " ".join(refused.stderr.split())
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert f"may not answer {request.id}: it needs group shop-admins" in said
+    assert "say who you are with --as NAME --group GROUP" in said

@@ -95,6 +95,11 @@ def test_api_fault_from_the_cli_reaches_kubectl(clean: Path, tmp_path: Path) -> 
     [
         pytest.param(("add", "node-heartbeat"), "field 'node': is required", id="missing-field"),
         pytest.param(("add", "volcano"), "field 'kind'", id="unknown-kind"),
+        pytest.param(
+            ("add", "node-heartbeat", "--node", "node-9"),
+            "field 'node': names no node here (node-1, node-2, node-3)",
+            id="unknown-node",
+        ),
         pytest.param(("add", "slow", "-p", "latency_ms"), "key=value", id="param-without-value"),
         pytest.param(("clear", "f-999"), 'fault "f-999" not found', id="unknown-id"),
         pytest.param(("clear",), "give a fault ID or --all", id="clear-nothing"),
@@ -106,6 +111,7 @@ def test_bad_fault_commands_are_one_clear_line(
 ) -> None:
     line = assert_one_line_error(kubecrew("sandbox", "fault", *args, home=home))
     assert says in line
+    assert "answered 4" not in line  # what to fix, not how the HTTP exchange went
 
 
 def test_fault_without_a_running_sandbox_says_how_to_start_one(tmp_path: Path) -> None:
