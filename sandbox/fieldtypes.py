@@ -161,7 +161,7 @@ def decode_as(
 
 
 class _Mismatch(Exception):
-    pass
+    """A value of the wrong type, worded as Go's JSON decoder words it."""
 
 
 def _checked(expected: _Type, value: Any, path: str, struct: str) -> Any:

@@ -18,18 +18,13 @@ from pathlib import Path
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.store.sqlite.aio import AsyncSqliteStore
 
+from core.files import private
+
 
 def agent_home(agent: str, environ: Mapping[str, str] = os.environ) -> Path:
     base = environ.get("KUBECREW_HOME")
     root = Path(base) if base else Path.home() / ".kubecrew"
     return root / "agents" / agent
-
-
-def private(path: Path) -> None:
-    """Create `path` readable by its owner alone, or make it so: checkpoints hold what the
-    tools answered, conversations and incidents (SQLite gives -wal and -shm files this mode)."""
-    os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
-    path.chmod(0o600)
 
 
 @dataclass(frozen=True)
@@ -42,7 +37,7 @@ class Durable:
 async def open_durable(home: Path) -> AsyncIterator[Durable]:
     home.mkdir(mode=0o700, parents=True, exist_ok=True)
     for name in ("checkpoints.sqlite", "memory.sqlite"):
-        private(home / name)
+        private(home / name)  # they hold what the tools answered, conversations and incidents
     async with (
         AsyncSqliteSaver.from_conn_string(str(home / "checkpoints.sqlite")) as checkpointer,
         AsyncSqliteStore.from_conn_string(str(home / "memory.sqlite")) as store,

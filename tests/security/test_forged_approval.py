@@ -10,7 +10,6 @@ GitHub: the bot account's review answers nothing, and its text names no one else
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -27,7 +26,7 @@ from kubecrew.crew import Crew, gitops_authors
 from mcp_servers.gitops.providers import provider_for
 from mcp_servers.gitops.repo import Repository
 from mcp_servers.gitops.server import build
-from tests.support.github import FakeGitHub, running_github
+from tests.support.github import FakeGitHub, github_side, hosted_clone, running_github
 from tests.support.gitops import Call, ToolFailed, session, settings_for
 from tests.support.pr_channel import Policy, comments_synced, crew_pr, escalated, synced
 
@@ -165,18 +164,13 @@ def test_the_crews_own_login_never_answers_even_if_the_people_file_names_it(
 
 @pytest.fixture
 def clone(manifests: Path, tmp_path: Path) -> Path:
-    bare = tmp_path / "github" / "deploy.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(manifests), str(bare)], check=True)
-    work = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", str(bare), str(work)], check=True)
-    return work
+    return hosted_clone(manifests, tmp_path)
 
 
 @pytest.fixture
 def github(clone: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGitHub]:
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)  # where provider_for reads the token
-    bare = clone.parent / "github" / "deploy.git"
-    with running_github(bare, owner="acme", name="deploy", token=TOKEN) as fake:
+    with running_github(github_side(clone), owner="acme", name="deploy", token=TOKEN) as fake:
         yield fake
 
 

@@ -464,3 +464,18 @@ def running_github(
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+def hosted_clone(manifests: Path, root: Path) -> Path:
+    """`manifests` pushed to a bare repository under `root` (what `running_github` serves:
+    `github_side(clone)`) and a clone of it to work in; the clone's path."""
+    bare = root / "github" / "deploy.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(manifests), str(bare)], check=True)
+    work = root / "clone"
+    subprocess.run(["git", "clone", "-q", str(bare), str(work)], check=True)
+    return work
+
+
+def github_side(clone: Path) -> Path:
+    """The bare repository a `hosted_clone` was cloned from."""
+    return clone.parent / "github" / "deploy.git"

@@ -29,6 +29,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from core.errors import Conflict, NotFound, Unavailable
+from core.files import private
 from core.policy import audit
 from core.policy.actions import TargetRef
 from core.policy.approvals import Settlement, ended_message, expired_message, lapse, settle
@@ -89,7 +90,7 @@ class SqliteStore:
         self.path = path
         try:
             path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            sqlite_files.private(path)
+            private(path)
             # Autocommit mode: transactions are the explicit BEGIN IMMEDIATE blocks below.
             self._db = sqlite3.connect(path, timeout=timeout, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")

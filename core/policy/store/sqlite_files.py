@@ -1,10 +1,8 @@
 """The SQLite store's files on disk: private to their owner, and the audit key beside the store.
 
 The store file holds every proposal, decision and answer, and the key file the secret that seals
-the audit head (`audit.seal`), so both are created 0600 (`private`), whatever the umask says. A
-file this process's user owns is tightened to 0600 when the store opens it, with SQLite's -wal
-and -shm files (which SQLite creates with the database's own mode); a file someone else owns is
-left alone, since sharing it was their decision and changing it is not ours to do.
+the audit head (`audit.seal`), so both are private (`core.files`: created 0600 whatever the
+umask, tightened when this process's user owns them).
 
 The key is 32 random bytes, as hex, in `<store>.key`, written whole before it appears (a
 temporary file linked into place), so two processes opening a new store agree on one key. A
@@ -16,36 +14,12 @@ from __future__ import annotations
 
 import os
 import secrets
-import stat
 from pathlib import Path
 
 from core.errors import Unavailable
+from core.files import PRIVATE, tighten
 
 KEY_SUFFIX = ".key"
-PRIVATE = 0o600
-
-
-def private(path: Path) -> None:
-    """Create `path` empty with mode 0600 when missing; else tighten it when we own it."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE)
-    except FileExistsError:
-        tighten(path)
-    else:
-        os.close(fd)
-    for companion in ("-wal", "-shm"):
-        tighten(path.with_name(path.name + companion))
-
-
-def tighten(path: Path) -> None:
-    """Take group and other permissions off `path` when this process's user owns it."""
-    try:
-        found = path.stat()
-    except FileNotFoundError:
-        return
-    mode = stat.S_IMODE(found.st_mode)
-    if found.st_uid == os.getuid() and mode & ~PRIVATE:
-        path.chmod(mode & PRIVATE)
 
 
 def key_path(store: Path) -> Path:

@@ -19,15 +19,9 @@ from typing import Any
 
 from agents.runtime.changes.words import amounts
 from agents.runtime.changes.words.asked import Asked, Reader
+from agents.runtime.changes.words.named import GROW_VERBS, STORAGE_WORDS
 from agents.runtime.changes.words.sentence import FILLER, Sentence, wordset
-from agents.runtime.changes.words.verbs import (
-    CPU_WORDS,
-    GROW_VERBS,
-    IMAGE_REF,
-    KNOWN_IMAGES,
-    MEMORY_WORDS,
-    STORAGE_WORDS,
-)
+from agents.runtime.changes.words.vocabulary import CPU_WORDS, IMAGE_REF, KNOWN_IMAGES, MEMORY_WORDS
 from agents.runtime.changes.words.workloads import LINKS, container_named
 
 _KINDS = {

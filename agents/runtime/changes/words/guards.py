@@ -15,7 +15,7 @@ from typing import Any
 from agents.runtime.changes.words import amounts
 from agents.runtime.changes.words.asked import Asked, Reader
 from agents.runtime.changes.words.sentence import Sentence
-from agents.runtime.changes.words.verbs import AUTOSCALE_WORDS, CPU_WORDS, MEMORY_WORDS
+from agents.runtime.changes.words.vocabulary import AUTOSCALE_WORDS, CPU_WORDS, MEMORY_WORDS
 from agents.runtime.changes.words.workloads import LINKS
 
 _COUNT = r"(\d+%?|one|two|three|four|five|six|seven|eight|nine|ten|a|an|half)"

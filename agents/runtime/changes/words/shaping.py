@@ -17,7 +17,7 @@ from typing import Any
 from agents.runtime.changes.words import amounts
 from agents.runtime.changes.words.asked import Asked, Reader
 from agents.runtime.changes.words.sentence import Sentence
-from agents.runtime.changes.words.verbs import DELETE_VERBS, PROBE_KINDS
+from agents.runtime.changes.words.vocabulary import DELETE_VERBS, PROBE_KINDS
 from agents.runtime.changes.words.workloads import LINKS, container_named
 
 _EFFECTS = {

@@ -17,7 +17,7 @@ from typing import Any
 from agents.runtime.changes.words import amounts
 from agents.runtime.changes.words.asked import Asked, Reader
 from agents.runtime.changes.words.sentence import FILLER, Sentence
-from agents.runtime.changes.words.verbs import CPU_WORDS, MEMORY_WORDS
+from agents.runtime.changes.words.vocabulary import CPU_WORDS, MEMORY_WORDS
 from agents.runtime.changes.words.workloads import LINKS
 
 _COUNTED = {

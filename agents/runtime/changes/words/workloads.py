@@ -14,7 +14,7 @@ from agents.runtime.changes.words import amounts
 from agents.runtime.changes.words.amounts import NUMBERS, PAIR, count
 from agents.runtime.changes.words.asked import Asked, Reader
 from agents.runtime.changes.words.sentence import Sentence, kind_of
-from agents.runtime.changes.words.verbs import ENV_WORDS, IMAGE_REF, IMAGE_WORDS, LABEL_WORDS
+from agents.runtime.changes.words.vocabulary import ENV_WORDS, IMAGE_REF, IMAGE_WORDS, LABEL_WORDS
 
 _STOP = ("take down", "shut down", "turn off", "switch off", "spin down", "stop")
 _REPLICAS = frozenset(

@@ -5,28 +5,23 @@ store and people file are the `policy` fixture (tests/kubecrew/conftest.py)."""
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.support.github import FakeGitHub, running_github
+from tests.support.github import FakeGitHub, github_side, hosted_clone, running_github
 
 TOKEN = "ghp-kubecrew-comments-9b2d"
 
 
 @pytest.fixture
 def clone(manifests: Path, tmp_path: Path) -> Path:
-    bare = tmp_path / "github" / "deploy.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(manifests), str(bare)], check=True)
-    work = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", str(bare), str(work)], check=True)
-    return work
+    return hosted_clone(manifests, tmp_path)
 
 
 @pytest.fixture
 def github(clone: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGitHub]:
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)  # where provider_for reads the token
-    with running_github(clone.parent / "github" / "deploy.git", token=TOKEN) as fake:
+    with running_github(github_side(clone), token=TOKEN) as fake:
         yield fake

@@ -4,13 +4,12 @@ opened by the gitops server's `propose_change`, as the token's account (`kubecre
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.support.github import FakeGitHub, running_github
+from tests.support.github import FakeGitHub, github_side, hosted_clone, running_github
 from tests.support.pr_channel import Policy, crew_pr, synced
 
 TOKEN = "ghp-kubecrew-pr-channel-5e1f"
@@ -18,18 +17,13 @@ TOKEN = "ghp-kubecrew-pr-channel-5e1f"
 
 @pytest.fixture
 def clone(manifests: Path, tmp_path: Path) -> Path:
-    bare = tmp_path / "github" / "deploy.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(manifests), str(bare)], check=True)
-    work = tmp_path / "clone"
-    subprocess.run(["git", "clone", "-q", str(bare), str(work)], check=True)
-    return work
+    return hosted_clone(manifests, tmp_path)
 
 
 @pytest.fixture
 def github(clone: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGitHub]:
     monkeypatch.setenv("GITHUB_TOKEN", TOKEN)  # where provider_for reads the token
-    bare = clone.parent / "github" / "deploy.git"
-    with running_github(bare, owner="acme", name="deploy", token=TOKEN) as fake:
+    with running_github(github_side(clone), owner="acme", name="deploy", token=TOKEN) as fake:
         yield fake
 
 
