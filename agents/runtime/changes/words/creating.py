@@ -403,7 +403,11 @@ def configmap(sentence: Sentence, at: int) -> Asked:
                  if sentence.free(i) and re.fullmatch(r"[A-Z][A-Z0-9_]+", w)}  # fmt: skip
     name = sentence.flags.get("name", "") or _named_object(sentence, {"configmap", "cm"})
     params: dict[str, Any] = {"data": data}
-    if sentence.has("create", "make", "new", "need", "needs", "define"):
+    said_new = any(
+        word in ("configmap", "cm", "config") and index and low[index - 1] in ("a", "an")
+        for index, word in enumerate(low)
+    )  # "put a configmap named flags in shop": an indefinite article asks for a new one
+    if said_new or sentence.has("create", "make", "new", "need", "needs", "define"):
         params["create"] = True  # a new ConfigMap; otherwise keys of one that exists
     if name:
         params["name"] = name

@@ -375,6 +375,13 @@ READS = [
         "shop",
     ),
     (
+        "put a configmap named feature-flags in shop with checkout=on",
+        "configmap",
+        {"name": "feature-flags", "data": {"checkout": "on"}, "create": True},
+        (),
+        "shop",
+    ),
+    (
         "mount configmap settings into api at /etc/settings",
         "mount",
         {"source": {"kind": "ConfigMap", "name": "settings"}, "path": "/etc/settings"},
