@@ -155,6 +155,13 @@ def broken_service(world: World, namespace: str, *, app: str = "wbe", port: int 
     world.kubectl("apply", "-f", "-", input=WEB % {"ns": namespace})
     world.kubectl("rollout", "status", "deploy/web", "-n", namespace, "--timeout=60s")
     world.kubectl("apply", "-f", "-", input=SERVICE % {"ns": namespace, "app": app, "port": port})
+    # the endpoints controller writes the Service's Endpoints on its own time, as on a cluster
+    eventually(
+        lambda: world.kubectl.run("get", "endpoints", "web", "-n", namespace, check=False)
+        .returncode
+        == 0,
+        what=f"Endpoints web in {namespace} written",
+    )
 
 
 def selector(world: World) -> dict[str, str]:
