@@ -40,7 +40,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, MutableMapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -49,20 +49,28 @@ import typer
 import yaml
 
 from core.errors import InvalidArgument, NotFound
+from core.home import (
+    STATE_ENV,
+    cluster_state,
+    current_cluster,
+    default_kubeconfigs,
+    kubecrew_home,
+)
 
 if TYPE_CHECKING:
     from agents.runtime.toolbox import Servers
     from mcp_servers.gitops.settings import GitopsSettings
 
 CREW_FILE = "crew.yaml"
+FOLLOWING = "kubecrew.following"  # in a command's click meta: its state follows its cluster
+_CONTEXT = "kubecrew_context"  # the click context, handed by Typer to `crew_options` commands
 KEYS = ("kubeconfig", "context", "repo", "policies", "policy_store", "prometheus", "registries")
 _PATHS = ("kubeconfig", "repo")
 
 
 def crew_home(environ: Mapping[str, str] = os.environ) -> Path:
-    """`$KUBECREW_HOME`, else ~/.kubecrew: the agents', the front door's and the crew's files."""
-    base = environ.get("KUBECREW_HOME")
-    return Path(base).expanduser() if base else Path.home() / ".kubecrew"
+    """`$KUBECREW_HOME`, else ~/.kubecrew: the crew file and the person's other files."""
+    return kubecrew_home(environ)
 
 
 def crew_file(environ: Mapping[str, str] = os.environ) -> Path:
@@ -297,6 +305,26 @@ def write_crew_file(
     return path
 
 
+def follow_cluster(
+    given: CrewOptions | None = None, environ: MutableMapping[str, str] = os.environ
+) -> Path | None:
+    """Point `$KUBECREW_STATE` at the state folder of the cluster the crew talks to: the
+    cluster of `given`'s kubeconfig and context, else the crew file's, else the default
+    kubeconfig's (`core.home`). Its folder, or None (nothing changed) when no kubeconfig names
+    a server or the crew file cannot be read (the command then says why, if it needs either)."""
+    try:
+        chosen = (given or CrewOptions()).over(read_crew_file(crew_file(environ)))
+    except InvalidArgument:
+        return None
+    files = [chosen.kubeconfig] if chosen.kubeconfig else default_kubeconfigs(environ)
+    cluster = current_cluster(files, chosen.context)
+    if cluster is None:
+        return None
+    folder = cluster_state(cluster, environ)
+    environ[STATE_ENV] = str(folder)
+    return folder
+
+
 # -- the option bundle -------------------------------------------------------------------------
 
 KubeconfigOption = Annotated[
@@ -371,9 +399,14 @@ def crew_options(command: Callable[..., None]) -> Callable[..., None]:
     def run(**arguments: Any) -> None:
         said = {name: arguments.pop(name) for name in _BUNDLE}
         said["policies"] = tuple(said["policies"] or ())
-        command(crew=CrewOptions(**said), **arguments)
+        options = CrewOptions(**said)
+        running: typer.Context = arguments.pop(_CONTEXT)
+        if running.meta.get(FOLLOWING) and (options.kubeconfig or options.context):
+            follow_cluster(options)  # the cluster typed here, not the crew file's
+        command(crew=options, **arguments)
 
-    parameters = [*own, *added]
+    context = inspect.Parameter(_CONTEXT, inspect.Parameter.KEYWORD_ONLY, annotation=typer.Context)
+    parameters = [*own, *added, context]
     run.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
     run.__annotations__ = {p.name: p.annotation for p in parameters}
     run.__annotations__["return"] = signature.return_annotation

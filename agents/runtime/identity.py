@@ -24,10 +24,8 @@ import os
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
-import yaml
-
+from core.home import current_cluster, default_kubeconfigs, kubecrew_home
 from mcp_servers.kube.settings import KubeSettings
 
 KUBECONFIGS = "kubeconfigs"
@@ -35,9 +33,7 @@ KUBECONFIGS = "kubeconfigs"
 
 def kubeconfigs_dir(environ: Mapping[str, str] = os.environ) -> Path:
     """`$KUBECREW_HOME/kubeconfigs`, else `~/.kubecrew/kubeconfigs`."""
-    base = environ.get("KUBECREW_HOME")
-    root = Path(base).expanduser() if base else Path.home() / ".kubecrew"
-    return root / KUBECONFIGS
+    return kubecrew_home(environ) / KUBECONFIGS
 
 
 def service_account(agent: str) -> str:
@@ -60,7 +56,7 @@ def kube_for(
     if not own.is_file():
         return kube
     default = _default_server(environ)
-    if default is not None and default != _server(_load([own])):
+    if default is not None and default != _server([own]):
         return kube
     return replace(kube, kubeconfig=own)
 
@@ -68,39 +64,12 @@ def kube_for(
 def _default_server(environ: Mapping[str, str]) -> str | None:
     """The server of the default kubeconfig's current context; None when there is no default
     kubeconfig; "" when there is one but it names no server (then no agent file matches it)."""
-    listed = [Path(p).expanduser() for p in environ.get("KUBECONFIG", "").split(os.pathsep) if p]
-    files = [p for p in listed or [Path.home() / ".kube" / "config"] if p.is_file()]
+    files = default_kubeconfigs(environ)
     if not files:
         return None
-    return _server(_load(files))
+    return _server(files)
 
 
-def _load(files: list[Path]) -> list[dict[str, Any]]:
-    loaded = []
-    for path in files:
-        try:
-            document = yaml.safe_load(path.read_text())
-        except (OSError, yaml.YAMLError):
-            continue
-        if isinstance(document, dict):
-            loaded.append(document)
-    return loaded
-
-
-def _server(documents: list[dict[str, Any]]) -> str:
-    """The current context's server, merged as kubectl merges: the first file to set a value
-    wins."""
-    current = next((str(d["current-context"]) for d in documents if d.get("current-context")), "")
-    cluster = _first(documents, "contexts", current).get("cluster")
-    server = _first(documents, "clusters", str(cluster or "")).get("server")
-    return str(server or "").rstrip("/")
-
-
-def _first(documents: list[dict[str, Any]], section: str, name: str) -> dict[str, Any]:
-    key = section[:-1]  # "contexts" -> each entry's "context"
-    for document in documents:
-        for entry in document.get(section) or []:
-            if isinstance(entry, dict) and entry.get("name") == name:
-                found = entry.get(key)
-                return found if isinstance(found, dict) else {}
-    return {}
+def _server(files: list[Path]) -> str:
+    cluster = current_cluster(files)
+    return cluster.server if cluster is not None else ""

@@ -19,12 +19,12 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.store.sqlite.aio import AsyncSqliteStore
 
 from core.files import private
+from core.home import state_home
 
 
 def agent_home(agent: str, environ: Mapping[str, str] = os.environ) -> Path:
-    base = environ.get("KUBECREW_HOME")
-    root = Path(base) if base else Path.home() / ".kubecrew"
-    return root / "agents" / agent
+    """The agent's folder in the state of the cluster it works on (`core.home`)."""
+    return state_home(environ) / "agents" / agent
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from core.errors import InvalidArgument
+from core.home import kubecrew_home
 from core.policy.proposals import Identity
 
 Account = Literal["slack", "github"]
@@ -78,8 +79,7 @@ class People(_Strict):
 def default_path(environ: Mapping[str, str] = os.environ) -> Path:
     if environ.get(PEOPLE_ENV):
         return Path(environ[PEOPLE_ENV]).expanduser()
-    base = environ.get("KUBECREW_HOME")
-    return (Path(base).expanduser() if base else Path.home() / ".kubecrew") / "people.yaml"
+    return kubecrew_home(environ) / "people.yaml"
 
 
 def load_people(path: Path | None = None, environ: Mapping[str, str] = os.environ) -> People:

@@ -15,8 +15,8 @@ from importlib import metadata
 from typing import Any
 
 import typer
-from rich.console import Console
 
+from core.home import STATE_ENV
 from kubecrew.channels.slack import command as slack_command
 from kubecrew.cli import (
     approvals,
@@ -37,6 +37,8 @@ from kubecrew.cli import (
     sync_prs,
     watch,
 )
+from kubecrew.cli.output import Format, OutputOption, emit
+from kubecrew.crew import FOLLOWING, follow_cluster
 from kubecrew.terminal import print_failure
 from sandbox.schemas import KUBERNETES_VERSION
 
@@ -63,6 +65,20 @@ app = _OneLineErrors(
     rich_markup_mode="markdown",
     pretty_exceptions_enable=False,
 )
+
+
+@app.callback()
+def _follow_the_cluster(ctx: typer.Context) -> None:
+    # What the crew remembers (incidents, memory, proposals) is the cluster's: each command
+    # reads and writes the state of the cluster its kubeconfig names (core.home), unless the
+    # person chose one with $KUBECREW_STATE. Undone when the command ends, for in-process callers.
+    if STATE_ENV in os.environ:
+        return
+    ctx.meta[FOLLOWING] = True
+    ctx.call_on_close(lambda: os.environ.pop(STATE_ENV, None))
+    follow_cluster()
+
+
 sandbox.app.add_typer(faults.app)
 app.add_typer(sandbox.app)
 app.add_typer(mcp.app)
@@ -91,15 +107,16 @@ def _installed_version() -> str:
 
 
 @app.command()
-def version() -> None:
+def version(output: OutputOption = Format.table) -> None:
     """Print the kubecrew version and the Kubernetes version its sandbox serves.
 
-    **Example**
+    **Examples**
 
     ```
     kubecrew version
+    kubecrew version -o json
     ```
     """
-    Console(highlight=False).print(
-        f"kubecrew {_installed_version()} (sandbox serves Kubernetes v{KUBERNETES_VERSION})"
-    )
+    installed = _installed_version()
+    said = f"kubecrew {installed} (sandbox serves Kubernetes v{KUBERNETES_VERSION})"
+    emit(output, {"kubecrew": installed, "sandbox_kubernetes": KUBERNETES_VERSION}, [said])

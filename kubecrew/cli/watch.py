@@ -131,6 +131,7 @@ def watch(
         every_s=every_s,
         alertmanager_port=alertmanager_port,
         token=token,
+        take_over=heal,  # heal what a watch without --heal only diagnosed
     )
     resume = healer.resume_answered if healer is not None else None
 

@@ -38,6 +38,8 @@ from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from core.home import kubecrew_home
+
 if TYPE_CHECKING:
     from mcp.server.fastmcp import FastMCP
 
@@ -245,9 +247,7 @@ def bearer_token(
 
 
 def generated_token_path(name: str, environ: Mapping[str, str] = os.environ) -> Path:
-    base = environ.get("KUBECREW_HOME")
-    root = Path(base).expanduser() if base else Path.home() / ".kubecrew"
-    return root / "mcp" / f"{name}.token"
+    return kubecrew_home(environ) / "mcp" / f"{name}.token"
 
 
 def _read_token(path: Path) -> str:

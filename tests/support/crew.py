@@ -1,7 +1,8 @@
 """The crew options that point a front door at a team's world (tests/support/team.py), as a
 person would type them: `crew_of` as a front door builds them, `crew_args` on a command line,
 `crew_env` a process environment of its own (its own home, no model, no inherited crew
-settings); `prs` reads the pull requests the crew's gitops server opened beside the repository.
+settings), `state_of` where such a process keeps what it learns of a cluster; `prs` reads the
+pull requests the crew's gitops server opened beside the repository.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from core.home import cluster_state, current_cluster
 from kubecrew.crew import CrewOptions
 from mcp_servers.gitops.providers.local import LocalProvider
 from mcp_servers.gitops.repo import Repository
@@ -43,6 +45,13 @@ def prs(team: Team) -> list[Any]:
     repository (`GitopsSettings.default_state_dir`), as for `kubecrew heal --repo`."""
     repo = Repository(team.repo, author_name="test", author_email="test@shop")
     return LocalProvider(repo, GitopsSettings.default_state_dir(team.repo)).list_prs(state="all")
+
+
+def state_of(home: Path, kubeconfig: Path) -> Path:
+    """Where `kubecrew` with this home keeps what it learns of this kubeconfig's cluster."""
+    cluster = current_cluster([kubeconfig])
+    assert cluster is not None, f"{kubeconfig} names no cluster"
+    return cluster_state(cluster, {"KUBECREW_HOME": str(home)})
 
 
 def crew_env(home: Path) -> dict[str, str]:

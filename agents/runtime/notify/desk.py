@@ -1,10 +1,12 @@
 """The desk: where every signal lands, and the one place that calls the handler.
 
 Each source hands its signals to `Desk.take`. The desk records them (`incidents`), and for news
-only (a new incident, or one back after it was resolved) starts the handler in its own task, so
-a diagnosis that takes seconds never stops the sources, and the signals that keep coming in
-meanwhile are merged into the incident being handled. A handler that fails is logged and leaves
-the incident open: the watcher outlives a bad diagnosis.
+(a new incident, or one back after it was resolved) starts the handler in its own task, so a
+diagnosis that takes seconds never stops the sources, and the signals that keep coming in
+meanwhile are merged into the incident being handled. A desk that `takes_over` (a healing
+watcher's) also handles, once, each incident an earlier watcher left open: `watch --heal` heals
+what a `watch` without it only diagnosed. A handler that fails is logged and leaves the
+incident open: the watcher outlives a bad diagnosis.
 
 An incident resolved by anyone (an alert that says so, the patrol finding the workload healthy
 after `kubecrew heal` or a person fixed it, the handler itself) is announced to `on_resolved`,
@@ -54,6 +56,7 @@ class Desk:
         say: Say,
         *,
         on_resolved: Resolved | None = None,
+        takes_over: bool = False,
     ) -> None:
         self.incidents = incidents
         self.handler = handler
@@ -62,6 +65,8 @@ class Desk:
         if on_resolved is None and isinstance(handler, Resolving):
             on_resolved = handler.resolved
         self.on_resolved = on_resolved
+        self.takes_over = takes_over
+        self._taken: set[str] = set()  # the incidents this desk has handled
 
     async def take(self, signal: Signal) -> Incident | None:
         """Record a signal; a resolved-alert signal resolves its incident instead."""
@@ -75,8 +80,20 @@ class Desk:
             again = f" (again, {incident.opened} times)" if incident.opened > 1 else ""
             self.say(f"incident opened{again}: {incident.subject} [{signal.source}]")
             self.incidents.set_state(incident.fingerprint, "handling")
-            self.tasks.start_soon(self._handle, incident)
+        elif self._takes_over(incident):
+            self.say(f"incident still open from before: {incident.subject} [{signal.source}]")
+        else:
+            return incident
+        self._taken.add(incident.fingerprint)
+        self.tasks.start_soon(self._handle, incident)
         return incident
+
+    def _takes_over(self, incident: Incident) -> bool:
+        """Whether this desk handles an incident that is not news: one left open before it
+        started (not one it handled, one being handled elsewhere, or one waiting for a person)."""
+        if not self.takes_over or incident.fingerprint in self._taken:
+            return False
+        return self.incidents.take_open(incident.fingerprint)
 
     def resolve(self, fingerprint: str, *, why: str) -> None:
         if self.incidents.resolve(fingerprint):

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Literal, cast
 
 from agents.runtime.notify.signals import Signal, Source
+from core.home import state_home
 
 State = Literal["open", "handling", "waiting", "resolved"]
 
@@ -121,9 +122,8 @@ class Run:
 
 
 def default_path(environ: Mapping[str, str] = os.environ) -> Path:
-    base = environ.get("KUBECREW_HOME")
-    root = Path(base) if base else Path.home() / ".kubecrew"
-    return root / "agents" / "incidents.sqlite"
+    """The incident book in the state of the cluster being watched (`core.home`)."""
+    return state_home(environ) / "agents" / "incidents.sqlite"
 
 
 class Incidents:
@@ -218,6 +218,15 @@ class Incidents:
             self._db.execute("DELETE FROM waits WHERE fingerprint = ?", (fingerprint,))
             return True
         return False
+
+    def take_open(self, fingerprint: str) -> bool:
+        """Move an open incident to handling; False when it was not open (being handled,
+        waiting for a person, or resolved)."""
+        cursor = self._db.execute(
+            "UPDATE incidents SET state = 'handling' WHERE fingerprint = ? AND state = 'open'",
+            (fingerprint,),
+        )
+        return cursor.rowcount > 0
 
     def resolve(self, fingerprint: str) -> bool:
         """Mark it resolved; False when it was not open (or handling) to begin with."""

@@ -40,6 +40,7 @@ class WatchPlan:
     token: str = ""  # the receiver's bearer token (required with a port)
     wait_s: int = 10  # how long each watch call waits for the next event
     incidents: Path = field(default_factory=default_path)
+    take_over: bool = False  # also handle, once, the incidents an earlier watcher left open
 
 
 async def watch(
@@ -58,7 +59,7 @@ async def watch(
             open_toolbox(load_role(ROLE, root=ROLES_DIR), plan.servers) as toolbox,
             anyio.create_task_group() as handlers,
         ):
-            desk = Desk(store, handler, handlers, say)
+            desk = Desk(store, handler, handlers, say, takes_over=plan.take_over)
             await _run(plan, toolbox, desk, stop or anyio.Event(), resume)
             handlers.cancel_scope.cancel()  # stopping: a diagnosis under way is abandoned
     finally:

@@ -30,6 +30,7 @@ from pydantic import ValidationError
 
 from core.errors import Conflict, NotFound, Unavailable
 from core.files import private
+from core.home import state_home
 from core.policy import audit
 from core.policy.actions import TargetRef
 from core.policy.approvals import Settlement, ended_message, expired_message, lapse, settle
@@ -79,10 +80,9 @@ CREATE TABLE IF NOT EXISTS targets (
 
 
 def default_path(environ: Mapping[str, str] = os.environ) -> Path:
-    """The store under the kubecrew home ($KUBECREW_HOME, else ~/.kubecrew), as tokens are."""
-    base = environ.get("KUBECREW_HOME")
-    root = Path(base).expanduser() if base else Path.home() / ".kubecrew"
-    return root / "policy" / "store.sqlite"
+    """The store in the state of the cluster the crew works on (`core.home`): its proposals,
+    approvals and audit are that cluster's."""
+    return state_home(environ) / "policy" / "store.sqlite"
 
 
 class SqliteStore:

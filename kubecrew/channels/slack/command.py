@@ -31,7 +31,7 @@ from kubecrew.channels.slack.settings import (
     SLACK_API_URL,
     Mode,
 )
-from kubecrew.crew import Crew, CrewOptions, crew_home, crew_options, resolve
+from kubecrew.crew import Crew, CrewOptions, crew_options, resolve
 from kubecrew.terminal import print_failure
 
 if TYPE_CHECKING:
@@ -184,12 +184,13 @@ def _door(deps: SlackDeps, crew: Crew) -> FrontDoor:
     gated, GitOps with a repository), answering approvals in the app's store as the people
     file's person."""
     from agents.runtime.brain import planner_from_env
+    from core.home import state_home
     from kubecrew.channels.frontdoor import FrontDoor
 
     return FrontDoor(
         servers=crew.servers("dev_team"),
         planner=planner_from_env(),
-        home=crew_home(),
+        home=state_home(),  # the conversations are this cluster's
         open_store=deps.open_store,
         via="slack",
         now=deps.now,

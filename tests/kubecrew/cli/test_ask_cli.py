@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from sandbox.server import Sandbox
+from tests.support.crew import state_of
 from tests.support.diagnosis import NS, Doctor, deployment
 from tests.support.kubectl import Kubectl
 
@@ -44,12 +45,30 @@ def test_ask_answers_on_stdout_with_progress_on_stderr(broken: Path, tmp_path: P
     assert done.stdout.startswith("Deployment web in shop is failing:")
     assert '"config is broken"' in done.stdout
     assert "tool diagnose" in done.stderr and "answer done" in done.stderr
-    assert (tmp_path / "agents" / "dev_team" / "checkpoints.sqlite").is_file()
+    assert (state_of(tmp_path, broken) / "agents" / "dev_team" / "checkpoints.sqlite").is_file()
 
     data = ask(tmp_path, "web keeps crashing", "--kubeconfig", str(broken), "-n", NS, "--json")
     assert data.returncode == 0, data.stderr
     report = json.loads(data.stdout)
     assert report["cause"]["code"] == "CrashLoopBackOff" and report["changed_nothing"]
+
+
+def test_ask_as_data_holds_the_answer_and_the_evidence_it_rests_on(
+    broken: Path, tmp_path: Path
+) -> None:
+    asked = ("web keeps crashing", "--kubeconfig", str(broken), "-n", NS, "-q")
+    as_yaml = ask(tmp_path, *asked, "-o", "yaml")
+    assert as_yaml.returncode == 0, as_yaml.stderr
+    found = yaml.safe_load(as_yaml.stdout)
+    assert found["answer"].startswith("Deployment web in shop is failing:")
+    assert found["task"] == "diagnose" and found["clarifying"] is False
+    assert found["target"] == {"kind": "Deployment", "name": "web", "namespace": NS}
+    assert found["cause"]["code"] == "CrashLoopBackOff" and found["changed_nothing"]
+    assert found["cause"]["evidence"][0] in found["evidence"]
+    assert all(change["outcome"] == "recommended" for change in found["changes"])
+    assert found["links"] == []
+    as_json = json.loads(ask(tmp_path, *asked, "-o", "json").stdout)
+    assert list(as_json) == list(found)  # one record, whichever format
 
 
 def test_an_ambiguous_name_prints_the_question_and_exits_2(broken: Path, tmp_path: Path) -> None:

@@ -69,7 +69,7 @@ class Crew:
     def __init__(self, sandbox: Sandbox, home: Path, store: Path) -> None:
         self.options = ["--kubeconfig", str(sandbox.kubeconfig), "--policies", str(SHIPPED),
                         "--policy-store", str(store)]  # fmt: skip
-        self.env = crew_env(home)
+        self.env = {**crew_env(home), "KUBECONFIG": str(sandbox.kubeconfig)}  # status's cluster
         self.store = store
 
     def run(self, *args: str) -> subprocess.CompletedProcess[str]:

@@ -17,6 +17,7 @@ import httpx
 from agents.runtime.notify.watcher import WatchPlan
 from sandbox.server import Sandbox
 from tests.agents.runtime.notify.watcher import Watcher
+from tests.support.crew import state_of
 from tests.support.diagnosis import deployment
 from tests.support.kubectl import Kubectl
 from tests.support.mcp_hosts import KUBECREW, free_port, listening
@@ -125,4 +126,6 @@ def test_kubecrew_watch_diagnoses_a_crash_loop_once_and_stops_on_ctrl_c(
     assert text.count("incident opened: CrashLoopBackOff on Deployment web in shop") == 1
     assert "exit" in text.split("handled CrashLoopBackOff on Deployment web", 1)[1]
     assert "stopped" in text and "Traceback" not in text
-    assert (tmp_path / "home" / "agents" / "incidents.sqlite").is_file()
+    assert (
+        state_of(tmp_path / "home", sandbox.kubeconfig) / "agents" / "incidents.sqlite"
+    ).is_file()

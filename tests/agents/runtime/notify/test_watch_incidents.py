@@ -52,6 +52,27 @@ def test_ten_warnings_of_one_deployment_are_one_incident_across_a_restart(
     assert any("incident opened: CrashLoopBackOff on Deployment web" in x for x in first.lines)
 
 
+def test_a_watcher_that_takes_over_handles_once_what_an_earlier_one_left_open(
+    kubectl: Kubectl, plan: WatchPlan
+) -> None:
+    kubectl("create", "namespace", "shop")
+    first = Watcher(plan).start()  # as `kubecrew watch`: it only diagnoses
+    try:
+        kubectl("apply", "-f", "-", input=deployment("web", CRASHING, replicas=2))
+        incident = web(first, count=2)
+    finally:
+        first.stop()
+    assert [i.fingerprint for i in first.handled] == [WEB]
+
+    healing = Watcher(replace(plan, take_over=True)).start()  # as `kubecrew watch --heal`
+    try:
+        web(healing, count=incident.count + 3)
+    finally:
+        healing.stop()
+    assert [i.fingerprint for i in healing.handled] == [WEB]  # once, however many signals
+    assert any("incident still open from before: CrashLoopBackOff" in x for x in healing.lines)
+
+
 def test_a_resolved_incident_is_reopened_once_when_it_fails_again(
     kubectl: Kubectl, plan: WatchPlan
 ) -> None:
