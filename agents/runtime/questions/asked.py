@@ -44,6 +44,7 @@ class Inventory:
     state: State = ""  # count and list: only objects in this state
     count: int = TOP  # rows to show
     said_namespace: bool = False  # the namespace came from the words, not the conversation
+    owner: str = ""  # pods only: those of the workload of this name ("the pods of web")
 
 
 @dataclass(frozen=True)

@@ -116,18 +116,22 @@ def _owners(owners: Counter[str]) -> str:
 
 
 def owner_of(pod: Json) -> str:
-    """The workload a pod belongs to: its Deployment for a ReplicaSet's pod (named by the
-    pod-template-hash it adds), else its owner, else the pod itself."""
-    ns = str(pod.get("namespace", ""))
+    """The workload a pod belongs to, cited (`workload_of`)."""
+    return cite(*workload_of(pod), str(pod.get("namespace", "")))
+
+
+def workload_of(pod: Json) -> tuple[str, str]:
+    """The kind and name of the workload a pod belongs to: its Deployment for a ReplicaSet's
+    pod (named by the pod-template-hash it adds), else its owner, else the pod itself."""
     kinds = pod.get("metadata.ownerReferences[*].kind") or []
     names = pod.get("metadata.ownerReferences[*].name") or []
     if not kinds or not names:
-        return cite("Pod", str(pod.get("name", "")), ns)
+        return "Pod", str(pod.get("name", ""))
     kind, name = str(kinds[0]), str(names[0])
     hashed = str(pod.get("metadata.labels.pod-template-hash") or "")
     if kind == "ReplicaSet" and hashed and name.endswith(f"-{hashed}"):
-        return cite("Deployment", name[: -len(hashed) - 1], ns)
-    return cite(kind, name, ns)
+        return "Deployment", name[: -len(hashed) - 1]
+    return kind, name
 
 
 async def _top(evidence: Evidence, question: Inventory) -> Answered:
@@ -204,9 +208,15 @@ async def _listed(evidence: Evidence, question: Inventory) -> Answered:
     noun = "workloads" if kind == "workloads" else _SHOWN.get(kind, (kind, kind, kind))[2]
     if not found and evidence.unseen:
         return unanswered(evidence, "inventory", f"the {noun} {where(ns)}")
+    scope = f" {where(ns)}" if namespaced else ""
+    if question.owner:
+        owners = await _owners_of(evidence, ns)
+        if owners is None:
+            return unanswered(evidence, "inventory", f"which pods {question.owner} has {where(ns)}")
+        found = [row for row in found if owners.get(str(row.get("name"))) == question.owner]
+        scope = f" of {question.owner}{scope}"
     chosen = [row for row in found if _in_state(row, question.state)]
     state = question.state.replace("-", " ")
-    scope = f" {where(ns)}" if namespaced else ""
     if question.topic == "count":
         counted = noun if len(chosen) != 1 else singular(noun)
         head = f"{len(chosen)} {counted}{' ' + state if state else ''}{scope}" + (
@@ -214,11 +224,14 @@ async def _listed(evidence: Evidence, question: Inventory) -> Answered:
         )
     elif chosen:
         said = f" {state}" if state else ""
-        head = f"{len(chosen)} {noun}{said}{scope}{more(question.count, len(chosen), noun)}:"
+        listed = noun if len(chosen) != 1 else singular(noun)
+        head = f"{len(chosen)} {listed}{said}{scope}{more(question.count, len(chosen), noun)}:"
     elif state == "not ready":
         head = f"All {len(found)} {noun}{scope} are ready."
     elif state:
         head = f"None of the {len(found)} {noun}{scope} is {state}."
+    elif question.owner:
+        head = f"No pods{scope}: no pod there belongs to a workload named {question.owner}."
     else:
         head = f"No {noun}{scope}."
     lines = [
@@ -239,6 +252,15 @@ async def _listed(evidence: Evidence, question: Inventory) -> Answered:
         total=len(chosen),
         **_facts(question),
     )
+
+
+async def _owners_of(evidence: Evidence, ns: str | None) -> dict[str, str] | None:
+    """Each pod's workload name (`workload_of`), by pod name; None when unreadable."""
+    scan = await evidence.scan("pods", f"the owners of pods {where(ns)}", namespace=ns,
+                               fields=POD_FIELDS)  # fmt: skip
+    if scan is None:
+        return None
+    return {str(pod.get("name")): workload_of(pod)[1] for pod in scan.items}
 
 
 def _in_state(row: Json, state: str) -> bool:
@@ -269,4 +291,5 @@ def _columns(row: Json) -> str:
 
 
 def _facts(question: Inventory) -> Json:
-    return {"topic": question.topic, "namespace": question.namespace, "kind": question.kind}
+    facts = {"topic": question.topic, "namespace": question.namespace, "kind": question.kind}
+    return facts | ({"owner": question.owner} if question.owner else {})

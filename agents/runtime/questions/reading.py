@@ -46,6 +46,7 @@ from agents.runtime.questions.words import (
     Said,
     Words,
     among,
+    is_label,
     lookup,
     number,
     tokens,
@@ -226,7 +227,32 @@ def _inventory(asked: Said) -> Inventory | None:
         or (words.first() == "count")
     )
     topic: InventoryTopic = "count" if counting else "list"
-    return _listing(asked, topic, kind, state=_state(words), count=count)
+    owner = _owner(words) if kind == "pods" else ""
+    return _listing(asked, topic, kind, state=_state(words), count=count, owner=owner)
+
+
+# Words that never name the workload whose pods are asked about: the rest of such a question.
+_NOT_OWNERS = (
+    QUESTION_WORDS | READ_VERBS | v.COUNTING | v.NEGATIONS | v.RANKING | set(v.STATES)
+    | set(v.KINDS) | {"there", "total", "altogether", "right", "currently", "belong", "belongs",
+                      "belonging", "owned", "run", "runs", "live", "living", "up", "left", "got"}
+    | {"sort", "sorted", "order", "ordered", "by", "age", "status", "statuses", "names", "ip",
+       "ips", "labels", "wide", "details", "detail", "info", "their", "with"}
+)  # fmt: skip
+
+
+def _owner(words: Words) -> str:
+    """The workload whose pods are asked about: the one word left that names nothing else
+    ("how many pods does the frontend have", "web's pods", "pods belonging to api"); "" when
+    none is left, or more than one (then the question is about all the pods)."""
+    left = [_named(w) for w in words.rest() if w not in _NOT_OWNERS and number(w) is None]
+    return left[0] if len(left) == 1 and is_label(left[0]) else ""
+
+
+def _named(word: str) -> str:
+    """`deploy/web` names web."""
+    kind, slash, name = word.partition("/")
+    return name if slash and kind in v.KINDS else word
 
 
 def _listing(
@@ -238,9 +264,10 @@ def _listing(
     metric: Metric = "",
     state: State = "",
     count: int = TOP,
+    owner: str = "",
 ) -> Inventory:
     return Inventory(
-        topic, asked.text, asked.namespace, kind, check, metric, state, count, asked.said
+        topic, asked.text, asked.namespace, kind, check, metric, state, count, asked.said, owner
     )
 
 

@@ -206,7 +206,7 @@ class Words:
                 return found, True
         for word in self.all:
             space, slash, name = word.partition("/")
-            if slash and _label(space) and _label(name) and space not in _KIND_PREFIXES:
+            if slash and is_label(space) and is_label(name) and space not in _KIND_PREFIXES:
                 self.from_slash = True
                 return space, True
         return None, False
@@ -232,12 +232,12 @@ class Words:
         words = self.all
         word = words[index]
         following, after = [*words[index + 1 : index + 3], "", ""][:2]
-        if word in ("-n", "--namespace", "namespace", "ns") and _label(following):
+        if word in ("-n", "--namespace", "namespace", "ns") and is_label(following):
             self.used.update({index, index + 1})
             return following
         if (
             word in ("in", "from", "inside", "within")
-            and _label(following)
+            and is_label(following)
             and (following not in _NOT_NAMESPACES)
         ):
             self.used.update({index, index + 1})
@@ -245,12 +245,12 @@ class Words:
         if (
             word in ("in", "from")
             and following == "the"
-            and _label(after)
+            and is_label(after)
             and (words[index + 3 : index + 4] in (["namespace"], ["ns"]))
         ):
             self.used.update(range(index, index + 4))
             return after
-        if following in ("namespace", "ns") and _label(word) and word not in _NOT_NAMESPACES:
+        if following in ("namespace", "ns") and is_label(word) and word not in _NOT_NAMESPACES:
             self.used.update({index, index + 1})
             return word
         return ""
@@ -330,7 +330,7 @@ _NOT_NAMESPACES = _words(
 )
 
 
-def _label(word: str) -> bool:
+def is_label(word: str) -> bool:
     return bool(word) and len(word) <= 63 and bool(_DNS_LABEL.match(word))
 
 

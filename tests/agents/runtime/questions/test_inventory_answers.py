@@ -192,6 +192,28 @@ def test_counts_are_the_clusters(
 
 
 @pytest.mark.parametrize(
+    ("text", "expected", "pods"),
+    [
+        ("how many pods does the web deployment have in shop?", "2 pods of web in shop.", None),
+        ("list web's pods in shop", "2 pods of web in shop:", {"web"}),
+        ("which pods belong to cache in shop", "1 pod of cache in shop:", {"cache"}),
+        ("pods of deploy/api in shop", "1 pod of api in shop:", {"api"}),
+        ("how many pods has frontend got in shop", "0 pods of frontend in shop.", None),
+        ("list the pods of frontend in shop", "No pods of frontend in shop: no pod there", None),
+    ],
+)
+def test_the_pods_of_one_workload_are_its_own(
+    asker: Asker, text: str, expected: str, pods: set[str] | None
+) -> None:
+    asked = ask(asker, text)
+    assert asked.text.startswith(expected), asked.text
+    if pods is not None:
+        owners = {name.rsplit("-", 2 if name.startswith(("web", "api")) else 1)[0]
+                  for name in (o.split("/")[1] for o in objects(asked))}  # fmt: skip
+        assert owners == pods, objects(asked)
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "which pods are not ready in shop",
