@@ -19,9 +19,10 @@ An option given on the command line wins over the crew file, `$KUBECREW_HOME/cre
 (relative paths in it are read from its folder); what neither names falls back to the defaults:
 the policies `kubecrew policy` reads (./policies, else the shipped ones, plus
 $KUBECREW_POLICIES), the policy store every `kubecrew` command opens by default
-($KUBECREW_POLICY_STORE, else `$KUBECREW_HOME/policy/store.sqlite`), no GitOps repository and no
-Prometheus. `kubecrew sandbox up` writes the file for its cluster when there is none, with the
-sandbox's own registries as the mirrors.
+($KUBECREW_POLICY_STORE, else the cluster's, `policy/store.sqlite` in its state folder), no
+GitOps repository and no Prometheus. `kubecrew sandbox up` writes the file for its cluster
+when there is none, with the sandbox's own registries as the mirrors. Each command follows the
+cluster its kubeconfig names (`follow_cluster`): what the crew learns is kept with it.
 
 `Crew.servers(agent)` gives every agent the kube server gated by those policies and audited in
 that store as the agent, the policy server acting as the agent, and the gitops and metrics
@@ -51,6 +52,7 @@ import yaml
 from core.errors import InvalidArgument, NotFound
 from core.home import (
     STATE_ENV,
+    Cluster,
     cluster_state,
     current_cluster,
     default_kubeconfigs,
@@ -312,17 +314,25 @@ def follow_cluster(
     cluster of `given`'s kubeconfig and context, else the crew file's, else the default
     kubeconfig's (`core.home`). Its folder, or None (nothing changed) when no kubeconfig names
     a server or the crew file cannot be read (the command then says why, if it needs either)."""
-    try:
-        chosen = (given or CrewOptions()).over(read_crew_file(crew_file(environ)))
-    except InvalidArgument:
-        return None
-    files = [chosen.kubeconfig] if chosen.kubeconfig else default_kubeconfigs(environ)
-    cluster = current_cluster(files, chosen.context)
+    cluster = crew_cluster(given, environ)
     if cluster is None:
         return None
     folder = cluster_state(cluster, environ)
     environ[STATE_ENV] = str(folder)
     return folder
+
+
+def crew_cluster(
+    given: CrewOptions | None = None, environ: Mapping[str, str] = os.environ
+) -> Cluster | None:
+    """The cluster the crew talks to (see `follow_cluster`); None when no kubeconfig names a
+    server or the crew file cannot be read."""
+    try:
+        chosen = (given or CrewOptions()).over(read_crew_file(crew_file(environ)))
+    except InvalidArgument:
+        return None
+    files = [chosen.kubeconfig] if chosen.kubeconfig else default_kubeconfigs(environ)
+    return current_cluster(files, chosen.context)
 
 
 # -- the option bundle -------------------------------------------------------------------------
@@ -361,7 +371,7 @@ PolicyStoreOption = Annotated[
         "--policy-store",
         "--store",
         help="the policy store: a SQLite file, or `kubernetes[:CONTEXT]` [default: crew.yaml's, "
-        "else $KUBECREW_POLICY_STORE, else $KUBECREW_HOME/policy/store.sqlite]",
+        "else $KUBECREW_POLICY_STORE, else the cluster's in $KUBECREW_HOME/clusters/]",
         show_default=False,
     ),
 ]

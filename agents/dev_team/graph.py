@@ -24,7 +24,7 @@ runs the work registered for the kind in agents/dev_team/tasks.py.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, cast
 
 from langchain_core.messages import AIMessage
@@ -177,12 +177,22 @@ async def _read_asked(state: DevTeamState, runtime: Runtime[Context]) -> dict[st
     return {"intent": intent.kind, "target": _ref(resolved), "skill": skill.name if skill else ""}
 
 
+# What else a request may name, when it names no workload (see prompts.CAN_DO)
+_BESIDE = (("configmaps", "ConfigMap"),)
+_CLUSTER = (("nodes", "Node"), ("namespaces", "Namespace"))
+
+
 async def _what_i_can_do(intent: intents.Intent, toolbox: Toolbox) -> str:
     """For a request no grammar reads: what can be done with the object it names, with
     examples in that object's own name; the general menu when it names none."""
     if not intent.subject:
         return UNSUPPORTED
     found = await intents.resolve(intent, toolbox)
+    if isinstance(found, intents.Clarify):  # not a workload: a node, a ConfigMap, a namespace?
+        found = await intents.resolve(intent, toolbox, kinds=_BESIDE, pods=False)
+    if isinstance(found, intents.Clarify):
+        found = await intents.resolve(replace(intent, namespace=None), toolbox, kinds=_CLUSTER,
+                                      pods=False)  # fmt: skip
     if isinstance(found, intents.Clarify):
         return UNSUPPORTED
     examples = prompts.CAN_DO.get(found.kind, prompts.CAN_DO["Deployment"])

@@ -14,6 +14,10 @@ halfway continues that heal's thread, so the mutation it had begun is finished o
 proposed again over its own leftovers; a heal of a target another live process is healing is
 refused.
 
+While it runs, `on_node` hears each step of the loop as it finishes, `on_progress` what a long
+one waits for (the PR it merges, the pods it watches soak), `on_call` each tool call, and `say`
+what the booking decided.
+
 A run that policy sends to a person stops, checkpointed, with `waiting_for` naming the approval
 request and `asked` who may answer it. Calling `heal` again with that `thread` (with or without
 `resume`) picks the run up where it stopped: the loop claims the request's end from the policy
@@ -50,6 +54,7 @@ from agents.runtime.loop.validation import LoopSettings
 from agents.runtime.notify.incidents import Incidents, Run
 from agents.runtime.notify.signals import Signal
 from agents.runtime.persistence import agent_home, open_durable
+from agents.runtime.progress import OnProgress
 from agents.runtime.roles import load_role
 from agents.runtime.skills import skills_for
 from agents.runtime.toolbox import OnCall, Servers, Toolbox, open_toolbox
@@ -67,6 +72,7 @@ async def heal(
     namespace: str | None = None,
     resume: Any = None,
     on_node: Callable[[str], None] | None = None,
+    on_progress: OnProgress | None = None,
     on_call: OnCall | None = None,
     book: Path | None = None,
     say: Callable[[str], None] | None = None,
@@ -95,7 +101,9 @@ async def heal(
             )
             result = None
             if resolved is not None and thread is not None:
-                existing = await heal_run(None, context=context, durable=durable, on_node=on_node)
+                existing = await heal_run(
+                    None, context=context, durable=durable, on_node=on_node, on_progress=on_progress
+                )
                 if existing.state:  # a thread that already ran: carry on with it, not anew
                     result = existing
             if result is None:
@@ -106,6 +114,7 @@ async def heal(
                     incident=incident,
                     resume=resume,
                     on_node=on_node,
+                    on_progress=on_progress,
                 )
             if booked is not None and book is not None:
                 with closing(Incidents(book)) as incidents:

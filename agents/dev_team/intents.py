@@ -103,7 +103,7 @@ class Target:
     namespace: str
 
     def __str__(self) -> str:
-        return f"{self.kind} {self.name} in {self.namespace}"
+        return f"{self.kind} {self.name}" + (f" in {self.namespace}" if self.namespace else "")
 
 
 @dataclass(frozen=True)

@@ -42,4 +42,13 @@ CAN_DO: dict[str, tuple[str, ...]] = {
         "create an ingress for the {name} service at <host>/",
     ),
     "Pod": ("why is {name} failing?", "what images run in <namespace>?"),
+    "ConfigMap": (
+        "what is in the configmap {name}?", "set MODE=fast in the configmap {name}",
+        "delete the configmap {name}",
+    ),
+    "Node": ("cordon {name}", "drain {name}", "label {name} with disk=ssd"),
+    "Namespace": (
+        "what is running in {name}?", "which workloads have no limits in {name}?",
+        "set a quota of 4 cpus on {name}",
+    ),
 }  # fmt: skip

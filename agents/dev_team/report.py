@@ -45,10 +45,12 @@ PLAIN_WORDS = {
     "HPAMissingRequests": "the autoscaler scales on CPU use as a share of the CPU requested, and "
     "the pods request none, so it cannot tell when to scale.",
 }
-NOTHING_CHANGED = (
-    "I changed nothing: this was a read-only investigation. To apply the fix, run its steps "
-    "with the kube MCP server's write tools (or kubectl), or let the remediation loop do it "
-    "through policy and approval when it is enabled."
+NOTHING_CHANGED = "I changed nothing: this was a read-only investigation."
+# What a person says (in any channel) for the crew to carry the fix out: policy, dry run and
+# validation included; the heal command does the same from a terminal.
+TO_APPLY = (
+    "To apply the fix, say 'fix {name} in {namespace}' (in a terminal: `kubecrew heal {name} "
+    "-n {namespace}`)."
 )
 
 
@@ -95,6 +97,8 @@ def compose(
     if model_note.strip():
         lines += ["", f"The model's reading: {model_note.strip()}"]
     lines += ["", NOTHING_CHANGED]
+    if fix is not None:
+        lines[-1] += " " + TO_APPLY.format(name=target["name"], namespace=target["namespace"])
     report = {
         "target": dict(target),
         "cause": cause,

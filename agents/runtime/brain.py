@@ -99,11 +99,21 @@ class ModelPlanner:
             reply = await (turn if getattr(self.model, "scripted", False) else _on_model_loop(turn))
         except Exception as exc:  # the provider's own errors (HTTP status, timeouts, bad replies)
             raise ModelUnavailable(
-                f"the model ({self.name}) failed to answer: {type(exc).__name__}: {exc}"
+                f"the model ({self.name}{_endpoint(self.model)}) failed to answer: "
+                f"{type(exc).__name__}: {exc}"
             ) from exc
         if not isinstance(reply, AIMessage):
             raise ModelUnavailable(f"the model answered {type(reply).__name__}, not a message")
         return reply
+
+
+def _endpoint(model: BaseChatModel) -> str:
+    """ " at URL" for a model served at a base URL someone chose (a local Ollama or vLLM)."""
+    client = getattr(model, "root_async_client", None)  # OpenAI's, whichever way it was set
+    for url in (getattr(client, "base_url", None), getattr(model, "base_url", None)):
+        if url:
+            return f" at {url}"
+    return ""
 
 
 Planner = Deterministic | ModelPlanner
@@ -208,7 +218,7 @@ def load_chat_model(spec: str, environ: Mapping[str, str] = os.environ) -> BaseC
         built = chat_models.init_chat_model(model, model_provider=provider)
     except ImportError as exc:
         raise ModelUnavailable(
-            f"{MODEL_ENV}={spec!r} needs the {extra!r} extra ({exc.name or exc} is missing): "
+            f"{MODEL_ENV}={spec!r} needs the {extra!r} extra, not installed here: "
             f"{_install_hint(extra)}"
         ) from exc
     except ValueError as exc:

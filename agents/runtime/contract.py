@@ -13,6 +13,10 @@ LangGraph thread, and every request on it returns the one `Outcome`:
     finished    False when the run stopped at an interrupt; `resume()` carries it on
     nodes       the graph's nodes that ran, in order
 
+While a request runs, `on_node` hears each node as it finishes and `on_progress` what a long
+one waits for meanwhile (`progress.Progress`: "validating: 1/2 pods ready"); the conversation's
+tool calls go to the `on_call` it was opened with.
+
 **The two brains.** Every agent plans with a `Planner` (`brain`): `Deterministic` (an intent
 grammar, analyzers and playbooks, offline and reproducible) or a `ModelPlanner`, whose chat model
 chooses the read tools to call, within a step budget, before the agent's procedure decides.
@@ -29,6 +33,8 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
+
+from agents.runtime.progress import OnProgress
 
 if TYPE_CHECKING:
     from agents.runtime.brain import Planner
@@ -68,10 +74,17 @@ class Conversation(Protocol):
     def thread(self) -> str: ...
 
     async def ask(
-        self, question: str, *, namespace: str | None = None, on_node: OnNode | None = None
+        self,
+        question: str,
+        *,
+        namespace: str | None = None,
+        on_node: OnNode | None = None,
+        on_progress: OnProgress | None = None,
     ) -> Outcome: ...
 
-    async def resume(self, *, on_node: OnNode | None = None) -> Outcome: ...
+    async def resume(
+        self, *, on_node: OnNode | None = None, on_progress: OnProgress | None = None
+    ) -> Outcome: ...
 
 
 class Opener(Protocol):

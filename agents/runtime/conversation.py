@@ -1,7 +1,9 @@
 """One run loop for every agent: a conversation on one compiled graph and one thread.
 
-`GraphConversation` streams the graph's updates (telling `on_node` each node that ran), reads the
-thread's state once at the end, and builds the contract's `Outcome`: what an interrupted run waits
+`GraphConversation` streams the graph's updates (telling `on_node` each node that ran) and its
+custom stream, subgraphs' included (telling `on_progress` what a long step waits for meanwhile:
+`agents.runtime.progress`; a heal's loop runs as a subgraph), reads the thread's state once at
+the end, and builds the contract's `Outcome`: what an interrupted run waits
 for is read from the interrupts the remediation loop raises (`{"approval": id, "asked": ...}`),
 in the graph or any subgraph. An agent says only what is its own: how a question becomes the
 graph's input (`asked`; by default the question over the agent's `defaults`, every field a run
@@ -20,6 +22,7 @@ from langgraph.types import StateSnapshot
 
 from agents.runtime.contract import OnNode, Outcome, Waiting
 from agents.runtime.errors import AgentError
+from agents.runtime.progress import OnProgress, Progress
 from agents.runtime.toolbox import Toolbox
 from agents.runtime.wiring import AgentContext
 
@@ -68,10 +71,13 @@ class GraphConversation(Generic[C]):
         *,
         namespace: str | None = None,
         on_node: OnNode | None = None,
+        on_progress: OnProgress | None = None,
         interrupt_after: list[str] | None = None,
     ) -> Outcome:
         payload = self.asked(question, namespace)
-        return await self.run(payload, on_node=on_node, interrupt_after=interrupt_after)
+        return await self.run(
+            payload, on_node=on_node, on_progress=on_progress, interrupt_after=interrupt_after
+        )
 
     async def perform(self, task: str, *, on_node: OnNode | None = None, **fields: Any) -> Outcome:
         """One of the agent's procedures by its task name (`patrol`, `audit`, ...)."""
@@ -80,28 +86,38 @@ class GraphConversation(Generic[C]):
             raise AgentError(f"no procedure {task!r} here; this agent's procedures: {known}")
         return await self.run(self.request(task=task, **fields), on_node=on_node)
 
-    async def resume(self, *, on_node: OnNode | None = None) -> Outcome:
+    async def resume(
+        self, *, on_node: OnNode | None = None, on_progress: OnProgress | None = None
+    ) -> Outcome:
         """Carry on from the thread's last checkpoint (after a crash or an interrupt)."""
-        return await self.run(None, on_node=on_node)
+        return await self.run(None, on_node=on_node, on_progress=on_progress)
 
     async def run(
         self,
         payload: Mapping[str, Any] | None,
         *,
         on_node: OnNode | None = None,
+        on_progress: OnProgress | None = None,
         interrupt_after: list[str] | None = None,
     ) -> Outcome:
         """One request on the thread (payload None: resume it)."""
         config = self._config()
         nodes: list[str] = []
-        async for update in self.graph.astream(
+        async for namespace, mode, chunk in self.graph.astream(
             payload,
             config,
             context=self.context,
-            stream_mode="updates",
+            stream_mode=["updates", "custom"],
+            subgraphs=True,  # a subgraph's progress (the heal loop's) is this request's too
             interrupt_after=interrupt_after,
         ):
-            for node in update:
+            if mode == "custom":
+                if on_progress is not None and isinstance(chunk, Progress):
+                    on_progress(chunk)
+                continue
+            if namespace:  # a subgraph's own steps: its node in this graph stands for them
+                continue
+            for node in chunk:
                 if node.startswith("__"):
                     continue
                 nodes.append(node)

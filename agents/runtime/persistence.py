@@ -1,6 +1,7 @@
 """Where an agent keeps what outlives one process: its checkpoints and its long-term memory.
 
-Both are SQLite files under `$KUBECREW_HOME/agents/<agent>/` (else `~/.kubecrew/agents/...`):
+Both are SQLite files in the agent's folder of the cluster's state (`core.home`:
+`$KUBECREW_HOME/clusters/<cluster>/agents/<agent>/`, so one cluster's never answer for another):
 `checkpoints.sqlite` (LangGraph's checkpointer: every step of every thread, so an interrupted run
 resumes where it stopped and a node that finished is never run again) and `memory.sqlite`
 (LangGraph's store interface: past incidents, see `memory`). The async variants of the SQLite

@@ -59,6 +59,7 @@ from agents.runtime.brain import Planner
 from agents.runtime.changes import words as changes
 from agents.runtime.contract import Agent, Conversation
 from agents.runtime.errors import AgentError, ToolFailed
+from agents.runtime.progress import Progress as StepProgress
 from agents.runtime.toolbox import OnCall, Servers
 from core.errors import ToolError
 from core.policy import approvals
@@ -88,6 +89,7 @@ _STEMS: dict[AgentName, tuple[str, ...]] = {
         "governance", "platform", "rbac", "over-grant", "networkpolic", "quota",
     ),
 }  # fmt: skip
+_NEUTRAL = ("health", "unhealth")  # "healthy" is no heal: a node's health is the Cluster Operator's
 _ANSWER = re.compile(
     r"^\s*(?P<verb>approve|grant|deny|reject)\s+(?P<id>a-[0-9a-f]+)\b[\s:,-]*"
     r"(?:because\s+)?(?P<reason>.*?)\s*$",
@@ -129,10 +131,32 @@ def _utc_now() -> datetime:
 
 
 @dataclass(frozen=True)
+class _Narration:
+    """An agent's run told to a channel's `progress` in words, in three forms: "NODE done" for
+    each step of the agent's graph, "tool NAME" for each tool call (never its arguments: they
+    may hold what was typed), and what a long step waits for as it says it ("validating: 1/2
+    pods ready", `agents.runtime.progress`)."""
+
+    say: Progress | None
+
+    def node(self, node: str) -> None:
+        if self.say is not None:
+            self.say(f"{node} done")
+
+    def call(self, tool: str, _arguments: dict[str, Any]) -> None:
+        if self.say is not None:
+            self.say(f"tool {tool}")
+
+    def progress(self, progress: StepProgress) -> None:
+        if self.say is not None:
+            self.say(str(progress))
+
+
+@dataclass(frozen=True)
 class FrontDoor:
     servers: Servers
     planner: Planner
-    home: Path  # $KUBECREW_HOME: agents/<agent>/ and frontdoor/ live under it
+    home: Path  # the cluster's state folder (core.home): agents/<agent>/ and frontdoor/ in it
     open_store: Callable[[], Store]
     via: Channel  # the channel answers are recorded as given through
     now: Callable[[], datetime] = _utc_now
@@ -193,17 +217,12 @@ class FrontDoor:
                 agent=agent,
             )
 
-        def on_call(tool: str, _arguments: dict[str, Any]) -> None:
-            if progress is not None:
-                progress(f"tool {tool}")  # never the arguments: they may hold what was typed
-
-        def on_node(node: str) -> None:
-            if progress is not None:
-                progress(f"{node} done")
-
+        told = _Narration(progress)
         try:
-            async with self._talk(found, remembered, on_call) as talk:
-                outcome = await talk.ask(question, namespace=namespace, on_node=on_node)
+            async with self._talk(found, remembered, told.call) as talk:
+                outcome = await talk.ask(
+                    question, namespace=namespace, on_node=told.node, on_progress=told.progress
+                )
         except ToolFailed as exc:
             reason = f"no cluster reachable: {exc.reason}" if exc.unreachable else exc.message
             return Reply(reason, "unavailable", agent=agent, thread=remembered.thread)
@@ -275,13 +294,10 @@ class FrontDoor:
         if found is None:
             return None
 
-        def on_node(node: str) -> None:
-            if progress is not None:
-                progress(f"{node} done")
-
+        told = _Narration(progress)
         try:
             async with self._talk(found, remembered, None) as talk:
-                outcome = await talk.resume(on_node=on_node)
+                outcome = await talk.resume(on_node=told.node, on_progress=told.progress)
         except (ToolFailed, AgentError) as exc:
             text = f"Resuming the work that waited for {request} failed: {exc}"
             return Reply(text, "unavailable", agent=remembered.agent, thread=remembered.thread)
@@ -416,12 +432,15 @@ def route(text: str, *, current: AgentName | None = None) -> AgentName | None:
     read = requests.read(text)  # "can the operator drain node-2?" asks, and changes nothing
     if isinstance(read, changes.Asked):  # a change names its owner by what it changes
         return owner(read)
-    words = _WORDS.findall(text.lower())
+    said = _WORDS.findall(text.lower())
+    words = [w for w in said if not w.startswith(_NEUTRAL)]
     hits = {
         agent: sum(1 for w in words if any(w.startswith(s) for s in stems))
         for agent, stems in _STEMS.items()
     }
     best = max(hits.values())
+    if not best and len(words) < len(said):
+        return current or "dev_team"  # "is web healthy?": a workload's health, unless a node's
     leaders = [agent for agent, count in hits.items() if count == best and count > 0]
     if len(leaders) == 1 and (current is None or hits[current] < best):
         return leaders[0]

@@ -29,6 +29,7 @@ from kubecrew.cli.options import (
     policy_store,
     request_lines,
 )
+from kubecrew.cli.output import Format, OutputOption, emit
 from kubecrew.terminal import print_failure
 
 if TYPE_CHECKING:
@@ -69,42 +70,43 @@ ReasonOption = Annotated[str, typer.Option(help="Why, for the transcript and the
 def list_requests(
     store: StoreOption = None,
     state: Annotated[StateChoice | None, typer.Option(help="Only requests in this state.")] = None,
+    output: OutputOption = Format.table,
 ) -> None:
     """One line per approval request, oldest first: id, state, expiry, approvers and action.
 
-    **Example**
+    **Examples**
 
     ```
     kubecrew approvals list --state pending
+    kubecrew approvals list -o json
     ```
     """
     with policy_store(store) as opened:
         requests = opened.approvals(state=None if state is None else _STATES[state])
-    if not requests:
-        out("no approval requests" + (f" in state {state.value}" if state else ""))
-    for request in requests:
-        out(
-            f"{request.id}  {request.state:<7}  until {request.expires_at:%Y-%m-%d %H:%M}  "
-            f"{request.approvers.describe()}: {request.action.describe()} "
-            f"(proposal {request.proposal})"
-        )
+    lines = [
+        f"{request.id}  {request.state:<7}  until {request.expires_at:%Y-%m-%d %H:%M}  "
+        f"{request.approvers.describe()}: {request.action.describe()} (proposal {request.proposal})"
+        for request in requests
+    ]
+    none = "no approval requests" + (f" in state {state.value}" if state else "")
+    emit(output, requests, lines or [none])
 
 
 @app.command()
-def show(id_: IdArgument, store: StoreOption = None) -> None:
+def show(id_: IdArgument, store: StoreOption = None, output: OutputOption = Format.table) -> None:
     """The request: its action, approvers, expiry, why a person decides, and every answer.
 
-    **Example**
+    **Examples**
 
     ```
     kubecrew approvals show a-1a2b3c4d
+    kubecrew approvals show a-1a2b3c4d -o yaml
     ```
     """
 
     with policy_store(store) as opened:
         request = opened.approval(id_)
-    for line in request_lines(request):
-        out(line)
+    emit(output, request, request_lines(request))
 
 
 def _answer_with(

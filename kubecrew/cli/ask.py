@@ -3,13 +3,15 @@ whose it is: the Cluster Operator for a node change ("cordon node-3", "drain nod
 Platform for a namespace's frame ("create namespace team-a with a quota of 10 pods", "let carol
 read logs in shop"), the Dev Team for everything else.
 
-The answer goes to stdout (or, with `--json`, the answer as data); progress (each graph step and
-each tool call, by name only: arguments may hold what the person typed) goes to stderr, so
-`kubecrew ask ... > answer.txt` keeps a clean answer. Exit status: 0 answered (and a change
-asked for is in place), 2 the agent asks a clarifying question back (ambiguous or unknown name:
-the question is printed on stdout), 3 a change that policy gives to a person (the approval
-request is printed), 1 a failure (no cluster reachable, a model that cannot be built, a change
-refused, failed, or undone because it did not hold: the answer says which and why).
+The answer goes to stdout (or, with `-o json|yaml`, the answer as data: `cli.answers`; the older
+`--json` still works, hidden); progress (each graph step, each tool call by name only:
+arguments may hold what the person typed, and what a long step waits for: `kubecrew.progress`)
+goes to stderr, so `kubecrew ask ... > answer.txt` keeps a clean answer. Exit status: 0
+answered (and a change asked for is in place), 2 the agent asks a clarifying question back
+(ambiguous or unknown name: the question is printed on stdout), 3 a change that policy gives
+to a person (the approval request is printed), 1 a failure (no cluster reachable, a model that
+cannot be built, a change refused, failed, or undone because it did not hold: the answer says
+which and why).
 
 Flags for harnesses such as k8s-ai-bench: the prompt on stdin when no question is given,
 `--quiet` (the answer alone, no progress), and `--skip-permissions`. A question that changes
@@ -23,22 +25,23 @@ The agent's servers come from `kubecrew.crew` (the crew options and `$KUBECREW_H
 every write is policy-gated and audited, and with `--repo` drift, right-sizing, deploys and
 resilience changes go by pull request to that GitOps repository. The brain is the
 deterministic planner unless `KUBECREW_MODEL=provider:model` is set; the conversation's
-checkpoints and memory live under `$KUBECREW_HOME/agents/dev_team/`.
+checkpoints and memory live in the cluster's state folder (`core.home`), under `agents/`.
 """
 
 from __future__ import annotations
 
-import json
 import sys
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import anyio
 import typer
 from rich.console import Console
-from rich.markup import escape
 
+from kubecrew.cli.answers import answer_record
 from kubecrew.cli.options import fail
+from kubecrew.cli.output import Format, OutputOption, emit
 from kubecrew.crew import CrewOptions, crew_options, resolve
+from kubecrew.progress import Steps
 from kubecrew.terminal import print_failure
 
 if TYPE_CHECKING:
@@ -67,7 +70,8 @@ def ask(
     thread: Annotated[
         str | None, typer.Option(help="continue this conversation (its id) [default: a new one]")
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="print the answer as JSON")] = False,
+    output: OutputOption = Format.table,
+    as_json: Annotated[bool, typer.Option("--json", hidden=True, help="as -o json")] = False,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="print only the answer: no progress on stderr")
     ] = False,
@@ -90,7 +94,7 @@ def ask(
 
     ```
     kubecrew ask "why is web failing?"
-    kubecrew ask "what's wrong with checkout" -n shop --json
+    kubecrew ask "what's wrong with checkout" -n shop -o json
     echo "why is web failing" | kubecrew ask --kubeconfig ./kubeconfig --quiet
     kubecrew ask "fix web" -n shop --skip-permissions
     kubecrew ask "has web drifted?" -n shop --repo ./shop-gitops --skip-permissions
@@ -114,7 +118,7 @@ def ask(
         servers = resolve(crew).servers(agent)
     except ToolError as exc:
         fail(exc.message)
-    progress = Console(stderr=True, highlight=False, quiet=quiet)
+    steps = Steps(Console(stderr=True, highlight=False, quiet=quiet), tools=True)
     interactive = not from_stdin and sys.stdin.isatty()
     changes = change is not None or (
         read is None and parse(asked, namespace=namespace).kind not in READ_ONLY_INTENTS
@@ -122,54 +126,43 @@ def ask(
     if changes and not skip_permissions:
         _permit(asked, interactive=interactive)
 
-    def on_call(tool: str, _arguments: dict[str, Any]) -> None:
-        progress.print(f"[dim]  tool {escape(tool)}[/]")
-
-    def on_node(node: str) -> None:
-        progress.print(f"[dim]{escape(node)} done[/]")
-
     async def go() -> Outcome:
         async with found.open(
-            servers, planner_from_env(agent=agent), thread=thread, on_call=on_call
+            servers, planner_from_env(agent=agent), thread=thread, on_call=steps.tool
         ) as c:
-            outcome = await c.ask(asked, namespace=namespace, on_node=on_node)
+            outcome = await c.ask(asked, namespace=namespace, on_node=steps.done,
+                                  on_progress=steps.progress)  # fmt: skip
             destructive = outcome.clarifying and outcome.data.get("confirm")
-            if destructive and (skip_permissions or (interactive and _confirmed(outcome.answer))):
-                outcome = await c.ask("yes", namespace=namespace, on_node=on_node)
+            if destructive and (
+                skip_permissions or (interactive and _confirmed(outcome.answer, steps))
+            ):
+                outcome = await c.ask("yes", namespace=namespace, on_node=steps.done,
+                                      on_progress=steps.progress)  # fmt: skip
             return outcome
 
     try:
-        outcome = anyio.run(go)
+        with steps:
+            outcome = anyio.run(go)
     except ToolFailed as exc:
         if exc.unreachable:
             fail(f"no cluster reachable: {exc.reason}")
         fail(exc.message)
     except AgentError as exc:
         fail(exc.message)
-    _show(outcome, as_json=as_json)
+    _show(outcome, output=Format.json if as_json else output)
 
 
-def _show(outcome: Outcome, *, as_json: bool) -> None:
-    """The answer on stdout, and the exit status it calls for."""
-    out = Console(highlight=False, soft_wrap=True)
-    if not outcome.finished or outcome.data.get("outcome") == "escalated":
-        out.print(escape(outcome.answer or "not done: the change waits for a person's approval"))
+def _show(outcome: Outcome, *, output: Format) -> None:
+    """The answer on stdout (as data with `-o json|yaml`), and the exit status it calls for."""
+    waits = not outcome.finished or outcome.data.get("outcome") == "escalated"
+    said = outcome.answer or ("not done: the change waits for a person's approval" if waits else "")
+    emit(output, answer_record(outcome), [said])
+    if waits:
         print_failure(
             "this change is a person's call under policy, and --skip-permissions never skips "
             "that: an approver answers it (`kubecrew approvals list`, Slack, or the PR)"
         )
         raise typer.Exit(NEEDS_APPROVAL)
-    if as_json:
-        data = {
-            "thread": outcome.thread,
-            "answer": outcome.answer,
-            "clarifying": outcome.clarifying,
-            "target": outcome.target,
-            **outcome.data,
-        }
-        out.print_json(json.dumps(data, default=str))
-    else:
-        out.print(escape(outcome.answer))
     if outcome.clarifying:
         raise typer.Exit(CLARIFYING)
     if outcome.data.get("outcome") in ("refused", "failed", "undone"):
@@ -187,9 +180,10 @@ def _question(given: str | None) -> str:
     fail('no question: give one (kubecrew ask "why is web failing?") or pipe it on stdin')
 
 
-def _confirmed(asked: str) -> bool:
+def _confirmed(asked: str, steps: Steps) -> bool:
     """The agent's own question before a destructive change, answered on the terminal."""
-    return typer.confirm(f"{asked}\nGo on?", err=True, default=False)
+    with steps.paused():
+        return typer.confirm(f"{asked}\nGo on?", err=True, default=False)
 
 
 def _permit(question: str, *, interactive: bool) -> None:

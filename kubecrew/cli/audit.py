@@ -5,7 +5,8 @@ reordered or cut off the end, a head its key did not seal, a record stored other
 store wrote it, a decision that is not the one its record holds; it exits 1 listing them, so a
 cron job or CI step fails loudly. It needs the store's identity, whose key seals the head (a
 file beside a SQLite store, a Secret on Kubernetes). `list` prints records one per line for
-people and grep. Neither changes a record. The engine is imported when a command runs, so
+people and grep; with `-o json|yaml` both print data, with the records' own field names.
+Neither changes a record. The engine is imported when a command runs, so
 `kubecrew --help` stays quick.
 """
 
@@ -16,10 +17,11 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kubecrew.cli.options import StoreOption, fail, out, policy_store
+from kubecrew.cli.options import StoreOption, fail, policy_store
+from kubecrew.cli.output import Format, OutputOption, emit
 
 if TYPE_CHECKING:
-    from core.policy.audit import AuditKind
+    from core.policy.audit import AuditKind, AuditRecord
 
 app = typer.Typer(
     name="audit",
@@ -52,24 +54,29 @@ _KINDS: dict[KindChoice, AuditKind] = {
 
 
 @app.command()
-def verify(store: StoreOption = None) -> None:
+def verify(store: StoreOption = None, output: OutputOption = Format.table) -> None:
     """Check every record's hash, link and stored form, the head and its seal, and each
     decision against its record: exit 0 when intact, else 1 and why.
 
-    **Example**
+    **Examples**
 
     ```
     kubecrew audit verify --store ~/.kubecrew/policy/store.sqlite
+    kubecrew audit verify -o json
     ```
     """
     with policy_store(store) as opened:
         report = opened.verify_audit()
-    if not report.problems:
-        out(f"intact: {report.records} records, head {report.head.hash[:12]}")
-        return
-    for problem in report.problems:
-        out(problem)
-    fail(f"the audit log is not intact: {len(report.problems)} problem(s) above")
+    data = {
+        "intact": not report.problems,
+        "records": report.records,
+        "head": report.head,
+        "problems": report.problems,
+    }
+    intact = f"intact: {report.records} records, head {report.head.hash[:12]}"
+    emit(output, data, report.problems or [intact])
+    if report.problems:
+        fail(f"the audit log is not intact: {len(report.problems)} problem(s) above")
 
 
 @app.command("list")
@@ -81,13 +88,15 @@ def list_records(
     kind: Annotated[KindChoice | None, typer.Option(help="Only records of this kind.")] = None,
     after: Annotated[int, typer.Option(help="Only records after this sequence number.")] = 0,
     limit: Annotated[int | None, typer.Option(help="At most this many records.")] = None,
+    output: OutputOption = Format.table,
 ) -> None:
     """One line per record, oldest first: seq, time, kind, subject, who, what, result, citations.
 
-    **Example**
+    **Examples**
 
     ```
     kubecrew audit list --subject p-1a2b3c4d
+    kubecrew audit list --kind decision -o json
     ```
     """
 
@@ -98,12 +107,13 @@ def list_records(
             subject=subject,
             kind=None if kind is None else _KINDS[kind],
         )
-    if not records:
-        out("no audit records")
-    for record in records:
-        line = (
-            f"{record.seq:>5}  {record.at:%Y-%m-%d %H:%M:%S}  {record.kind:<10}  "
-            f"{record.subject}  {record.actor}: {record.summary}"
-        )
-        line += f" -> {record.result}" if record.result else ""
-        out(line + "".join(f"; cites {citation}" for citation in record.citations))
+    emit(output, records, [_line(record) for record in records] or ["no audit records"])
+
+
+def _line(record: AuditRecord) -> str:
+    line = (
+        f"{record.seq:>5}  {record.at:%Y-%m-%d %H:%M:%S}  {record.kind:<10}  "
+        f"{record.subject}  {record.actor}: {record.summary}"
+    )
+    line += f" -> {record.result}" if record.result else ""
+    return line + "".join(f"; cites {citation}" for citation in record.citations)

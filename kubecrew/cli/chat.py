@@ -14,7 +14,9 @@ who may answer; "approve <id>" in the same chat grants it and resumes the fix, o
 Input: on a terminal, prompt_toolkit gives line editing and history (kept in
 `$KUBECREW_HOME/chat_history`); a line ending in a backslash continues on the next, and a
 pasted block of lines is one message. Piped input is read line by line, so the session can be
-scripted. Answers are rendered with Rich; progress shows as a status line while the agent works.
+scripted. Answers are rendered with Rich; progress goes to stderr while the agent works
+(`kubecrew.progress`): a live line on a terminal ("working… validating: 1/2 pods ready"), one
+line per step elsewhere.
 """
 
 from __future__ import annotations
@@ -30,10 +32,10 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.rule import Rule
-from rich.status import Status
 
 from kubecrew.cli.options import AsOption, GroupOption, person
 from kubecrew.crew import CrewOptions, crew_home, crew_options, resolve
+from kubecrew.progress import Steps
 from kubecrew.terminal import print_failure
 
 if TYPE_CHECKING:
@@ -76,6 +78,7 @@ def chat(
     """
     from agents.runtime.brain import planner_from_env
     from core.errors import ToolError
+    from core.home import state_home
     from core.policy.store import open_store
     from kubecrew.channels.frontdoor import FrontDoor
 
@@ -93,7 +96,7 @@ def chat(
     door = FrontDoor(
         servers=resolved.servers("dev_team"),
         planner=planner_from_env(),
-        home=home,
+        home=state_home(),  # the conversations are this cluster's
         open_store=lambda: open_store(resolved.policy_store),
         via="cli",
         agent_servers=resolved.servers,
@@ -121,13 +124,10 @@ def _session(door: FrontDoor, key: str, person: Identity, read: Reader, out: Con
         if message.lower() in GOODBYE:
             out.print("bye")
             return
-        with out.status("working…") as status:
+        with Steps(Console(stderr=True, highlight=False)) as steps:
 
-            async def go(said: str = message, status: Status = status) -> Reply:
-                def progress(step: str) -> None:
-                    status.update(f"working… {escape(step)}")
-
-                return await door.handle(key, said, person, progress=progress)
+            async def go(said: str = message, steps: Steps = steps) -> Reply:
+                return await door.handle(key, said, person, progress=steps.said)
 
             reply = anyio.run(go)
         show(out, reply)

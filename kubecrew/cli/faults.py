@@ -17,6 +17,7 @@ import yaml
 from rich.markup import escape
 
 from kubecrew.cli.options import HomeOption, fail, out
+from kubecrew.cli.output import Format, OutputOption, emit
 from kubecrew.practice.home import Home
 from kubecrew.practice.probe import FAULTS_PATH, ApiClient, SandboxUnreachable
 
@@ -131,23 +132,23 @@ def fault_add(
 
 
 @app.command("list")
-def fault_list(home: HomeOption = None) -> None:
+def fault_list(home: HomeOption = None, output: OutputOption = Format.table) -> None:
     """List the faults in force (and those a scenario has scheduled).
+
+    As data: each fault as the sandbox's admin endpoint gives it.
 
     **Examples**
 
     ```
     kubecrew sandbox fault list
     kubecrew sandbox fault list --home /tmp/demo-sandbox
+    kubecrew sandbox fault list -o json
     ```
     """
     faults = _admin_call(Home.resolve(home), "GET", FAULTS_PATH)["items"]
-    if not faults:
-        out("No faults.", markup=True)
-        return
-    out(f"{'ID':<6} {'KIND':<15} {'STATE':<10} {'SINCE':<21} PARAMS", markup=True)
-    for fault in faults:
-        out(escape(_fault_line(fault)), markup=True)
+    heading = f"{'ID':<6} {'KIND':<15} {'STATE':<10} {'SINCE':<21} PARAMS"
+    lines = [heading, *(_fault_line(fault) for fault in faults)] if faults else ["No faults."]
+    emit(output, faults, lines)
 
 
 @app.command("clear")

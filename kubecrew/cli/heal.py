@@ -4,14 +4,16 @@ object by its kind (`service/web`, `pvc/data`).
 The loop learns, recommends, mutates (a GitOps pull request when `--repo` names the team's
 manifests repository and it defines the object; else a gated kube write where policy allows)
 and validates; the outcome, with its attempts and evidence, goes to stdout and progress to
-stderr; its servers, their options and the crew file are `kubecrew.crew`'s. Exit status: 0
+stderr (`kubecrew.progress`: on a terminal a live line with the step and what it waits for,
+"validating: 1/2 pods ready, soak 12 s of 30 s"; elsewhere one line per step and per change of
+that); its servers, their options and the crew file are `kubecrew.crew`'s. Exit status: 0
 healed (or nothing to heal), 3 left to a person: waiting for an approval request the run made
 (its id, who may answer it, and the thread to resume are printed), or escalated, saying why
 (never that a person must approve something: no request waits then); 1 a failure. Either way
-the run is booked in the incident book (`$KUBECREW_HOME/agents/incidents.sqlite`), so `kubecrew
+the run is booked in the cluster's incident book (its state folder, `core.home`), so `kubecrew
 status` shows it and a running `kubecrew watch --heal` resumes a waiting one once answered; a
-healed one resolves its incident. Checkpoints and memory live under
-`$KUBECREW_HOME/agents/dev_team/`, so `--thread` resumes a run that stopped: after a crash, or
+healed one resolves its incident. Checkpoints and memory live in the same folder
+(`agents/dev_team/`), so `--thread` resumes a run that stopped: after a crash, or
 once the approval request has been answered. A heal is booked from its start (its thread is
 printed then), so one killed halfway shows in `kubecrew status` as interrupted, and the next
 `kubecrew heal` of the same target continues it without --thread.
@@ -27,6 +29,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from kubecrew.crew import CrewOptions, crew_options, resolve
+from kubecrew.progress import Steps
 from kubecrew.terminal import print_failure
 
 ESCALATED = 3
@@ -63,7 +66,7 @@ def heal(
     except ToolError as exc:
         print_failure(exc.message)
         raise typer.Exit(1) from exc
-    progress = Console(stderr=True, highlight=False)
+    steps = Steps(Console(stderr=True, highlight=False))
 
     async def go() -> LoopResult:
         return await run_heal(
@@ -72,13 +75,16 @@ def heal(
             planner=planner_from_env(agent="dev_team"),
             namespace=namespace,
             thread=thread,
-            on_node=lambda node: progress.print(f"[dim]{escape(node)} done[/]"),
+            on_node=steps.done,
+            on_progress=steps.progress,
+            on_call=steps.tool,
             book=default_path(),
-            say=lambda line: progress.print(escape(line)),
+            say=steps.line,
         )
 
     try:
-        result = anyio.run(go)
+        with steps:
+            result = anyio.run(go)
     except AgentError as exc:
         print_failure(exc.message)
         raise typer.Exit(1) from exc

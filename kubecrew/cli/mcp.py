@@ -347,7 +347,7 @@ def policy(
         typer.Option(
             help="The policy store: a SQLite file, or `kubernetes[:CONTEXT]` (custom resources "
             "in kubecrew-system). [default: $KUBECREW_POLICY_STORE, else "
-            "$KUBECREW_HOME/policy/store.sqlite]",
+            "the cluster's in $KUBECREW_HOME/clusters/]",
             show_default=False,
         ),
     ] = None,

@@ -37,7 +37,7 @@ StoreOption = Annotated[
         "--store",
         help="The policy store: a SQLite file, or `kubernetes[:CONTEXT]` for the kubecrew-system "
         "namespace of the kubeconfig's cluster. [default: $KUBECREW_POLICY_STORE, else "
-        "$KUBECREW_HOME/policy/store.sqlite, else ~/.kubecrew/policy/store.sqlite]",
+        "the cluster's: policy/store.sqlite in $KUBECREW_HOME/clusters/<cluster>/]",
         show_default=False,
     ),
 ]

@@ -1,18 +1,17 @@
 """`kubecrew policy validate | list | explain | check`: the policy store's documents, offline.
 
 Every command reads policy files (the defaults in `policies/` and `$KUBECREW_POLICIES`, or the
-paths given) through `core.policy.loading`, which owns validation and its one-line
-problems; `check` runs the same dry-run evaluation the policy MCP server exposes. Nothing here
-needs a cluster: a live object comes from `--target-file`, metrics from `--metric`. This module
-only turns options into engine calls and prints; the engine is imported when a command runs, so
-`kubecrew --help` stays quick.
+paths given with `-p/--policies`, as the crew's commands take them) through
+`core.policy.loading`, which owns validation and its one-line problems; `check` runs the same
+dry-run evaluation the policy MCP server exposes. Nothing here needs a cluster: a live object
+comes from `--target-file`, metrics from `--metric`. This module only turns options into engine
+calls and prints (`list`, `explain` and `check` as data with `-o json|yaml`); the engine is
+imported when a command runs, so `kubecrew --help` stays quick.
 """
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, get_args
 
@@ -20,10 +19,11 @@ import typer
 import yaml
 
 from kubecrew.cli.options import fail, out
+from kubecrew.cli.output import Format, OutputOption, emit
 from kubecrew.terminal import print_failure
 
 if TYPE_CHECKING:
-    from core.policy.catalog import PolicySet
+    from core.policy.catalog import LoadedPolicy, PolicySet
 
 
 app = typer.Typer(
@@ -33,17 +33,6 @@ app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode="markdown",
 )
-
-
-class ListFormat(StrEnum):
-    table = "table"
-    yaml = "yaml"
-    json = "json"
-
-
-class CheckFormat(StrEnum):
-    text = "text"
-    json = "json"
 
 
 PoliciesOption = Annotated[
@@ -79,13 +68,10 @@ def _policies(given: list[Path] | None) -> PolicySet:
     return report.policy_set()
 
 
-@app.command()
-def validate(
-    paths: Annotated[
-        list[Path] | None,
-        typer.Argument(help="Policy files or directories. [default: as for --policies]"),
-    ] = None,
-) -> None:
+# Paths given bare (`validate a.yaml b/`) are read as -p, for scripts written before it; they
+# are taken as extra arguments, so the usage line shows only -p.
+@app.command(context_settings={"allow_extra_args": True})
+def validate(ctx: typer.Context, policies: PoliciesOption = None) -> None:
     """Check policy files: exit 1 with one line per problem, else one line per file.
 
     A problem names the file and line, the document, the field and the reason:
@@ -95,12 +81,12 @@ def validate(
 
     ```
     kubecrew policy validate
-    kubecrew policy validate ./org-policies/ extra.yaml
+    kubecrew policy validate -p ./org-policies/ -p extra.yaml
     ```
     """
     from core.policy.loading import load_report
 
-    report = load_report(_paths(paths))
+    report = load_report(_paths([*(policies or ()), *map(Path, ctx.args)]))
     for file in report.files:
         if file.policies and not file.problems:
             names = ", ".join(str(policy) for policy in file.policies)
@@ -116,10 +102,13 @@ def validate(
 @app.command("list")
 def list_policies(
     kind: KindOption = None,
-    output: Annotated[ListFormat, typer.Option("--output", "-o")] = ListFormat.table,
+    output: OutputOption = Format.table,
     policies: PoliciesOption = None,
 ) -> None:
     """List the policies, as a table or as the documents themselves.
+
+    As YAML the documents are a stream (`---` between them), as policy files hold them, so the
+    output validates as one.
 
     **Examples**
 
@@ -133,33 +122,38 @@ def list_policies(
     from mcp_servers.common.yamltext import dump
 
     chosen = [p for p in _policies(policies) if kind in (None, p.kind)]
-    if output is ListFormat.table:
-        rows = [("KIND", "NAME", "SUMMARY", "SOURCE")]
-        rows += [(p.kind, p.name, summary(p.document), str(p.source)) for p in chosen]
-        widths = [max(len(row[column]) for row in rows) for column in range(3)]
-        for row in rows:
-            out("   ".join([*(row[i].ljust(widths[i]) for i in range(3)), row[3]]))
-        return
-    documents = [p.document.model_dump(mode="json", exclude_unset=True) for p in chosen]
-    if output is ListFormat.json:
-        out(json.dumps(documents, indent=2))
-    else:
+    documents = [_document(p) for p in chosen]
+    if output is Format.yaml:
         out("---\n".join(dump(document) for document in documents).rstrip("\n"))
+        return
+    rows = [("KIND", "NAME", "SUMMARY", "SOURCE")]
+    rows += [(p.kind, p.name, summary(p.document), str(p.source)) for p in chosen]
+    widths = [max(len(row[column]) for row in rows) for column in range(3)]
+    lines = ("   ".join([*(row[i].ljust(widths[i]) for i in range(3)), row[3]]) for row in rows)
+    emit(output, documents, lines)
+
+
+def _document(policy: LoadedPolicy) -> dict[str, Any]:
+    return policy.document.model_dump(mode="json", exclude_unset=True)
 
 
 @app.command()
 def explain(
     name: Annotated[str, typer.Argument(help="The policy's metadata.name.")],
     kind: KindOption = None,
+    output: OutputOption = Format.table,
     policies: PoliciesOption = None,
 ) -> None:
     """Say what one policy means, rule by rule, and which targets it selects.
+
+    As data: the document (as `policy list` gives it) and its `explanation`, line by line.
 
     **Examples**
 
     ```
     kubecrew policy explain shop-min-capacity
     kubecrew policy explain shop --kind Ownership
+    kubecrew policy explain shop-min-capacity -o json
     ```
     """
     from core.errors import ToolError
@@ -169,8 +163,8 @@ def explain(
         policy = _policies(policies).get(name, kind=kind)
     except ToolError as exc:
         fail(exc.message)
-    for line in in_words(policy):
-        out(line)
+    lines = in_words(policy)
+    emit(output, _document(policy) | {"explanation": lines}, lines)
 
 
 def _pairs(values: list[str] | None, option: str) -> dict[str, str]:
@@ -244,7 +238,7 @@ def check(
     now: Annotated[str | None, typer.Option(help="ISO time [default: now].")] = None,
     actor: Annotated[str | None, typer.Option(help="Who proposes it.")] = None,
     fired_only: Annotated[bool, typer.Option(help="Hide rules that did not fire.")] = False,
-    output: Annotated[CheckFormat, typer.Option("--output", "-o")] = CheckFormat.text,
+    output: OutputOption = Format.table,
     policies: PoliciesOption = None,
 ) -> None:
     """Dry-run an action against the policies: which rules fire and why, and the verdict.
@@ -299,8 +293,4 @@ def check(
         first = exc.errors()[0]
         fail(f"{'.'.join(str(part) for part in first['loc'])}: {first['msg']}")
     report = evaluate(_policies(policies), request)
-    if output is CheckFormat.json:
-        out(report.model_dump_json(indent=2))
-        return
-    for line in render(report, passed=not fired_only):
-        out(line)
+    emit(output, report, render(report, passed=not fired_only))

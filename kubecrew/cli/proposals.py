@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kubecrew.cli.options import StoreOption, out, policy_store, request_lines
+from kubecrew.cli.options import StoreOption, policy_store, request_lines
+from kubecrew.cli.output import Format, OutputOption, emit
 
 if TYPE_CHECKING:
     from core.policy.proposals import ProposalRecord, ProposalState
@@ -46,49 +47,59 @@ _STATES: dict[StateChoice, ProposalState] = {
 def list_proposals(
     store: StoreOption = None,
     state: Annotated[StateChoice | None, typer.Option(help="Only proposals in this state.")] = None,
+    output: OutputOption = Format.table,
 ) -> None:
     """One line per proposal, oldest first: id, state, proposer and action.
 
-    **Example**
+    **Examples**
 
     ```
     kubecrew proposals list --state escalated
+    kubecrew proposals list -o json
     ```
     """
     with policy_store(store) as opened:
         proposals = opened.list(state=None if state is None else _STATES[state])
-    if not proposals:
-        out("no proposals" + (f" in state {state.value}" if state else ""))
-    for proposal in proposals:
-        out(
-            f"{proposal.id}  {proposal.state:<9}  {proposal.created:%Y-%m-%d %H:%M}  "
-            f"{proposal.proposer}: {proposal.action.describe()}"
-        )
+    lines = [
+        f"{proposal.id}  {proposal.state:<9}  {proposal.created:%Y-%m-%d %H:%M}  "
+        f"{proposal.proposer}: {proposal.action.describe()}"
+        for proposal in proposals
+    ]
+    none = "no proposals" + (f" in state {state.value}" if state else "")
+    emit(output, proposals, lines or [none])
 
 
 @app.command()
 def show(
     proposal_id: Annotated[str, typer.Argument(metavar="ID", help="The proposal's id.")],
     store: StoreOption = None,
+    output: OutputOption = Format.table,
 ) -> None:
     """The proposal, its transcript in order, its decision, and any approval request with the
     answers people gave.
 
-    **Example**
+    As data: the proposal's fields (as `proposals list` gives them), then `version`,
+    `transcript`, `decision` and `approvals` (as `approvals show` gives each).
+
+    **Examples**
 
     ```
     kubecrew proposals show p-1a2b3c4d
+    kubecrew proposals show p-1a2b3c4d -o yaml
     ```
     """
 
     with policy_store(store) as opened:
         record = opened.get(proposal_id)
         requests = [r for r in opened.approvals() if r.proposal == proposal_id]
-    for line in _lines(record):
-        out(line)
-    for request in requests:
-        for line in request_lines(request):
-            out(line)
+    data = record.proposal.model_dump(mode="json") | {
+        "version": record.version,
+        "transcript": record.transcript,
+        "decision": record.decision,
+        "approvals": requests,
+    }
+    lines = [*_lines(record), *(line for request in requests for line in request_lines(request))]
+    emit(output, data, lines)
 
 
 def _lines(record: ProposalRecord) -> list[str]:

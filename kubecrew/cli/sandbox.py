@@ -25,6 +25,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from kubecrew.cli.options import HomeOption, fail, out
+from kubecrew.cli.output import Format, OutputOption, emit
 from kubecrew.practice.home import Home, wait_gone
 from kubecrew.practice.probe import ApiClient, SandboxUnreachable, read_counts
 from kubecrew.terminal import print_failure
@@ -359,44 +360,59 @@ def down(home: HomeOption = None) -> None:
     out(escape(f"Sandbox {how}: pid {pid}, home {where}."), markup=True)
 
 
-def _status_rows(where: Home, pid: int) -> tuple[list[tuple[str, str]], str | None]:
-    rows = [
-        ("state", "[green]running[/]"),
-        ("pid", str(pid)),
-        ("url", escape(where.url or "(starting)")),
-        ("kubeconfig", escape(str(where.kubeconfig))),
-    ]
+def _status(where: Home, pid: int) -> tuple[dict[str, object], str | None]:
+    """The running sandbox as a record, and why its API does not answer, if it does not."""
+    found: dict[str, object] = {
+        "state": "running",
+        "home": str(where),
+        "pid": pid,
+        "url": where.url,
+        "kubeconfig": str(where.kubeconfig),
+    }
     try:
         counts = read_counts(ApiClient.from_kubeconfig(where.kubeconfig))
     except SandboxUnreachable as exc:
-        return rows, str(exc)
-    nodes = f"{counts.nodes} ({counts.ready_nodes} Ready)"
-    return [*rows, ("nodes", nodes), ("namespaces", str(counts.namespaces))], None
+        return found, str(exc)
+    sizes = {"nodes": counts.nodes, "ready_nodes": counts.ready_nodes}
+    return found | sizes | {"namespaces": counts.namespaces}, None
+
+
+def _status_lines(found: dict[str, object]) -> list[str]:
+    rows = [
+        ("state", "[green]running[/]"),
+        ("pid", str(found["pid"])),
+        ("url", escape(str(found["url"] or "(starting)"))),
+        ("kubeconfig", escape(str(found["kubeconfig"]))),
+    ]
+    if "nodes" in found:
+        rows.append(("nodes", f"{found['nodes']} ({found['ready_nodes']} Ready)"))
+        rows.append(("namespaces", str(found["namespaces"])))
+    return [f"{label:<11} {value}" for label, value in rows]
 
 
 @app.command()
-def status(home: HomeOption = None) -> None:
+def status(home: HomeOption = None, output: OutputOption = Format.table) -> None:
     """Show whether a sandbox runs from a home: pid, URL, kubeconfig, nodes and namespaces.
 
-    Exits 1 when no sandbox is running (handy in scripts).
+    Exits 1 when no sandbox is running (handy in scripts); as data, `state` says which.
 
     **Examples**
 
     ```
     kubecrew sandbox status
     kubecrew sandbox status --home /tmp/demo-sandbox || kubecrew sandbox up --detach
+    kubecrew sandbox status -o json
     ```
     """
     where = Home.resolve(home)
     pid = where.running_pid()
     if pid is None:
-        out(
-            f"state       [yellow]not running[/] (no sandbox is running from {escape(str(where))})",
-            markup=True,
+        stopped = (
+            f"state       [yellow]not running[/] (no sandbox is running from {escape(str(where))})"
         )
+        emit(output, {"state": "not running", "home": str(where)}, [stopped], markup=True)
         raise typer.Exit(1)
-    rows, problem = _status_rows(where, pid)
-    for label, value in rows:
-        out(f"{label:<11} {value}", markup=True)
+    found, problem = _status(where, pid)
+    emit(output, found, _status_lines(found), markup=True)
     if problem is not None:
         fail(f"the sandbox process runs but its API does not answer: {problem}")

@@ -1,31 +1,35 @@
-"""`kubecrew status`: the crew at a glance, for a person (Rich) or a script (`--json`).
+"""`kubecrew status`: the crew at a glance, for a person (Rich) or a script (`-o json|yaml`).
 
-It reads and never writes: which agents are installed and how they plan (the deterministic
-planner, or the model `KUBECREW_MODEL` names), the approval requests waiting for a person, the
-incidents the notify step recorded (`$KUBECREW_HOME/agents/incidents.sqlite`: absent means none
-recorded, not an error), the open pull requests of a GitOps repository (`--repo`, the local
-provider's records beside it), and the policy store's most recent decisions. A policy store
+It reads and never writes: the cluster the crew talks to (the crew file's, else $KUBECONFIG's)
+and the folder of what it learned there (`core.home`), which agents are installed and how they
+plan (the deterministic planner, or the model `KUBECREW_MODEL` names), the approval requests
+waiting for a person, the incidents the notify step recorded in that cluster's incident book
+(absent means none recorded, not an error), the open pull requests of a GitOps repository
+(`--repo`, the local provider's records beside it), and the policy store's most recent
+decisions. A policy store
 that does not exist yet is an empty one here: `status` must not create files. The store and
 the repository default to the crew file's (`kubecrew.crew`), as for every front door; an
-incident whose heal waits for a person names the approval request it waits for.
+incident whose heal waits for a person names the approval request it waits for. A waiting
+approval request has the fields `kubecrew approvals show` gives it. `--json`, the flag before
+`-o`, still works and is hidden.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from kubecrew.cli.options import StoreOption
+from kubecrew.cli.output import Format, OutputOption, emit
 from kubecrew.terminal import print_failure
 
 if TYPE_CHECKING:
     from agents.runtime.notify.incidents import Incident, Run
+    from core.policy.proposals import ApprovalRequest
     from core.policy.store.base import Store
 
 Json = dict[str, Any]
@@ -38,15 +42,16 @@ def status(
         typer.Option(help="A GitOps repository: list its open pull requests (local provider)."),
     ] = None,
     decisions: Annotated[int, typer.Option(help="How many recent decisions to show.")] = 5,
-    as_json: Annotated[bool, typer.Option("--json", help="print the status as JSON")] = False,
+    output: OutputOption = Format.table,
+    as_json: Annotated[bool, typer.Option("--json", hidden=True, help="As -o json.")] = False,
 ) -> None:
-    """Agents, pending approvals, open incidents, open PRs and recent decisions.
+    """The cluster, agents, pending approvals, open incidents, open PRs and recent decisions.
 
     **Examples**
 
     ```
     kubecrew status
-    kubecrew status --repo ./deploy --json
+    kubecrew status --repo ./deploy -o json
     ```
     """
     from core.errors import ToolError
@@ -59,17 +64,22 @@ def status(
         raise typer.Exit(1) from exc
     store, repo = store or crew.policy_store, repo or crew.repo
     data = {
+        "cluster": _cluster(),
         "agents": _agents(),
         **_policy(store, decisions),
         "incidents": _incidents(),
         "pull_requests": _pull_requests(repo) if repo is not None else None,
     }
-    out = Console(highlight=False, soft_wrap=True)
-    if as_json:
-        out.print_json(json.dumps(data, default=str))
-        return
-    for line in _lines(data):
-        out.print(line)
+    emit(Format.json if as_json else output, data, _lines(data), markup=True)
+
+
+def _cluster() -> Json:
+    """The cluster the crew talks to, and the folder of what it learned there (`core.home`)."""
+    from core.home import state_home
+    from kubecrew.crew import crew_cluster
+
+    found = crew_cluster()
+    return {"server": found.server if found else None, "state": str(state_home())}
 
 
 def _agents() -> list[Json]:
@@ -96,16 +106,7 @@ def _policy(spec: str | None, count: int) -> Json:
         key=lambda r: r.decision.at if r.decision else 0,
     )[-count:]
     return {
-        "approvals": [
-            {
-                "id": r.id,
-                "action": r.action.describe(),
-                "proposal": r.proposal,
-                "approvers": r.approvers.describe(),
-                "expires_at": r.expires_at.isoformat(),
-            }
-            for r in pending
-        ],
+        "approvals": pending,
         "decisions": [
             {
                 "proposal": r.proposal.id,
@@ -190,14 +191,19 @@ def _pull_requests(repo: Path) -> list[Json]:
 
 
 def _lines(data: Json) -> list[str]:
-    lines = ["[bold]Agents[/]"]
+    cluster = data["cluster"]
+    server = cluster["server"] or "none (no kubeconfig names a server)"
+    lines = [f"[bold]Cluster[/] {escape(server)}, what the crew learned there in "
+             f"{escape(cluster['state'])}", "[bold]Agents[/]"]  # fmt: skip
     for agent in data["agents"]:
         state = agent["brain"] if agent["installed"] else "not installed"
         lines.append(f"  {agent['name']}: {escape(state)}")
-    lines.append(f"[bold]Pending approvals[/] ({len(data['approvals'])})")
+    pending: list[ApprovalRequest] = data["approvals"]
+    lines.append(f"[bold]Pending approvals[/] ({len(pending)})")
     lines += [
-        f"  {a['id']}: {escape(a['action'])} for {escape(a['approvers'])}, until {a['expires_at']}"
-        for a in data["approvals"]
+        f"  {a.id}: {escape(a.action.describe())} for {escape(a.approvers.describe())}, "
+        f"until {a.expires_at.isoformat()}"
+        for a in pending
     ] or ["  none"]
     lines.append(f"[bold]Open incidents[/] ({len(data['incidents'])})")
     lines += [

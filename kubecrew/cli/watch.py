@@ -11,8 +11,9 @@ the GitOps repository): at most `--max-heals` at once, the rest waiting their tu
 the log); a heal that a policy gives to a person waits, and resumes on a patrol pass once the
 request is answered (by `kubecrew approvals`, Slack, chat or a PR review), saying by whom.
 
-Incidents live in `$KUBECREW_HOME/agents/incidents.sqlite`, so a restart merges into the same
-ones. Progress and answers go to stderr, one line per event of note; stdout stays empty.
+Incidents live in the cluster's incident book (`$KUBECREW_HOME/clusters/<cluster>/agents/`), so
+a restart merges into the same ones; with `--heal` it also heals, once, those an earlier watch
+left open. Progress and answers go to stderr, one line per event of note; stdout stays empty.
 """
 
 from __future__ import annotations

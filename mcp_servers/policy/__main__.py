@@ -26,7 +26,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--store",
         help="the policy store: a SQLite file, or kubernetes[:CONTEXT] (default: "
-        "$KUBECREW_POLICY_STORE, else $KUBECREW_HOME/policy/store.sqlite)",
+        "$KUBECREW_POLICY_STORE, else policy/store.sqlite in $KUBECREW_STATE, else in "
+        "$KUBECREW_HOME)",
     )
     parser.add_argument(
         "--as",

@@ -36,6 +36,8 @@
   escalated, it waits at `approval`, naming the request and who may answer it.
 
 Tools, learn procedure and settings travel in the run's `LoopContext`; the state is data only.
+Whoever streams the run hears, besides each node, the fix being tried and what mutate and
+validate wait for (`agents.runtime.progress`).
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ from agents.runtime.errors import ToolFailed
 from agents.runtime.loop import mutation, ranking
 from agents.runtime.loop.state import Attempt, Escalation, LoopState, Pending, Target
 from agents.runtime.loop.validation import LoopSettings, validate
+from agents.runtime.progress import Progress, report
 from agents.runtime.toolbox import Toolbox
 
 Learn = Callable[[Toolbox, Target], Awaitable[list[dict[str, Any]]]]
@@ -148,6 +151,8 @@ async def recommend(state: LoopState, runtime: Runtime[LoopContext]) -> dict[str
 async def plan(state: LoopState, runtime: Runtime[LoopContext]) -> dict[str, Any]:
     index = _next_usable(state, state.get("index", 0))
     ranked = state["fixes"][index]
+    of = f"fix {index + 1} of {len(state['fixes'])}"
+    report(Progress("trying", f"{ranked['fix']['title']} ({of}, ranked by {ranked['reason']})"))
     digest = hashlib.sha1(
         f"{runtime.context.thread}/{index}/{ranked['fix']['title']}".encode()
     ).hexdigest()[:10]

@@ -22,6 +22,9 @@ delete is made only of a claim that never bound (read just before), and a step o
 it deleted waits until it is gone and is dry-run first. The revision before the change is noted
 (a Deployment the fix changes), or the fields a merge patch changes (a Service), so undo
 returns exactly there.
+
+Each write it is about to make is reported as progress (`agents.runtime.progress`: "merging: PR
+#3", "syncing: ...", "applying: step 1 of 2 ..."), so whoever watches sees which one it is at.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from agents.runtime.errors import AgentError, ToolFailed
 from agents.runtime.loop import direct
 from agents.runtime.loop.state import Applied, Pending, Target
 from agents.runtime.loop.validation import LoopSettings, Verdict, until
+from agents.runtime.progress import Progress, report
 from agents.runtime.toolbox import Toolbox
 
 LABEL = "kubecrew-heal"
@@ -164,6 +168,7 @@ async def apply_gitops(
         notes.append(f"PR #{pr['number']} on branch {key} already existed ({pr['state']}): reused")
     number = int(pr["number"])
     if pr["state"] == "open":
+        report(Progress("merging", f"PR #{number} (policy: proposal {proposal})"))
         if not pr.get("approved"):
             await toolbox.call(
                 "review_pr",
@@ -191,8 +196,11 @@ async def apply_gitops(
 
 async def sync_change(toolbox: Toolbox, target: Target) -> list[str]:
     """Sync after a dry run that shows what changes; nothing to change means already synced."""
+    shown = f"{target['kind']} {target['name']}"
+    report(Progress("syncing", f"{shown} from git, after a dry run"))
     planned = await toolbox.call("sync", dry_run=True)
     if "deferred_to" in planned:
+        report(Progress("syncing", f"deferred to {planned['deferred_to']}: waiting up to 120 s"))
         done = await toolbox.call("sync", dry_run=False, wait_seconds=120)
         return [f"sync deferred to {done['deferred_to']}: synced={done.get('synced')}"]
     changing = [o for o in planned.get("objects", []) if o.get("action") not in ("unchanged",)]
@@ -232,6 +240,7 @@ async def merge(toolbox: Toolbox, number: int, proposal: str, *, agent: str) -> 
     detail = await toolbox.call("get_pr", number=number)
     if detail["pr"].get("state") == "merged":
         return [f"PR #{number} was already merged"]
+    report(Progress("merging", f"PR #{number} (policy: proposal {proposal})"))
     if not detail.get("approved"):
         await toolbox.call(
             "review_pr",
@@ -316,6 +325,8 @@ async def apply_direct(
     for index, step in enumerate(steps):
         proposal = carried.get(str(index), "")
         shown = direct.step_object(step)
+        doing = f"step {index + 1} of {len(steps)}: {step['tool']} {shown['kind']} {shown['name']}"
+        report(Progress("applying", doing))
         try:
             if step["tool"] == "delete":
                 notes.append(await direct.deletable(toolbox, step))
@@ -364,7 +375,9 @@ async def _gone(toolbox: Toolbox, shown: Target, settings: LoopSettings) -> str:
             return Verdict(False, [f"{shown['kind']} {shown['name']} is still there"])
         return Verdict(True, [f"{shown['kind']} {shown['name']} is gone"])
 
-    verdict = await until(toolbox, look, settings, late=f"{shown['kind']} {shown['name']} not gone")
+    verdict = await until(
+        toolbox, look, settings, late=f"{shown['kind']} {shown['name']} not gone", step="deleting"
+    )
     if not verdict.held:
         raise Refused(f"{verdict.evidence[-1]}: the rest of the fix was not made")
     return verdict.evidence[-1]
@@ -374,6 +387,7 @@ async def undo(toolbox: Toolbox, applied: Applied, target: Target, *, agent: str
     """Put back what the attempt changed: a revert PR merged and synced, the fields a merge
     patch changed, or a rollout undo."""
     if applied["channel"] == "gitops":
+        report(Progress("undoing", f"reverting PR #{applied['pr']}: the change did not hold"))
         reverted = await toolbox.call("revert_pr", number=applied["pr"])
         number = int(reverted["number"])
         await toolbox.call(
@@ -385,6 +399,7 @@ async def undo(toolbox: Toolbox, applied: Applied, target: Target, *, agent: str
         await toolbox.call("merge_pr", number=number)
         synced = await sync_change(toolbox, target)
         return f"reverted PR #{applied['pr']} by PR #{number}; {'; '.join(synced)}"
+    report(Progress("undoing", f"putting {target['kind']} {target['name']} back as it was"))
     restore = applied.get("restore") or []
     if restore:
         shown = direct.step_object(restore[0])

@@ -4,6 +4,8 @@ run stopped by a crash, an interrupt or a pending approval resumes where it stop
 `heal_run` starts a run for a target (or, target None, resumes the thread); `resume` wakes a
 run waiting at the `approval` node, which then claims the request's end from the policy store
 (the value itself is not trusted as an answer). Resuming a finished thread does nothing.
+`on_node` hears each node that ran, `on_progress` what a long node waits for meanwhile (the
+graph's custom stream: `agents.runtime.progress`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from langgraph.types import Command
 from agents.runtime.loop.graph import LoopContext, builder
 from agents.runtime.loop.state import Attempt, LoopState, Target
 from agents.runtime.persistence import Durable
+from agents.runtime.progress import OnProgress, Progress
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,7 @@ async def heal_run(
     incident: str | None = None,
     resume: Any = None,
     on_node: Callable[[str], None] | None = None,
+    on_progress: OnProgress | None = None,
 ) -> LoopResult:
     graph = builder.compile(
         checkpointer=durable.checkpointer, store=durable.store, name="remediation-loop"
@@ -61,10 +65,14 @@ async def heal_run(
     nodes: list[str] = []
     # durability="sync": a step's checkpoint is on disk before the next step starts, so a crash
     # in mutate never loses the proposal or the key the step before it wrote down.
-    async for update in graph.astream(
-        payload, config, context=context, stream_mode="updates", durability="sync"
+    async for mode, chunk in graph.astream(
+        payload, config, context=context, stream_mode=["updates", "custom"], durability="sync"
     ):
-        for node in update:
+        if mode == "custom":
+            if on_progress is not None and isinstance(chunk, Progress):
+                on_progress(chunk)
+            continue
+        for node in chunk:
             if not node.startswith("__"):
                 nodes.append(node)
                 if on_node is not None:

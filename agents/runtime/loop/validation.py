@@ -11,7 +11,10 @@ of their clock), and a pod has soaked when its Ready condition last changed at l
 faster, and a real cluster soaks in real time, by one code path. A restart, or a rollout past
 its progress deadline, fails at once: waiting out the deadline only delays the rollback.
 Waiting polls the tools (`poll_seconds` of wall time apart) until the cluster clock passes the
-deadline.
+deadline. While it waits it reports what it last observed (`agents.runtime.progress`): how many
+of the wanted pods are Ready (of the fix's revision), then how long they have soaked of the soak
+("validating: 2/2 pods ready, soak 12 s of 30 s"), or else its latest evidence; a count that only
+moves is reported every `report_seconds` at most.
 """
 
 from __future__ import annotations
@@ -25,10 +28,12 @@ import anyio
 
 from agents.runtime.errors import ToolFailed
 from agents.runtime.loop.state import Target
+from agents.runtime.progress import Pace, Progress
 from agents.runtime.toolbox import Toolbox
 
 FATAL = "failed:"  # evidence that no amount of waiting cures: stop validating at once
 ROLLED_OUT = ("Deployment", "StatefulSet", "DaemonSet")  # kinds `rollout_status` follows
+VALIDATING = "validating"
 
 
 @dataclass(frozen=True)
@@ -37,12 +42,25 @@ class LoopSettings:
     deadline_seconds: float = 180.0  # cluster seconds a fix gets to roll out and soak
     poll_seconds: float = 0.5  # wall seconds between looks
     max_error_ratio: float = 0.05  # golden signals bound, when metrics are configured
+    report_seconds: float = 5.0  # wall seconds between reports of a wait whose count only moves
 
 
 @dataclass
 class Verdict:
     held: bool
     evidence: list[str] = field(default_factory=list)
+    # What a look that did not hold waits for, when it can say it better than its last evidence
+    progress: Progress | None = None
+
+
+@dataclass(frozen=True)
+class Pods:
+    """What the live pods of a workload (of its latest revision) show."""
+
+    live: int
+    ready: int
+    soaked: float  # cluster seconds the most recently Ready of them has been Ready
+    wrong: str  # empty when every pod has soaked; else what is not there yet (`FATAL`: never)
 
 
 async def cluster_now(toolbox: Toolbox) -> datetime | None:
@@ -71,14 +89,17 @@ async def until(
     settings: LoopSettings,
     *,
     late: str,
+    step: str = VALIDATING,
 ) -> Verdict:
     """`look` again every poll until it holds, says it never will (`FATAL`), or the deadline
     passes in cluster time (then `late` says what was not reached, and after how long). The
     polls space out (x1.5 each, up to four times the first): most changes hold in the first
-    seconds, and one that waits out its deadline should not cost a hundred reads."""
+    seconds, and one that waits out its deadline should not cost a hundred reads. Each wait is
+    reported as `step` and what the look saw."""
     start = await cluster_now(toolbox)
     verdict = Verdict(False)
     pause = settings.poll_seconds
+    pace = Pace(settings.report_seconds)
     while True:
         verdict = await look()
         now = await cluster_now(toolbox)
@@ -94,6 +115,10 @@ async def until(
             waited = f"{(now - start).total_seconds():.0f}" if start and now else "?"
             verdict.evidence.append(f"{late} after {waited} s of cluster time")
             return verdict
+        if verdict.progress is not None:
+            pace(verdict.progress)
+        elif verdict.evidence:
+            pace(Progress(step, verdict.evidence[-1]))
         await anyio.sleep(pause)
         pause = min(pause * 1.5, settings.poll_seconds * 4)
 
@@ -105,7 +130,7 @@ async def _look(toolbox: Toolbox, target: Target, code: str, settings: LoopSetti
         return await _claim(toolbox, target, code)
     name, namespace = target["name"], target["namespace"]
     selector, observed = await _workload(toolbox, target)
-    evidence = []
+    evidence, wanted = [], 0
     if target["kind"] in ROLLED_OUT:
         status = await toolbox.call(
             "rollout_status", name=name, namespace=namespace, kind=target["kind"].lower()
@@ -115,21 +140,32 @@ async def _look(toolbox: Toolbox, target: Target, code: str, settings: LoopSetti
             selector = await _newest(toolbox, target, selector, revision)
         elif revision:  # a StatefulSet's pods carry their revision as a label
             selector = ",".join(filter(None, (selector, f"controller-revision-hash={revision}")))
+        wanted = int(status.get("replicas") or 0)
         if status.get("failed"):
             return Verdict(False, [f"{FATAL} the rollout: {status['message']}"])
         if not status.get("done"):
             waiting = f"rollout not complete: {status['message']}"
             if not observed:  # the revision is the previous spec's: its pods say nothing of the fix
-                return Verdict(False, [waiting])
-            crashing = await _soaked(toolbox, target, selector, settings)
-            return Verdict(False, [waiting, crashing] if crashing.startswith(FATAL) else [waiting])
+                taking = f"waiting for the {target['kind']} controller to take up the change"
+                return Verdict(False, [waiting], Progress(VALIDATING, taking))
+            pods = await _soaked(toolbox, target, selector, settings)
+            if pods.wrong.startswith(FATAL):
+                return Verdict(False, [waiting, pods.wrong])
+            return Verdict(False, [waiting], _waiting(pods, wanted, settings, "rolling out, "))
         evidence = [f"rollout complete: {status['message']} (revision {status.get('revision')})"]
-    soaked = await _soaked(toolbox, target, selector, settings)
-    if soaked:
-        return Verdict(False, [*evidence, soaked])
+    pods = await _soaked(toolbox, target, selector, settings)
+    if pods.wrong:
+        return Verdict(False, [*evidence, pods.wrong], _waiting(pods, wanted, settings))
     evidence.append(
         f"every pod Ready and unrestarted for {settings.soak_seconds:.0f} s of cluster time"
     )
+    return await _settled(toolbox, target, code, evidence, settings)
+
+
+async def _settled(
+    toolbox: Toolbox, target: Target, code: str, evidence: list[str], settings: LoopSettings
+) -> Verdict:
+    """After the soak: the finding gone, and the golden signals within bounds when known."""
     verdict = await _diagnosed(toolbox, target, code, evidence)
     if verdict.held and toolbox.has("golden_signals"):
         signals = await _signals(toolbox, target, settings)
@@ -212,8 +248,21 @@ async def _claim(toolbox: Toolbox, target: Target, code: str) -> Verdict:
     return await _diagnosed(toolbox, target, code, evidence)
 
 
-async def _soaked(toolbox: Toolbox, target: Target, selector: str, settings: LoopSettings) -> str:
-    """Empty when every pod of the workload has soaked; else what is not there yet."""
+def _waiting(pods: Pods, wanted: int, settings: LoopSettings, prefix: str = "") -> Progress:
+    """How many of the wanted pods are Ready and, once all are, how long they have soaked."""
+    if not pods.live:
+        return Progress(VALIDATING, f"{prefix}no pods of the workload running yet")
+    wanted = max(wanted, pods.live)
+    ready = f"{prefix}{pods.ready}/{wanted} pods ready"
+    if pods.ready < wanted:
+        return Progress(VALIDATING, ready)
+    soaked = max(pods.soaked, 0.0)
+    return Progress(VALIDATING, f"{ready}, soak", soaked, settings.soak_seconds, "s")
+
+
+async def _soaked(toolbox: Toolbox, target: Target, selector: str, settings: LoopSettings) -> Pods:
+    """The workload's live pods: how many are Ready, for how long, and what is not there yet
+    (nothing when every one has soaked; a restart anywhere is `FATAL`)."""
     pods = await toolbox.call(
         "list_resources",
         kind="pods",
@@ -230,23 +279,27 @@ async def _soaked(toolbox: Toolbox, target: Target, selector: str, settings: Loo
     now = await cluster_now(toolbox)
     live = [p for p in pods.get("items", []) if not p.get("metadata.deletionTimestamp")]
     if not live or now is None:
-        return "no pods of the workload are running yet"
+        return Pods(0, 0, 0.0, "no pods of the workload are running yet")
+    wrong = ""
+    ages: list[float] = []  # how long each Ready one has been Ready
     for pod in live:
         restarts = sum(pod.get("status.containerStatuses[*].restartCount") or [0])
         if restarts:
-            return f"{FATAL} pod {pod['name']} restarted {restarts} time(s): not stable"
+            fatal = f"{FATAL} pod {pod['name']} restarted {restarts} time(s): not stable"
+            return Pods(len(live), len(ages), 0.0, fatal)
         ready: dict[str, Any] = next(
             (c for c in pod.get("status.conditions") or [] if c.get("type") == "Ready"), {}
         )
         since = _time(ready.get("lastTransitionTime"))
         if ready.get("status") != "True" or since is None:
-            return f"pod {pod['name']} is not Ready"
+            wrong = wrong or f"pod {pod['name']} is not Ready"
+            continue
         age = (now - since).total_seconds()
+        ages.append(age)
         if age < settings.soak_seconds:
-            return (
-                f"pod {pod['name']} Ready for {max(age, 0):.0f} s of {settings.soak_seconds:.0f} s"
-            )
-    return ""
+            soak = settings.soak_seconds
+            wrong = wrong or f"pod {pod['name']} Ready for {max(age, 0):.0f} s of {soak:.0f} s"
+    return Pods(len(live), len(ages), min(ages, default=0.0), wrong)
 
 
 async def _workload(toolbox: Toolbox, target: Target) -> tuple[str, bool]:

@@ -1,7 +1,8 @@
 """The incident store: one row per fingerprint, durable, so duplicates stay one incident.
 
-A small SQLite file (`$KUBECREW_HOME/agents/incidents.sqlite`) keeps each incident's first and
-last sighting, how many signals it merged, how often it was opened, and its state:
+A small SQLite file in the watched cluster's state (`core.home`: `agents/incidents.sqlite`)
+keeps each incident's first and last sighting, how many signals it merged, how often it was
+opened, and its state:
 
     open -> handling -> open (handled, still failing) | resolved -> open (it came back)
                      -> waiting (its heal stopped for a person's approval) -> handling (resumed)

@@ -239,7 +239,7 @@ async def _listed(evidence: Evidence, question: Inventory) -> Answered:
         for r in (chosen[: question.count] if question.topic == "list" else [])
     ]
     ignored = state and kind not in _STATEFUL
-    basis = f"listed {len(found)} {noun}" + (
+    basis = f"listed {len(found)} {noun if len(found) != 1 else singular(noun)}" + (
         " (a state applies to pods and workloads only)" if ignored else ""
     )
     return finish(

@@ -219,6 +219,8 @@ def _inventory(asked: Said) -> Inventory | None:
         return _listing(asked, "top", "pods", metric=metric, count=count)
     if said & v.RESTARTS and (said & (v.RANKING | {"which", "what"}) or kind == "pods"):
         return _listing(asked, "restarts", "pods", count=count)
+    if not kind and _what_runs(words):
+        return _listing(asked, "list", "workloads", count=count)
     if not kind or kind in ("containers", "events"):
         return None
     counting = (
@@ -229,6 +231,20 @@ def _inventory(asked: Said) -> Inventory | None:
     topic: InventoryTopic = "count" if counting else "list"
     owner = _owner(words) if kind == "pods" else ""
     return _listing(asked, topic, kind, state=_state(words), count=count, owner=owner)
+
+
+_RUNNING = frozenset({"running", "runs", "run", "deployed", "live", "everything", "anything"})
+_LOOKING = frozenset({"what", "which", "show", "list", "anything"})
+
+
+def _what_runs(words: Words) -> bool:
+    """ "what is running in shop?", "what's in shop", "show me everything in shop": the
+    workloads there, whatever their state."""
+    rest = words.rest()
+    return words.first() in _LOOKING and (
+        (bool(set(words.all) & _RUNNING) and set(rest) <= _RUNNING | _LOOKING)
+        or rest in ([], ["what"])
+    )
 
 
 # Words that never name the workload whose pods are asked about: the rest of such a question.

@@ -75,10 +75,9 @@ def test_skip_permissions_lets_a_policy_allowed_fix_through_gated_and_audited(
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stderr == ""
     eventually(lambda: image_of(kubectl) == "nginx:1.27", timeout=30, what="web's image back")
-    audit = subprocess.run(
-        [str(KUBECREW), "audit", "list", "--store", str(tmp_path / "policy" / "store.sqlite")],
-        capture_output=True, text=True, timeout=60,
-        env={**os.environ, "KUBECREW_HOME": str(tmp_path)},
+    audit = subprocess.run(  # the default store: this cluster's, as $KUBECONFIG names it
+        [str(KUBECREW), "audit", "list"], capture_output=True, text=True, timeout=60,
+        env={**os.environ, "KUBECREW_HOME": str(tmp_path), "KUBECONFIG": str(typo)},
     )  # fmt: skip
     assert audit.returncode == 0, audit.stderr
     assert "mutation" in audit.stdout and "agent dev_team" in audit.stdout

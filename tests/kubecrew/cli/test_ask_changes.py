@@ -37,9 +37,23 @@ def test_ask_scales_and_cordons_as_asked(
     kubectl("rollout", "status", "deploy/web", "-n", "staging", "--timeout=60s")
     config = sandbox.kubeconfig
 
-    done = ask(tmp_path, config, "scale web to 3 in staging", "--skip-permissions", "--json")
+    done = ask(tmp_path, config, "scale web to 3 in staging", "--skip-permissions", "-o", "json")
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["outcome"] == "done"
+    report = json.loads(done.stdout)
+    assert report["outcome"] == "done"
+    [scaled] = report["changes"]
+    assert (scaled["what"], scaled["outcome"]) == (
+        "scale Deployment web in staging to 3 replicas",
+        "done",
+    )
+    assert scaled["change"] == report["change"] and scaled["proposal"].startswith("p-")
+    assert report["links"] == [
+        {
+            "kind": "proposal",
+            "id": scaled["proposal"],
+            "command": f"kubecrew proposals show {scaled['proposal']}",
+        }
+    ]
     assert kubectl.json("get", "deploy", "web", "-n", "staging")["spec"]["replicas"] == 3
 
     nobody = ask(tmp_path, config, "take web down")  # no terminal, no permission: refused

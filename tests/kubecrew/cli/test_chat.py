@@ -17,6 +17,7 @@ from core.policy.store.sqlite import SqliteStore
 from sandbox.server import Sandbox
 from tests.support.diagnosis import NS, Doctor, deployment
 from tests.support.kubectl import Kubectl
+from tests.support.mcp_hosts import free_port
 from tests.support.policies import escalated
 from tests.support.terminal import Terminal
 
@@ -75,3 +76,27 @@ def test_chat_answers_a_question_and_grants_a_pending_approval(
         store.close()
     assert (answer_given.by.name, answer_given.via) == ("alice", "cli")
     assert "why is web" in (tmp_path / "home" / "chat_history").read_text()
+
+
+def test_chat_outlives_a_model_provider_it_cannot_reach(crashing: Path, tmp_path: Path) -> None:
+    """The real OpenAI client, pointed at a local port where nothing listens: the failed turn
+    is one line naming the model and where it was sought, and the next question is answered."""
+    nowhere = f"http://127.0.0.1:{free_port()}/v1"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KUBECREW_")}
+    env.update(KUBECREW_HOME=str(tmp_path / "home"), KUBECREW_MODEL="openai:gpt-4.1",
+               OPENAI_BASE_URL=nowhere, OPENAI_API_KEY="sk-local", OPENAI_MAX_RETRIES="0",
+               TERM="xterm")  # fmt: skip
+    opened = Terminal([KUBECREW, "chat", "--kubeconfig", str(crashing)], env)
+    try:
+        opened.expect(r"kubecrew>")
+        opened.type("why is web failing?\r")
+        failed = opened.expect(r"failed to answer: \w+")
+        assert f"the model (model:ChatOpenAI at {nowhere}/) failed to answer" in failed, failed
+        assert "Traceback" not in failed and "TaskGroup" not in failed
+        opened.type("what is running in shop?\r")
+        opened.expect(r"- Deployment shop/web: ready")
+        opened.type("exit\r")
+        opened.expect("bye")
+        assert opened.process.wait(timeout=15) == 0
+    finally:
+        opened.close()

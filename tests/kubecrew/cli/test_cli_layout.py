@@ -1,6 +1,7 @@
 """The command line's layout: each command group stands alone, and what two share lives in
-`kubecrew.cli.options`. Read from the source with `ast`, so an import inside a function counts
-as much as one at the top."""
+`kubecrew.cli.options` (with the `-o` printer in `output` and an answer as data in `answers`).
+Read from the source with `ast`, so an import inside a function counts as much as one at the
+top."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import kubecrew.cli
 
 PACKAGE = "kubecrew.cli"
 CLI = Path(kubecrew.cli.__file__).parent
-SHARED = frozenset({"options"})  # what any command module may import from the package
+SHARED = frozenset({"options", "output", "answers"})  # what any command module may import
 WIRING = "main"  # imports every command group: that is its job
 MODULES = sorted(path.stem for path in CLI.glob("*.py") if path.stem != "__init__")
 COMMANDS = frozenset(MODULES) - SHARED - {WIRING}

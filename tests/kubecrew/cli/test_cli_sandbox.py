@@ -3,6 +3,7 @@ subprocesses, each sandbox in its own temporary home, reached afterwards by real
 
 from __future__ import annotations
 
+import json
 import signal
 import socket
 import subprocess
@@ -10,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.support.kubectl import Kubectl
 from tests.support.sandbox_command import (
@@ -54,6 +56,28 @@ def test_status_shows_running_sandbox_with_three_ready_nodes(detached: tuple[Pat
     assert fields["kubeconfig"] == str(home / "kubeconfig")
     assert fields["nodes"] == "3 (3 Ready)"
     assert int(fields["namespaces"]) >= 4  # default, kube-system, kube-public, kube-node-lease
+
+
+def test_status_as_json_and_yaml_says_the_same(detached: tuple[Path, str]) -> None:
+    home, _ = detached
+    as_json = kubecrew("sandbox", "status", "-o", "json", home=home)
+    as_yaml = kubecrew("sandbox", "status", "-o", "yaml", home=home)
+    assert as_json.returncode == as_yaml.returncode == 0, as_json.stderr + as_yaml.stderr
+    found = json.loads(as_json.stdout)
+    assert yaml.safe_load(as_yaml.stdout) == found
+    assert found["state"] == "running" and found["pid"] == sandbox_pid(home)
+    assert found["url"] == (home / "url").read_text()
+    assert found["kubeconfig"] == str(home / "kubeconfig") and found["home"] == str(home)
+    assert found["nodes"] == found["ready_nodes"] == 3 and found["namespaces"] >= 4
+
+
+def test_status_as_json_of_no_sandbox_says_so_and_exits_1(tmp_path: Path) -> None:
+    done = kubecrew("sandbox", "status", "-o", "json", home=tmp_path / "nothing-here")
+    assert done.returncode == 1
+    assert json.loads(done.stdout) == {
+        "state": "not running",
+        "home": str(tmp_path / "nothing-here"),
+    }
 
 
 def test_status_never_prints_the_admin_token(detached: tuple[Path, str]) -> None:

@@ -4,10 +4,12 @@ admin endpoint."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests.support.kubectl import Kubectl
 from tests.support.sandbox_command import assert_one_line_error, kubecrew, stop
@@ -59,6 +61,22 @@ def test_fault_add_list_and_clear_round_trip(clean: Path) -> None:
     assert cleared.returncode == 0, cleared.stderr
     assert cleared.stdout.strip() == f"Cleared {fault_id} (node-heartbeat)."
     assert _rows(clean) == []
+
+
+def test_fault_list_as_json_and_yaml_is_the_admin_endpoints_record(clean: Path) -> None:
+    added = kubecrew("sandbox", "fault", "add", "node-heartbeat", "--node", "node-2", home=clean)
+    assert added.returncode == 0, added.stderr
+    as_json = kubecrew("sandbox", "fault", "list", "-o", "json", home=clean)
+    as_yaml = kubecrew("sandbox", "fault", "list", "-o", "yaml", home=clean)
+    assert as_json.returncode == as_yaml.returncode == 0, as_json.stderr + as_yaml.stderr
+    [fault] = json.loads(as_json.stdout)
+    assert yaml.safe_load(as_yaml.stdout) == [fault]
+    assert (fault["id"], fault["kind"], fault["state"]) == (
+        added.stdout.split()[1],
+        "node-heartbeat",
+        "active",
+    )
+    assert fault["params"] == {"node": "node-2"}
 
 
 def test_params_are_typed_and_nested(clean: Path) -> None:

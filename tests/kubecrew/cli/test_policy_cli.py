@@ -49,6 +49,23 @@ def test_validate_exits_1_with_every_problem(tmp_path: Path) -> None:
     assert done.stdout == f"ok {tmp_path / 'good.yaml'}: PriorityPolicy org-priorities\n"
 
 
+def test_validate_takes_policies_with_p_as_the_crews_commands_do(tmp_path: Path) -> None:
+    good = tmp_path / "good.yaml"
+    good.write_text((POLICIES / "priority.yaml").read_text())
+    capacity = POLICIES / "capacity.yaml"
+    done = kubecrew("validate", "-p", str(good), "--policies", str(capacity))
+    assert done.returncode == 0, done.stderr
+    assert [line.split(":")[0] for line in done.stdout.splitlines()] == [
+        f"ok {good}",
+        f"ok {capacity}",
+    ]
+    bare = kubecrew("validate", str(good), str(capacity))  # as scripts before -p said it
+    assert (bare.returncode, bare.stdout) == (0, done.stdout)
+    shown = " ".join(kubecrew("validate", "--help").stdout.split())
+    assert "Usage: kubecrew policy validate [OPTIONS] Check policy files" in shown
+    assert "--policies -p" in shown
+
+
 def test_the_environment_adds_an_orgs_own_policies(tmp_path: Path) -> None:
     org = tmp_path / "org.yaml"
     org.write_text(

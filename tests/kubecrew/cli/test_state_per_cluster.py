@@ -82,4 +82,13 @@ def test_a_typed_kubeconfig_keeps_what_is_learned_with_its_cluster(
     assert "booked as open incident" in healed.stdout, healed.stdout + healed.stderr
 
     assert incidents(home) == []  # no crew file, no $KUBECONFIG: not this cluster
+    shown = json.loads(
+        crew(home, "status", "-o", "json", KUBECONFIG=str(kubectl.kubeconfig)).stdout
+    )
+    cluster = current_cluster([kubectl.kubeconfig])
+    assert cluster is not None
+    assert shown["cluster"] == {
+        "server": cluster.server,
+        "state": str(home / "clusters" / cluster.folder),
+    }
     assert incidents(home, KUBECONFIG=str(kubectl.kubeconfig)) == [SUBJECT]

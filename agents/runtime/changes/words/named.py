@@ -271,6 +271,8 @@ def _configmap(sentence: Sentence) -> Found | None:
     if into_env or (variable and sentence.has("key", "from")) or sentence.has("load", "inject"):
         verbs = frozenset({"use", "load", "add", "set", "inject", "put"})
         return "mount", verb_index(sentence, verbs), 1
+    if first == -1 and not has_pairs(sentence):
+        return None  # "juggle the settings configmap": no verb of ours and no keys, no change
     return "configmap", first, 1
 
 

@@ -157,9 +157,10 @@ def broken_service(world: World, namespace: str, *, app: str = "wbe", port: int 
     world.kubectl("apply", "-f", "-", input=SERVICE % {"ns": namespace, "app": app, "port": port})
     # the endpoints controller writes the Service's Endpoints on its own time, as on a cluster
     eventually(
-        lambda: world.kubectl.run("get", "endpoints", "web", "-n", namespace, check=False)
-        .returncode
-        == 0,
+        lambda: (
+            world.kubectl.run("get", "endpoints", "web", "-n", namespace, check=False).returncode
+            == 0
+        ),
         what=f"Endpoints web in {namespace} written",
     )
 

@@ -67,3 +67,6 @@ def test_routing_words() -> None:
     assert route("audit the fleet for over-grants") == "platform"
     assert route("why is web failing?") == "dev_team"
     assert route("which nodes are unhealthy?") == "cluster_operator"
+    assert route("is node-1 healthy?") == "cluster_operator"  # health is no "heal"
+    assert route("is web healthy in shop?") == route("why is web unhealthy?") == "dev_team"
+    assert route("heal web") == "dev_team"
