@@ -27,7 +27,7 @@ from rich.markup import escape
 from kubecrew.cli.options import HomeOption, fail, out
 from kubecrew.cli.output import Format, OutputOption, emit
 from kubecrew.practice.home import Home, wait_gone
-from kubecrew.practice.probe import ApiClient, SandboxUnreachable, read_counts
+from kubecrew.practice.probe import ApiClient, SandboxUnreachable, read_clock_rate, read_counts
 from kubecrew.terminal import print_failure
 
 READY_TIMEOUT = 30.0
@@ -44,13 +44,19 @@ app = typer.Typer(
 
 def _report_ready(home: Home, url: str, *, detail: str) -> None:
     try:
-        nodes = str(read_counts(ApiClient.from_kubeconfig(home.kubeconfig)).nodes)
+        client = ApiClient.from_kubeconfig(home.kubeconfig)
+        nodes, rate = str(read_counts(client).nodes), read_clock_rate(client)
     except SandboxUnreachable:
-        nodes = "an unknown number of"
+        nodes, rate = "an unknown number of", 1.0
     out(
         f"[bold green]Sandbox ready[/] at {escape(url)} with {nodes} nodes ({escape(detail)}).",
         markup=True,
     )
+    if rate > 1:  # sandbox/clock.py: a faster clock starts behind, never stamping the future
+        out(
+            f"Its clock runs {rate:g}x real time and started a day behind, so kubectl shows ages "
+            "about a day older than they are.",
+        )
     out(escape(f"export KUBECONFIG={home.kubeconfig}"), markup=True)
     _install_agents(home)
     _crew_file(home)

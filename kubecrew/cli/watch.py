@@ -18,10 +18,12 @@ left open. Progress and answers go to stderr, one line per event of note; stdout
 
 from __future__ import annotations
 
+import functools
 import os
 import secrets
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 import typer
@@ -39,6 +41,21 @@ if TYPE_CHECKING:
 TOKEN_ENV = "KUBECREW_WATCH_TOKEN"
 
 
+def _stopped_by_ctrl_c(command: Callable[..., None]) -> Callable[..., None]:
+    """Ctrl-C ends `watch` at any moment (even while it starts) with "stopped" and status 0:
+    it is how a watch is meant to end."""
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> None:
+        try:
+            command(*args, **kwargs)
+        except KeyboardInterrupt:
+            Console(stderr=True, highlight=False).print("stopped")
+
+    return run
+
+
+@_stopped_by_ctrl_c
 @crew_options
 def watch(
     namespace: Annotated[
@@ -138,8 +155,6 @@ def watch(
 
     try:
         anyio.run(lambda: run_watch(plan, handler, say=say, resume=resume))
-    except KeyboardInterrupt:
-        log.print("stopped")
     except OSError as exc:  # the port is taken, the home is not writable
         fail(f"cannot watch: {exc}")
 

@@ -23,6 +23,7 @@ from typing import Any
 import yaml
 
 FAULTS_PATH = "/kubecrew/v1/faults"  # the sandbox's admin endpoint: faults added, listed, cleared
+CLOCK_PATH = "/kubecrew/v1/clock"  # the sandbox's clock: now, rate, seed
 
 
 class SandboxUnreachable(Exception):
@@ -118,3 +119,8 @@ def read_counts(client: ApiClient) -> ClusterCounts:
     nodes = client.get_json("/api/v1/nodes").get("items", [])
     namespaces = client.get_json("/api/v1/namespaces").get("items", [])
     return ClusterCounts(len(nodes), sum(map(_is_ready, nodes)), len(namespaces))
+
+
+def read_clock_rate(client: ApiClient) -> float:
+    """Sandbox seconds per real one (1: real time)."""
+    return float(client.get_json(CLOCK_PATH).get("rate", 1.0))

@@ -43,6 +43,17 @@ def test_up_detach_prints_url_nodes_and_export_line(detached: tuple[Path, str]) 
     assert f"Sandbox ready at {url} with 3 nodes" in out
     assert f"export KUBECONFIG={home / 'kubeconfig'}\n" in out
     assert f"kubecrew sandbox down --home {home}" in out
+    assert "real time" not in out  # its clock is real time: ages read true
+
+
+def test_a_faster_clock_says_what_it_does_to_ages(tmp_path: Path) -> None:
+    home = tmp_path / "sandbox"
+    started = kubecrew("sandbox", "up", "--detach", "--nodes", "1", "--rate", "10", home=home)
+    try:
+        assert started.returncode == 0, started.stderr
+        assert "Its clock runs 10x real time and started a day behind" in started.stdout
+    finally:
+        stop(home)
 
 
 def test_status_shows_running_sandbox_with_three_ready_nodes(detached: tuple[Path, str]) -> None:

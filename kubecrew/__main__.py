@@ -1,0 +1,27 @@
+"""The `kubecrew` command (and `python -m kubecrew`): the command line, and Ctrl-C at any moment.
+
+The command line itself is `kubecrew.cli.main.app`; it is imported here, inside the handler,
+so that Ctrl-C while it loads (a second or so of imports) ends the command like Ctrl-C at any
+other moment: one line and the shell's usual status for it, 130, never a traceback. A command
+that runs until Ctrl-C (`watch`, `run`, `sandbox up`) handles it itself and exits 0.
+"""
+
+from __future__ import annotations
+
+import sys
+
+INTERRUPTED = 130  # 128 + SIGINT, as shells report a command Ctrl-C ended
+
+
+def main() -> None:
+    try:
+        from kubecrew.cli.main import app
+
+        app()
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        sys.exit(INTERRUPTED)
+
+
+if __name__ == "__main__":
+    main()
