@@ -3,6 +3,8 @@
 Every failure becomes a Kubernetes `Status` body with the right code; an unexpected exception is
 logged with its traceback on the server side and answered with a 500 Status that says where to
 look, never with a traceback on the wire. Long-running requests (watch, `logs -f`) stream.
+WebSocket upgrades (`exec`, `attach`: `sandbox.connect`) are authenticated and authorized as
+HTTP requests are, and refused with the same Status bodies before the protocol switches.
 
 `/kubecrew/...` paths are the sandbox's own endpoints (`sandbox.admin`: faults, clock, metrics);
 `/registries/...` are the world's image registries (`sandbox.registryapi`), outside Kubernetes.
@@ -16,14 +18,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import random
 from typing import Any, ClassVar, Literal
 
-from sandbox import admin, registryapi, verbs
+from sandbox import admin, connect, registryapi, verbs
 from sandbox.cluster import Cluster
 from sandbox.discovery import AGGREGATED_CONTENT_TYPE, wants_aggregated
-from sandbox.errors import ApiError, InternalError, NotFound, TooManyRequests
+from sandbox.errors import ApiError, BadRequest, InternalError, NotFound, TooManyRequests
 from sandbox.http import JSON, Message, Receive, Request, Scope, Send, dumps, parse_bool, respond
 from sandbox.impersonation import impersonate
 from sandbox.rbac import Attributes, forbidden
@@ -65,6 +68,8 @@ class App:
             await self._lifespan(receive, send)
         elif scope["type"] == "http":
             await self._http(scope, receive, send)
+        elif scope["type"] == "websocket":
+            await self._websocket(scope, receive, send)
 
     # -- lifespan: the cluster's heartbeat runs controllers and finishes deletions ---------------
 
@@ -147,11 +152,47 @@ class App:
             elif outcome == "answered":
                 return
         self._authorize(user, target, request)
+        if target.subresource in connect.STREAMING:  # not an upgrade: kubectl's SPDY fallback
+            connect.refuse_spdy(cluster, target, request.query)
         if target.endpoint == "resource":
             exchange = verbs.Exchange(cluster, target, request, user, receive, send, self.streams)
             await verbs.serve(exchange)
         else:
             await self._non_resource(target, request, send)
+
+    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        accepted = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal accepted
+            accepted = accepted or message["type"] == "websocket.accept"
+            await send(message)
+
+        try:
+            request = await Request.read(scope, receive)
+            cluster = self.cluster
+            user = cluster.authn.authenticate(
+                request.headers.get("authorization"), now=cluster.clock.now()
+            )
+            user = impersonate(user, request.headers, cluster.authz)
+            target = route("GET", request.path, registry=cluster.registry, watch=False)
+            if target.subresource not in connect.STREAMING:
+                raise BadRequest(f"{request.path} cannot be reached over a WebSocket")
+            self._authorize(user, target, request)
+            # kube-apiserver also asks for `create` before upgrading a WebSocket to exec/attach.
+            self._authorize(user, dataclasses.replace(target, verb="create"), request)
+            await connect.serve(cluster, target, scope, receive, tracking_send)
+        except ApiError as exc:
+            if not accepted:
+                await connect.deny(send, exc)
+        except Exception:
+            log.exception("unhandled error serving the WebSocket %s", scope.get("path"))
+            if not accepted:
+                error = InternalError(
+                    "an internal error occurred in the kubecrew sandbox; the server log has "
+                    "the details"
+                )
+                await connect.deny(send, error)
 
     def _authorize(self, user: Any, target: Route, request: Request) -> None:
         if target.endpoint == "resource":

@@ -22,6 +22,8 @@ _SUBRESOURCES: dict[str, tuple[str | None, str | None, str | None, tuple[str, ..
     "binding": ("Binding", "", "v1", ("create",)),
     "token": ("TokenRequest", "authentication.k8s.io", "v1", ("create",)),
     "finalize": (None, None, None, ("update",)),
+    "exec": ("PodExecOptions", None, None, ("create", "get")),
+    "attach": ("PodAttachOptions", None, None, ("create", "get")),
 }
 
 

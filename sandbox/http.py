@@ -73,7 +73,8 @@ class Request:
             name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
             headers[name] = f"{headers[name]}, {value}" if name in headers else value
         query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"), True))
-        request = cls(scope["method"], unquote(scope["path"]), query, headers)
+        # A WebSocket scope has no method: its handshake is a GET.
+        request = cls(scope.get("method", "GET"), unquote(scope["path"]), query, headers)
         if request.method in ("POST", "PUT", "PATCH", "DELETE"):
             request.body = await _read_body(receive)
         return request

@@ -110,7 +110,12 @@ BUILTINS: tuple[ResourceType, ...] = (
         sub=("status", "finalize"),
     ),
     _rt(
-        "v1", "pods", "Pod", short=("po",), all_=True, sub=("status", "log", "eviction", "binding")
+        "v1",
+        "pods",
+        "Pod",
+        short=("po",),
+        all_=True,
+        sub=("status", "log", "eviction", "binding", "exec", "attach"),
     ),
     _rt(
         "v1",

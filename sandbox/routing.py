@@ -122,6 +122,8 @@ _SUBRESOURCE_VERBS: dict[str, tuple[str, ...]] = {
     "binding": ("create",),
     "token": ("create",),
     "finalize": ("update",),
+    "exec": ("get", "create"),  # a WebSocket GET, or kubectl's SPDY POST
+    "attach": ("get", "create"),
 }
 
 

@@ -60,7 +60,7 @@ def wget(args: list[str], network: Network) -> Result:
             chunks.extend(_saved(body(status, where.path), options.values, quiet=quiet))
     if failure:
         chunks.append(("err", f"wget: {failure}\n"))
-    return Result(lines(chunks), took, 1 if failure else 0)
+    return Result(lines(chunks), took, 1 if failure else 0, tuple(chunks))
 
 
 def _saved(text: str, values: dict[str, str], *, quiet: bool) -> list[Chunk]:

@@ -30,7 +30,7 @@ from sandbox.kubelet.nettools import Network, Result
 
 FOREVER = None  # Plan.seconds for a process that runs until it is killed
 
-_SHELLS = {"sh", "bash", "ash", "dash", "zsh"}
+SHELLS = {"sh", "bash", "ash", "dash", "zsh"}
 _OWN_PROGRAMS = {  # binaries that are some image's own server: the profile decides
     "nginx",
     "httpd",
@@ -62,7 +62,7 @@ _OWN_PROGRAMS = {  # binaries that are some image's own server: the profile deci
     "caddy",
     "envoy",
 }
-_QUIET_TOOLS = {  # succeed without output worth simulating
+QUIET_TOOLS = {  # succeed without output worth simulating
     "cat",
     "ls",
     "mkdir",
@@ -170,7 +170,7 @@ def run_argv(argv: list[str], network: Network | None = None) -> Plan:
     if not argv:
         return OWN_PROCESS
     binary = argv[0].rsplit("/", 1)[-1]
-    if binary in _SHELLS:
+    if binary in SHELLS:
         if len(argv) >= 3 and argv[1] in ("-c", "-ec", "-ce", "-xc", "-euc", "-exc"):
             return run_script(argv[2], network)
         if len(argv) >= 2 and not argv[1].startswith("-"):
@@ -245,7 +245,7 @@ class _Script:
         name = words[0].rsplit("/", 1)[-1]
         rest = words[1:]
         if name == "sleep":
-            seconds = _duration(rest[0] if rest else "0")
+            seconds = duration(rest[0] if rest else "0")
             if seconds is None:
                 return self._forever(())
             self.t += seconds
@@ -273,7 +273,7 @@ class _Script:
             self.t += result.seconds
             self.lines.extend((self.t, line) for line in result.lines)
             self.status = result.exit_code
-        elif name in _QUIET_TOOLS:
+        elif name in QUIET_TOOLS:
             self.status = 0
         elif exec_form:
             return Plan(start_error=_exec_error(words[0]), exit_code=128)
@@ -320,7 +320,7 @@ class _Script:
             if words and words[0] in ("echo", "printf"):
                 printed.append(" ".join(w for w in words[1:] if w not in ("-n", "-e")))
             elif words and words[0] == "sleep":
-                period += _duration(words[1] if len(words) > 1 else "1") or 0.0
+                period += duration(words[1] if len(words) > 1 else "1") or 0.0
         return Plan(
             lines=tuple(self.lines),
             seconds=FOREVER,
@@ -385,7 +385,7 @@ def _loops_forever(header: list[str]) -> bool:
     return condition[:1] == ["false"]
 
 
-def _duration(text: str) -> float | None:
+def duration(text: str) -> float | None:
     if text in ("infinity", "inf"):
         return None
     unit = _UNITS.get(text[-1:], 1.0) if text[-1:].isalpha() else 1.0

@@ -73,7 +73,7 @@ def curl(args: list[str], network: Network) -> Result:
         transfer.run(network)
         chunks.extend(transfer.output())
         took, code = took + transfer.seconds, transfer.code
-    return Result(lines(chunks), took, code)
+    return Result(lines(chunks), took, code, tuple(chunks))
 
 
 class _Transfer:

@@ -41,15 +41,21 @@ class ClusterNetwork:
     # -- DNS ------------------------------------------------------------------------------------
 
     def resolve(self, host: str) -> str | None:
+        found = self.lookup(host)
+        return found[1] if found is not None else None
+
+    def lookup(self, host: str) -> tuple[str, str] | None:
+        """(the name that answered, its address): what `nslookup` and `getent` print."""
         name = host.lower().rstrip(".")
         if _is_ip(name):
-            return name
+            return name, name
         if name == "localhost":
-            return LOOPBACK
+            return name, LOOPBACK
         for candidate in self._search(name):
             service = self._service_named(candidate)
             if service is not None:
-                return self._address_of(service)
+                address = self._address_of(service)
+                return (candidate, address) if address is not None else None
         return None
 
     def _search(self, name: str) -> list[str]:

@@ -13,7 +13,7 @@ simulated (https is spoken as plain http). Pure: no pods, profiles, clock or API
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Protocol
 from urllib.parse import urlsplit
 
@@ -53,6 +53,9 @@ class Result:
     lines: tuple[str, ...]  # stdout and stderr as the container log shows them, in order
     seconds: float  # how long the command ran
     exit_code: int
+    # The same output kept apart by stream, for an exec that shows stdout and stderr apart
+    # (empty: every line went to stderr when the tool failed, else to stdout).
+    chunks: tuple[Chunk, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)
