@@ -1,5 +1,14 @@
 """The image registries the simulated nodes pull from: which repositories and tags exist.
 
+The repositories and tags are those of the real registries (`catalog/images.yaml`: the most
+pulled Docker Hub official images and the common registry.k8s.io, quay.io and ghcr.io ones,
+with their release series, variants and aliases). That data was compiled from the projects'
+published release histories, not fetched from the registries; `scripts/refresh_image_catalog.py`
+regenerates it from the registries' tag-list APIs on a machine that can reach them. A tag the
+real registry lacks is absent here too (`nginx:1.277`, `mysql:8.0.99`), so a typo still fails
+to pull. Tags are resolved by parsing them against their repository's series, never by
+expanding every tag at start-up; `tags` expands one repository, on demand, for a tag list.
+
 A container runtime turns `nginx` into `docker.io/library/nginx:latest` before pulling; this
 module does the same normalization (`normalize`), so `nginx:1.27`, `library/nginx:1.27` and
 `docker.io/library/nginx:1.27` are one image with one digest. Digests are derived from the
@@ -15,6 +24,8 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+
+from sandbox.kubelet import catalog
 
 DEFAULT_REGISTRY = "docker.io"
 DEFAULT_SIZE = 50_000_000
@@ -81,19 +92,27 @@ def digest_of(repository: str, tag: str) -> str:
 
 
 class ImageCatalog:
-    """Repositories and tags that registries hold; what a pull can find."""
+    """Repositories and tags that registries hold; what a pull can find.
 
-    def __init__(self) -> None:
-        self._images: dict[tuple[str, str], Image] = {}  # (repository, tag) -> image
-        self._by_digest: dict[str, Image] = {}
-        self._removed: dict[tuple[str, str], Image] = {}
+    The shipped repositories (`catalog.entries()`, shared and read-only) answer by parsing;
+    `add` lays images over them (a scenario's own, or another profile for a tag), and
+    `remove`/`restore` hide and show tags or whole repositories, as a registry deleting them
+    would."""
+
+    def __init__(self, entries: Iterable[catalog.Entry] = ()) -> None:
+        self._shipped: dict[str, catalog.Entry] = {}
+        for entry in entries:
+            self._shipped[normalize(entry.repository).repository] = entry
+        self._added: dict[str, dict[str, Image]] = {}  # repository -> tag -> image
+        self._removed_repositories: set[str] = set()
+        self._removed: set[tuple[str, str]] = set()  # (repository, tag) pulls fail for
+        self._kept: set[tuple[str, str]] = set()  # restored tags of a removed repository
+        self._listed: dict[str, list[str]] = {}  # repository -> its tags, until a change
+        self._digests: dict[str, dict[str, str]] = {}  # repository -> digest -> tag
 
     @classmethod
     def default(cls) -> ImageCatalog:
-        catalog = cls()
-        for repository, tags, profile, size in _DEFAULTS:
-            catalog.add(repository, tags, profile=profile, size=size)
-        return catalog
+        return cls(catalog.entries())
 
     def resolve(self, reference: str) -> Image | None:
         """The image `reference` names, or None when a pull would fail (no such repo or tag)."""
@@ -101,92 +120,109 @@ class ImageCatalog:
             return None
         ref = normalize(reference)
         if ref.digest:
-            image = self._by_digest.get(ref.digest)
-            if image is None or image.repository != ref.repository:
-                return None
-            if (image.repository, image.tag) not in self._images:
-                return None
-            return image
-        return self._images.get((ref.repository, ref.tag))
+            tag = self._by_digest(ref.repository).get(ref.digest)
+            return None if tag is None else self._image(ref.repository, tag)
+        return self._image(ref.repository, ref.tag)
 
     def add(
         self, repository: str, tags: Iterable[str], *, profile: str, size: int = DEFAULT_SIZE
     ) -> None:
         repo = normalize(repository).repository
+        added = self._added.setdefault(repo, {})
         for tag in tags:
-            image = Image(repo, tag, digest_of(repo, tag), size, profile)
-            self._images[(repo, tag)] = image
-            self._by_digest[image.digest] = image
-            self._removed.pop((repo, tag), None)
+            added[tag] = Image(repo, tag, digest_of(repo, tag), size, profile)
+            self._removed.discard((repo, tag))
+            if repo in self._removed_repositories:
+                self._kept.add((repo, tag))
+        self._changed()
 
     def remove(self, reference: str) -> None:
         """Make pulls of `repo` (all tags) or `repo:tag` fail, as if deleted upstream."""
-        for key in self._matching(self._images, reference):
-            self._removed[key] = self._images.pop(key)
+        repo, tag = self._target(reference)
+        if tag is None:
+            self._removed_repositories.add(repo)
+            self._kept = {key for key in self._kept if key[0] != repo}
+        else:
+            self._removed.add((repo, tag))
+            self._kept.discard((repo, tag))
+        self._changed()
 
     def restore(self, reference: str) -> None:
-        for key in self._matching(self._removed, reference):
-            self._images[key] = self._removed.pop(key)
+        repo, tag = self._target(reference)
+        if tag is None:
+            self._removed_repositories.discard(repo)
+            self._removed = {key for key in self._removed if key[0] != repo}
+            self._kept = {key for key in self._kept if key[0] != repo}
+        else:
+            self._removed.discard((repo, tag))
+            if repo in self._removed_repositories:
+                self._kept.add((repo, tag))
+        self._changed()
 
     def repositories(self) -> list[str]:
-        return sorted({repo for repo, _ in self._images})
+        known = sorted({*self._shipped, *self._added})
+        return [repo for repo in known if self._visible(repo)]
 
     def tags(self, repository: str) -> list[str]:
         repo = normalize(repository).repository
-        return sorted(tag for r, tag in self._images if r == repo)
+        listed = self._listed.get(repo)
+        if listed is None:
+            listed = sorted(tag for tag in self._held(repo) if self._present(repo, tag))
+            self._listed[repo] = listed
+        return list(listed)
 
-    @staticmethod
-    def _matching(images: dict[tuple[str, str], Image], reference: str) -> list[tuple[str, str]]:
+    # -- one repository and tag ----------------------------------------------------------------
+
+    def _image(self, repo: str, tag: str) -> Image | None:
+        if not self._present(repo, tag):
+            return None
+        added = self._added.get(repo, {}).get(tag)
+        if added is not None:
+            return added
+        entry = self._shipped.get(repo)
+        if entry is None or not entry.tags.contains(tag):
+            return None
+        return Image(repo, tag, digest_of(repo, tag), entry.size, entry.profile)
+
+    def _present(self, repo: str, tag: str) -> bool:
+        """Whether no removal hides `repo:tag` (not whether the registry holds it)."""
+        if (repo, tag) in self._removed:
+            return False
+        return repo not in self._removed_repositories or (repo, tag) in self._kept
+
+    def _visible(self, repo: str) -> bool:
+        quiet = repo not in self._removed_repositories and not any(
+            key[0] == repo for key in self._removed
+        )
+        return quiet or bool(self.tags(repo))
+
+    def _held(self, repo: str) -> set[str]:
+        """Every tag of `repo`, removed or not: the shipped ones expanded, and those added."""
+        held = set(self._added.get(repo, ()))
+        entry = self._shipped.get(repo)
+        return held | entry.tags.tags() if entry is not None else held
+
+    def _by_digest(self, repo: str) -> dict[str, str]:
+        """Digest -> tag of every tag `repo` holds, removed or not (a removal by digest is
+        restored by digest): digests derive from tags, so the map is built once per change."""
+        found = self._digests.get(repo)
+        if found is None:
+            found = {digest_of(repo, tag): tag for tag in self._held(repo)}
+            self._digests[repo] = found
+        return found
+
+    def _target(self, reference: str) -> tuple[str, str | None]:
+        """`reference` as a repository and tag (None: the whole repository); a digest names
+        the tag it was derived from."""
         name = reference.strip()
         slash, colon = name.rfind("/"), name.rfind(":")
-        if colon > slash or "@" in name:
-            ref = normalize(name)
-            if ref.digest:
-                return [k for k, image in images.items() if image.digest == ref.digest]
-            return [k for k in images if k == (ref.repository, ref.tag)]
-        repo = normalize(name).repository
-        return [k for k in images if k[0] == repo]
+        ref = normalize(name)
+        if ref.digest:
+            return ref.repository, self._by_digest(ref.repository).get(ref.digest, ref.digest)
+        if colon > slash:
+            return ref.repository, ref.tag
+        return ref.repository, None
 
-
-_NGINX_TAGS: tuple[str, ...] = (
-    "1.25",
-    "1.25.5",
-    "1.26",
-    "1.26.2",
-    "1.27",
-    "1.27.3",
-    "1.27.4",
-    "1.28",
-)
-_NGINX_TAGS += ("latest", "alpine", "stable", "stable-alpine", "mainline", "1.27-alpine")
-_DEMO_TAGS = ("1.0.0", "1.1.0", "1.2.0", "latest")
-
-# (repository, tags, profile, size in bytes)
-_DEFAULTS: tuple[tuple[str, tuple[str, ...], str, int], ...] = (
-    ("nginx", _NGINX_TAGS, "nginx", 72_000_000),
-    ("nginxinc/nginx-unprivileged", ("1.27", "latest", "stable"), "nginx-unprivileged", 73_000_000),
-    ("httpd", ("2.4", "2.4.62", "2.4-alpine", "latest", "alpine"), "httpd", 58_000_000),
-    ("busybox", ("1.36", "1.36.1", "1.37", "1.37.0", "latest", "stable"), "busybox", 2_200_000),
-    ("alpine", ("3.19", "3.20", "3.21", "latest", "edge"), "busybox", 3_600_000),
-    ("ubuntu", ("22.04", "24.04", "latest", "noble", "jammy"), "busybox", 29_000_000),
-    ("debian", ("12", "bookworm", "bookworm-slim", "latest"), "busybox", 49_000_000),
-    ("curlimages/curl", ("8.10.1", "8.11.0", "latest"), "busybox", 12_000_000),
-    ("redis", ("6", "7", "7.2", "7.4", "7-alpine", "latest", "alpine"), "redis", 45_000_000),
-    ("postgres", ("14", "15", "16", "16.4", "17", "17-alpine", "latest"), "postgres", 150_000_000),
-    ("mysql", ("8.0", "8.4", "9.0", "latest"), "mysql", 170_000_000),
-    ("mariadb", ("10.11", "11.4", "latest"), "mysql", 120_000_000),
-    ("memcached", ("1.6", "1.6.31", "alpine", "latest"), "memcached", 30_000_000),
-    ("rabbitmq", ("3.13", "3.13-management", "4.0", "latest"), "rabbitmq", 110_000_000),
-    ("python", ("3.11", "3.12", "3.13", "3.12-slim", "3.13-slim", "latest"), "repl", 48_000_000),
-    ("node", ("18", "20", "22", "20-alpine", "22-alpine", "lts", "latest"), "repl", 60_000_000),
-    ("golang", ("1.22", "1.23", "latest"), "repl", 280_000_000),
-    ("registry.k8s.io/pause", ("3.9", "3.10", "latest"), "pause", 320_000),
-    ("registry.k8s.io/e2e-test-images/agnhost", ("2.52", "2.53"), "agnhost", 51_000_000),
-    ("hashicorp/http-echo", ("1.0", "latest"), "http-echo", 7_000_000),
-    ("ghcr.io/kubecrew/shop-frontend", _DEMO_TAGS, "shop-frontend", 38_000_000),
-    ("ghcr.io/kubecrew/shop-api", _DEMO_TAGS, "shop-api", 64_000_000),
-    ("ghcr.io/kubecrew/shop-worker", _DEMO_TAGS, "shop-worker", 52_000_000),
-    ("ghcr.io/kubecrew/leaky-app", _DEMO_TAGS, "leaky", 40_000_000),
-    ("ghcr.io/kubecrew/batch-job", _DEMO_TAGS, "batch", 20_000_000),
-    ("ghcr.io/kubecrew/sleeper", _DEMO_TAGS, "idle", 5_000_000),
-)
+    def _changed(self) -> None:
+        self._listed.clear()
+        self._digests.clear()

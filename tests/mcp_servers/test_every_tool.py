@@ -143,7 +143,7 @@ KUBE = [
     Step("overview", {}, ("nodes", "node_count"), has("node_count", 3)),
     Step(
         "image_tags",
-        {"image": "nginx:1.27"},
+        {"image": "nginx:1.27", "limit": 1000},  # nginx has more tags than the default 200
         ("repository", "tags", "source"),
         lambda a, w: a["repository"] == "docker.io/library/nginx" and "1.27" in a["tags"],
     ),

@@ -50,7 +50,7 @@ def test_each_registry_host_has_a_v2_root_and_unknown_hosts_have_none(
         assert answer.headers["docker-distribution-api-version"] == "registry/2.0"
     [error] = errors(registry.get("/registries/nowhere.example/v2/"), 404)
     assert error["code"] == "NAME_UNKNOWN"
-    assert "docker.io, ghcr.io, registry.k8s.io" in error["message"]
+    assert "docker.io, ghcr.io, quay.io, registry.k8s.io" in error["message"]
 
 
 def test_tags_are_listed_in_lexical_pages_linked_as_the_spec_says(registry: httpx.Client) -> None:
@@ -75,12 +75,12 @@ def test_tags_are_listed_in_lexical_pages_linked_as_the_spec_says(registry: http
 
 def test_the_catalog_lists_a_registrys_repositories_in_pages(registry: httpx.Client) -> None:
     page = registry.get(f"{K8S}/_catalog", params={"n": 1})
-    assert page.json() == {"repositories": ["e2e-test-images/agnhost"]}
-    assert page.headers["link"] == (
-        f'<{K8S}/_catalog?n=1&last=e2e-test-images%2Fagnhost>; rel="next"'
-    )
-    rest = registry.get(f"{K8S}/_catalog", params={"n": 1, "last": "e2e-test-images/agnhost"})
-    assert rest.json() == {"repositories": ["pause"]} and "link" not in rest.headers
+    assert page.json() == {"repositories": ["busybox"]}
+    assert page.headers["link"] == f'<{K8S}/_catalog?n=1&last=busybox>; rel="next"'
+    rest = registry.get(f"{K8S}/_catalog", params={"n": 2, "last": "busybox"})
+    assert rest.json() == {"repositories": ["coredns/coredns", "e2e-test-images/agnhost"]}
+    last = registry.get(f"{K8S}/_catalog", params={"n": 2, "last": "metrics-server/metrics-server"})
+    assert last.json() == {"repositories": ["pause"]} and "link" not in last.headers
 
 
 def test_a_manifest_answers_with_the_digest_pods_report_as_their_image_id(
@@ -183,4 +183,4 @@ def test_registry_paths_ignore_kubernetes_credentials_and_api_faults(
     answer = registry.get(
         f"{K8S}/pause/tags/list", headers={"Authorization": "Bearer not-a-kube-token"}
     )
-    assert answer.status_code == 200 and answer.json()["tags"] == ["3.10", "3.9", "latest"]
+    assert answer.status_code == 200 and {"3.9", "3.10", "latest"} <= set(answer.json()["tags"])

@@ -104,9 +104,8 @@ def test_a_first_revision_typo_is_healed_to_an_image_the_registry_has(
     fix = result.state["fixes"][result.state["index"]]["fix"]
     assert evidence in fix["evidence"], fix["evidence"]
     assert any(
-        line.startswith(
-            "the registry lists tags 1.27, 1.27-alpine, 1.27.3, 1.27.4 for docker.io/library/nginx"
-        )
+        line.startswith("the registry lists tags 1.27, 1.27-alpine, ")
+        and " for docker.io/library/nginx (" in line
         for line in fix["evidence"]
     ), fix["evidence"]
     assert typo not in {f["fix"]["title"].rpartition(" ")[2] for f in result.state["fixes"]}

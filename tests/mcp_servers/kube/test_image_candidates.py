@@ -85,11 +85,11 @@ def test_the_typo_found_in_the_rollout_history_is_never_offered(
 
     fixes, partial = image_fixes(KubeTools(kube_settings(sandbox)))
     assert images_set(fixes)[0] == "nginx:1.27" and "ngnix:1.27" not in images_set(fixes)
-    assert fixes[0]["evidence"][:2] == [
-        "the registry lists tags 1.27, 1.27-alpine, 1.27.3, 1.27.4 for docker.io/library/nginx "
-        "(14 tags)",
-        "'1.277' is one character longer than '1.27'",
-    ]
+    held = sandbox.call(lambda c: len(c.world.images.tags("nginx")))
+    listed, typo = fixes[0]["evidence"][:2]
+    assert listed.startswith("the registry lists tags 1.27, 1.27-alpine, ")
+    assert listed.endswith(f" for docker.io/library/nginx ({held} tags)")
+    assert typo == "'1.277' is one character longer than '1.27'"
     assert (
         fixes[0]["expected_effect"] == "pods pull nginx:1.27, which the registry lists, and start"
     )
@@ -160,7 +160,8 @@ def test_an_image_the_registry_no_longer_holds_is_not_offered_once_it_is_asked(
     assert "no registry is configured" in cluster_only[0]["evidence"][-1]
 
     fixes, _ = image_fixes(KubeTools(kube_settings(sandbox)))
-    assert images_set(fixes) == ["nginx:1.27-alpine"] and rollbacks(fixes) == []
+    assert images_set(fixes)[0] == "nginx:1.27-alpine" and rollbacks(fixes) == []
+    assert "nginx:1.26" not in images_set(fixes)
     assert "'1.27-alpinee' is one character longer than '1.27-alpine'" in fixes[0]["evidence"]
     assert fixes[0]["risk"] == "low"
 

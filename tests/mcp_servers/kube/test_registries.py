@@ -64,7 +64,7 @@ def test_image_tags_lists_what_the_registry_holds_through_the_token_handshake(
 ) -> None:
     tools = KubeTools(kube_settings(shared_sandbox))
 
-    answer = tools.ok("image_tags", image="nginx:1.277")
+    answer = tools.ok("image_tags", image="nginx:1.277", limit=10_000)
 
     assert answer["repository"] == NGINX
     assert answer["tags"] == catalog_tags(shared_sandbox, "nginx")
@@ -85,8 +85,9 @@ def test_a_mirror_on_the_clusters_own_server_follows_the_kubeconfig(
     answer = tools.ok("image_tags", image="registry.k8s.io/pause")
     assert (answer["repository"], answer["tags"]) == (
         "registry.k8s.io/pause",
-        ["3.10", "3.9", "latest"],
+        catalog_tags(shared_sandbox, "registry.k8s.io/pause"),
     )
+    assert {"3.9", "3.10", "latest"} <= set(answer["tags"])
     assert answer["source"].startswith(shared_sandbox.url + "/registries/registry.k8s.io/v2/")
 
 
@@ -116,13 +117,16 @@ def test_image_tags_failures_say_what_to_do_in_one_line(shared_sandbox: Sandbox)
 def test_tags_and_catalogs_are_followed_page_by_page(
     shared_sandbox: Sandbox, clusters: Clusters
 ) -> None:
-    registries = Registries(mirrors(shared_sandbox), clusters, page=2)
+    registries = Registries(mirrors(shared_sandbox), clusters, page=100)
 
     listed = registries.tags("nginx")
 
     assert listed.tags == tuple(catalog_tags(shared_sandbox, "nginx")) and listed.complete
-    assert len(listed.tags) > 2 * 3  # more than three pages
-    assert registries.repositories("registry.k8s.io") == ["e2e-test-images/agnhost", "pause"]
+    assert len(listed.tags) > 100 * 3  # more than three pages
+    k8s = shared_sandbox.call(lambda c: c.world.images.repositories())
+    assert registries.repositories("registry.k8s.io") == [
+        name.removeprefix("registry.k8s.io/") for name in k8s if name.startswith("registry.k8s.io/")
+    ]
     cut = registries.tags(ImageName("docker.io", "library/nginx"), limit=5)
     assert (len(cut.tags), cut.complete) == (5, False)
     gone = registries.tags("ghcr.io/kubecrew/shop-apl")
@@ -152,4 +156,4 @@ def test_a_mirror_elsewhere_is_verified_with_the_system_trust_store(
     with pytest.raises(PermissionDenied, match=r"no registry is configured for docker\.io"):
         Registries({}).tags("nginx")
     with pytest.raises(NotFound, match="serves no catalog"):
-        Registries(mirrors(shared_sandbox), clusters).repositories("quay.io")
+        Registries(mirrors(shared_sandbox), clusters).repositories("gcr.io")
