@@ -19,6 +19,7 @@ mid-stream cancels the command. SPDY, kubectl's fallback, is not spoken (see `ch
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 from collections.abc import Coroutine
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from sandbox.errors import ApiError, BadRequest, InternalError
 from sandbox.http import Receive, Scope, Send, parse_bool
 from sandbox.kubelet import streaming
 from sandbox.kubelet.coreutils import Stdio
+from sandbox.kubelet.layer import encode
 from sandbox.routing import Route
 from sandbox.store import Obj
 
@@ -146,11 +148,11 @@ class _Session:
 
         async def out(text: str) -> None:
             if self.options.stdout:
-                await self.wire.write(STDOUT, text.encode())
+                await self.wire.write(STDOUT, encode(text))
 
         async def err(text: str) -> None:
             if self.options.stderr:
-                await self.wire.write(STDERR if not self.options.tty else STDOUT, text.encode())
+                await self.wire.write(STDERR if not self.options.tty else STDOUT, encode(text))
 
         return Stdio(_Reader(read), out, err)
 
@@ -184,13 +186,15 @@ class _Session:
 
     async def _pump(self) -> None:
         received = 0
+        # Bytes that are not UTF-8 (a tar stream from `kubectl cp`) pass as surrogate escapes.
+        decoder = codecs.getincrementaldecoder("utf-8")("surrogateescape")
         async for channel, data in self.wire.messages():
             if channel == STDIN:
                 received += len(data)
                 if received > MAX_STDIN:
                     self.overflow = True
                     break
-                self.stdin.put_nowait(data.decode("utf-8", errors="replace"))
+                self.stdin.put_nowait(decoder.decode(data))
             elif channel == channels.CLOSE and data[:1] == bytes([STDIN]):
                 self.stdin.put_nowait(None)
             elif channel == RESIZE:

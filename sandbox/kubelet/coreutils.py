@@ -23,6 +23,7 @@ from typing import Protocol
 from sandbox.kubelet.busybox import nc, wget
 from sandbox.kubelet.curl import curl
 from sandbox.kubelet.filesystem import DNS_SERVER, ContainerFiles
+from sandbox.kubelet.layer import WritableLayer, encode
 from sandbox.kubelet.nettools import Network, Result
 
 Write = Callable[[str], Awaitable[None]]
@@ -77,11 +78,29 @@ class Box:
     cwd: str = "/"
     uid: int = 0  # securityContext.runAsUser
     gid: int = 0  # securityContext.runAsGroup
-    written: dict[str, str] = field(default_factory=dict)  # files `>` wrote in this exec
+    layer: WritableLayer = field(default_factory=WritableLayer)  # what the container wrote
+
+    def path(self, name: str) -> str:
+        """`name` as an absolute, normalized path (relative ones start at `cwd`)."""
+        return posixpath.normpath(posixpath.join(self.cwd, name))
 
     def read(self, path: str) -> str | None:
-        full = posixpath.normpath(posixpath.join(self.cwd, path))
-        return self.written.get(full, self.files.read(full))
+        full = self.path(path)
+        return self.layer.files.get(full, self.files.read(full))
+
+    def is_directory(self, path: str) -> bool:
+        full = self.path(path)
+        return full in self.layer.directories or self.files.is_directory(full)
+
+    def entries(self, directory: str) -> list[str]:
+        """Names directly inside `directory`, the read-only files' and the layer's, sorted."""
+        base = self.path(directory)
+        written = {
+            posixpath.basename(path)
+            for path in [*self.layer.files, *self.layer.directories]
+            if posixpath.dirname(path) == base and path != base
+        }
+        return sorted(written.union(self.files.entries(base)))
 
 
 Tool = Callable[[list[str], Stdio, Box], Awaitable[int]]
@@ -97,7 +116,7 @@ async def cat(args: list[str], io: Stdio, box: Box) -> int:
         text = box.read(name)
         if text is not None:
             await io.out(text)
-        elif box.files.is_directory(posixpath.join(box.cwd, name)):
+        elif box.is_directory(name):
             await io.err("cat: read error: Is a directory\n")
             code = 1
         else:
@@ -111,8 +130,8 @@ async def ls(args: list[str], io: Stdio, box: Box) -> int:
     code = 0
     for path in [a for a in args if not a.startswith("-")] or ["."]:
         full = posixpath.normpath(posixpath.join(box.cwd, path))
-        if box.files.is_directory(full):
-            names = box.files.entries(full)
+        if box.is_directory(full):
+            names = box.entries(full)
             if "l" in flags:
                 await io.out(f"total {len(names)}\n")
                 for name in names:
@@ -131,7 +150,7 @@ def _long(box: Box, path: str, shown: str) -> str:
     text = box.read(path)
     if text is None:
         return f"drwxr-xr-x    2 root     root          4096 {_stamp(box.now)} {shown}\n"
-    size = len(text.encode())
+    size = len(encode(text))
     return f"-rw-r--r--    1 root     root     {size:>9} {_stamp(box.now)} {shown}\n"
 
 
@@ -238,7 +257,7 @@ def _count(args: list[str], default: int) -> tuple[int, list[str]]:
 async def wc(args: list[str], io: Stdio, box: Box) -> int:
     flags = "".join(a[1:] for a in args if a.startswith("-")) or "lwc"
     text, code = await _input([a for a in args if not a.startswith("-")], io, box, "wc")
-    counts = {"l": text.count("\n"), "w": len(text.split()), "c": len(text.encode())}
+    counts = {"l": text.count("\n"), "w": len(text.split()), "c": len(encode(text))}
     shown = [counts[f] for f in "lwc" if f in flags]
     if len(shown) == 1:
         await io.out(f"{shown[0]}\n")

@@ -21,6 +21,7 @@ from typing import Any
 from sandbox.control.runtime import NODES, PODS, Context, Controller, Item
 from sandbox.kubelet import config, podstatus
 from sandbox.kubelet.containers import NEVER, PodRuntime, Run, rebuild
+from sandbox.kubelet.layer import Layers
 from sandbox.kubelet.network import PodNetwork
 from sandbox.kubelet.runner import ContainerRunner
 from sandbox.store import Change, Obj
@@ -44,6 +45,7 @@ class PodKubelet(Controller):
         self.written: dict[Item, dict[str, Any]] = {}  # the status last written, per pod
         self.frozen: dict[str, set[Item]] = {}  # node -> pods left alone while its kubelet is dead
         self.runner = ContainerRunner(self)
+        self.layers = Layers()  # what execs wrote into each container start (`kubectl cp`)
 
     # -- what to look at -----------------------------------------------------------------------
 
@@ -132,6 +134,7 @@ class PodKubelet(Controller):
         runtime = self.pods.pop(item, None)
         if runtime is not None:
             self.network.release(runtime.node, runtime.pod_ip)
+            self.layers.forget(runtime.uid)
         self.waiting_config.get(item[0], set()).discard(item[1])
 
     def _waiting_for_config(self, item: Item, runtime: PodRuntime) -> None:

@@ -10,7 +10,8 @@ Understood: `;`, newlines, `&&`, `||`, `|` (stages run one after another, each r
 previous one wrote), `&` (run in the foreground), single and double quotes, backslash escapes,
 `$VAR`, `${VAR}` and `$?` from the container's environment and the script's own assignments
 (`A=1`, `export A=1`), redirections (`> f`, `>> f`, `2> f`, `2>&1`, `>&2`, `< f`; `/dev/null`
-discards; files written live only for this exec), `[`/`test` on strings and files. Loops,
+discards; files go to the container's writable layer, `layer`, and outlive the exec; a full
+layer is `sh: write error: No space left on device`), `[`/`test` on strings and files. Loops,
 conditionals and command substitution are not simulated: they fail with exit 2 and a message
 that says so. An unknown program is `sh: NAME: not found` (127) inside a script; given directly
 to exec it raises `ExecNotFound`, which the kubelet reports as the runtime does.
@@ -18,13 +19,16 @@ to exec it raises `ExecNotFound`, which the kubelet reports as the runtime does.
 
 from __future__ import annotations
 
+import contextlib
 import posixpath
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 
 from sandbox.kubelet.commands import QUIET_TOOLS, SHELLS, duration
-from sandbox.kubelet.coreutils import TOOLS, Box, Input, Stdio, TextInput, Write
+from sandbox.kubelet.coreutils import TOOLS, Box, Input, Stdio, TextInput, Tool, Write
+from sandbox.kubelet.layer import LayerFull
+from sandbox.kubelet.tar import tar
 
 _OPERATORS = ("&&", "||", ";;", ";", "|", "&", "\n")
 _REDIRECTS = ("&>", ">&1", ">&2", ">>", ">", "<")  # after an optional file descriptor
@@ -32,6 +36,7 @@ _UNSUPPORTED = {"if", "then", "elif", "fi", "for", "while", "until", "do", "done
 _VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*)|(\?))")
 _LITERAL_DOLLAR = "\x00"  # a `$` that was quoted: never expanded
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_PROGRAMS: dict[str, Tool] = {**TOOLS, "tar": tar}  # tar needs the Box, so it lives apart
 
 
 class ExecNotFound(Exception):
@@ -173,12 +178,15 @@ class Shell:
             return None
 
         def into(path: str, *, append: bool) -> Write:
-            full = posixpath.normpath(posixpath.join(self.box.cwd, path))
-            if not append:
-                self.box.written[full] = ""
+            full, layer = self.box.path(path), self.box.layer
+            with contextlib.suppress(LayerFull):  # then the first write says so
+                layer.write(full, "", append=append)
 
             async def write(text: str) -> None:
-                self.box.written[full] = self.box.written.get(full, "") + text
+                try:
+                    layer.write(full, text, append=True)
+                except LayerFull:
+                    await io.err("sh: write error: No space left on device\n")
 
             return write
 
@@ -207,13 +215,13 @@ class Shell:
         return _VARIABLE.sub(value, word).replace(_LITERAL_DOLLAR, "$")
 
     def _known(self, name: str) -> bool:
-        return name in _BUILTINS or name in TOOLS or name in SHELLS or name in QUIET_TOOLS
+        return name in _BUILTINS or name in _PROGRAMS or name in SHELLS or name in QUIET_TOOLS
 
     async def _command(self, name: str, args: list[str], io: Stdio) -> int:
         if name in _BUILTINS:
             return await _BUILTINS[name](self, args, io)
-        if name in TOOLS:
-            return await TOOLS[name](args, io, self.box)
+        if name in _PROGRAMS:
+            return await _PROGRAMS[name](args, io, self.box)
         if name in SHELLS:
             return await self._subshell(args, io)
         return 0  # a program the image has whose effect the sandbox does not simulate
@@ -388,7 +396,7 @@ async def _sleep(shell: Shell, args: list[str], io: Stdio) -> int:
 async def _cd(shell: Shell, args: list[str], io: Stdio) -> int:
     asked = args[0] if args else "/root"
     target = posixpath.normpath(posixpath.join(shell.box.cwd, asked))
-    if not shell.box.files.is_directory(target):
+    if not shell.box.is_directory(target):
         await io.err(f"sh: cd: can't cd to {asked}: No such file or directory\n")
         return 2
     shell.box.cwd = target
@@ -420,7 +428,7 @@ async def _test(shell: Shell, args: list[str], io: Stdio) -> int:
     box = shell.box
     if len(args) == 2 and args[0] in ("-f", "-e", "-d", "-r", "-s"):
         path = posixpath.normpath(posixpath.join(box.cwd, args[1]))
-        is_file, is_dir = box.read(path) is not None, box.files.is_directory(path)
+        is_file, is_dir = box.read(path) is not None, box.is_directory(path)
         held = {"-f": is_file, "-r": is_file, "-s": bool(box.read(path)), "-d": is_dir}
         return 0 if held.get(args[0], is_file or is_dir) else 1
     if len(args) == 2 and args[0] in ("-z", "-n"):

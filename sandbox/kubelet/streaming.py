@@ -14,10 +14,11 @@ that the pod has a node; what is left is the kubelet's part, answered from its o
 Each is an `Unreachable` carrying the message the API server puts in its InternalError.
 
 An exec runs the command through `shell.Shell` against the container's `Box` (files, env,
-network, identity), never on the host; sleeps take sandbox time (at once on a stopped clock).
-An attach streams what the container prints from now on (its log, `sandbox.logs`) until the
-client goes, the container stops or the pod is deleted; its stdin is read and dropped, as by a
-process that does not read it.
+network, identity, and the writable layer of this start of the container, `layer`, where
+`kubectl cp` and redirections write), never on the host; sleeps take sandbox time (at once
+on a stopped clock). An attach streams what the container prints from now on (its log,
+`sandbox.logs`) until the client goes, the container stops or the pod is deleted; its stdin is
+read and dropped, as by a process that does not read it.
 """
 
 from __future__ import annotations
@@ -68,8 +69,9 @@ def running(kubelet: PodKubelet, pod: Obj, container: str) -> Run:
     return run
 
 
-def box_for(kubelet: PodKubelet, pod: Obj, container: str) -> Box:
-    """The container as an exec's processes see it, read from the cluster now."""
+def box_for(kubelet: PodKubelet, pod: Obj, container: str, run: Run) -> Box:
+    """The container as an exec's processes see it, read from the cluster now, with the
+    writable layer of this start of the container (`run`)."""
     spec = pod.get("spec") or {}
     declared = next(c for c in spec.get("containers") or () if c.get("name") == container)
     lookup = kubelet.lookup(pod["metadata"]["namespace"])
@@ -92,6 +94,7 @@ def box_for(kubelet: PodKubelet, pod: Obj, container: str) -> Box:
         cwd=str(declared.get("workingDir") or "/"),
         uid=int(security.get("runAsUser") or 0),
         gid=int(security.get("runAsGroup") or 0),
+        layer=kubelet.layers.of(str(pod["metadata"].get("uid") or ""), container, run.restarts),
     )
 
 
@@ -101,7 +104,7 @@ async def execute(
     """Run `command` in the container; its exit code, or Unreachable."""
     run = running(kubelet, pod, container)
     try:
-        return await Shell(box_for(kubelet, pod, container)).exec_argv(command, io)
+        return await Shell(box_for(kubelet, pod, container, run)).exec_argv(command, io)
     except ExecNotFound as missing:
         exec_id = hashlib.sha256(f"{run.container_id}:{next(_EXEC_IDS)}".encode()).hexdigest()
         raise Unreachable(
