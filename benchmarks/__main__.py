@@ -38,6 +38,7 @@ from typing import Any
 import yaml
 
 from benchmarks import changes, heal, living_cluster, mcp_peers, mcp_tools
+from benchmarks import exec as exec_suite
 from benchmarks.client import Connection
 from sandbox.app import App
 from sandbox.cluster import Cluster
@@ -336,6 +337,9 @@ async def run(quick: bool, suite: str) -> dict[str, Any]:
     if suite == "changes":  # benchmarks/changes.py: request to validated change
         await changes.run(start_server, results, quick=quick)
         return results
+    if suite == "exec":  # benchmarks/exec.py: an exec round trip beside a get, on 5,000 pods
+        await exec_suite.run(start_server, fill_bench, results, quick=quick)
+        return results
     if suite in ("cluster", "all"):
         await run_living_cluster(results)
     if suite == "cluster":
@@ -385,12 +389,13 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the results to this file")
     parser.add_argument(
         "--suite",
-        choices=("all", "api", "cluster", "peers", "heal", "changes"),
+        choices=("all", "api", "cluster", "peers", "heal", "changes", "exec"),
         default="all",
         help="api: the API server alone; cluster: the living cluster at size; all: both; "
         "peers: the kube MCP server beside two peers from PyPI (installs them; not in all); "
         "heal: fault injection to validated fix, and diagnose on 5,000 pods (not in all); "
-        "changes: request to validated change, for each kind of everyday change (not in all)",
+        "changes: request to validated change, for each kind of everyday change (not in all); "
+        "exec: an exec round trip beside a get pod, kubectl and the Python client (not in all)",
     )
     args = parser.parse_args()
     results = asyncio.run(run(args.quick, args.suite))
