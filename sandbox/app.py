@@ -3,8 +3,9 @@
 Every failure becomes a Kubernetes `Status` body with the right code; an unexpected exception is
 logged with its traceback on the server side and answered with a 500 Status that says where to
 look, never with a traceback on the wire. Long-running requests (watch, `logs -f`) stream.
-WebSocket upgrades (`exec`, `attach`: `sandbox.connect`) are authenticated and authorized as
-HTTP requests are, and refused with the same Status bodies before the protocol switches.
+WebSocket upgrades (`exec`, `attach`: `sandbox.connect`; `portforward`: `sandbox.portforward`)
+are authenticated and authorized as HTTP requests are, and refused with the same Status bodies
+before the protocol switches.
 
 `/kubecrew/...` paths are the sandbox's own endpoints (`sandbox.admin`: faults, clock, metrics);
 `/registries/...` are the world's image registries (`sandbox.registryapi`), outside Kubernetes.
@@ -23,7 +24,7 @@ import logging
 import random
 from typing import Any, ClassVar, Literal
 
-from sandbox import admin, connect, registryapi, verbs
+from sandbox import admin, connect, portforward, registryapi, verbs
 from sandbox.cluster import Cluster
 from sandbox.discovery import AGGREGATED_CONTENT_TYPE, wants_aggregated
 from sandbox.errors import ApiError, BadRequest, InternalError, NotFound, TooManyRequests
@@ -154,6 +155,8 @@ class App:
         self._authorize(user, target, request)
         if target.subresource in connect.STREAMING:  # not an upgrade: kubectl's SPDY fallback
             connect.refuse_spdy(cluster, target, request.query)
+        if target.subresource == portforward.SUBRESOURCE:
+            portforward.refuse_spdy(cluster, target)
         if target.endpoint == "resource":
             exchange = verbs.Exchange(cluster, target, request, user, receive, send, self.streams)
             await verbs.serve(exchange)
@@ -176,12 +179,16 @@ class App:
             )
             user = impersonate(user, request.headers, cluster.authz)
             target = route("GET", request.path, registry=cluster.registry, watch=False)
-            if target.subresource not in connect.STREAMING:
+            forwarding = target.subresource == portforward.SUBRESOURCE
+            if target.subresource not in connect.STREAMING and not forwarding:
                 raise BadRequest(f"{request.path} cannot be reached over a WebSocket")
             self._authorize(user, target, request)
-            # kube-apiserver also asks for `create` before upgrading a WebSocket to exec/attach.
+            # kube-apiserver also asks for `create` before upgrading a WebSocket to a stream.
             self._authorize(user, dataclasses.replace(target, verb="create"), request)
-            await connect.serve(cluster, target, scope, receive, tracking_send)
+            if forwarding:
+                await portforward.serve(cluster, target, scope, receive, tracking_send)
+            else:
+                await connect.serve(cluster, target, scope, receive, tracking_send)
         except ApiError as exc:
             if not accepted:
                 await connect.deny(send, exc)

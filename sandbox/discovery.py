@@ -24,6 +24,7 @@ _SUBRESOURCES: dict[str, tuple[str | None, str | None, str | None, tuple[str, ..
     "finalize": (None, None, None, ("update",)),
     "exec": ("PodExecOptions", None, None, ("create", "get")),
     "attach": ("PodAttachOptions", None, None, ("create", "get")),
+    "portforward": ("PodPortForwardOptions", None, None, ("create", "get")),
 }
 
 

@@ -115,7 +115,7 @@ BUILTINS: tuple[ResourceType, ...] = (
         "Pod",
         short=("po",),
         all_=True,
-        sub=("status", "log", "eviction", "binding", "exec", "attach"),
+        sub=("status", "log", "eviction", "binding", "exec", "attach", "portforward"),
     ),
     _rt(
         "v1",

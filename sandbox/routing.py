@@ -124,6 +124,7 @@ _SUBRESOURCE_VERBS: dict[str, tuple[str, ...]] = {
     "finalize": ("update",),
     "exec": ("get", "create"),  # a WebSocket GET, or kubectl's SPDY POST
     "attach": ("get", "create"),
+    "portforward": ("get", "create"),
 }
 
 

@@ -33,6 +33,7 @@ from sandbox.app import App
 from sandbox.auth import new_token
 from sandbox.clock import Clock
 from sandbox.cluster import Cluster
+from sandbox.websocket import WebSocketProtocol
 from sandbox.world import World
 
 T = TypeVar("T")
@@ -190,6 +191,7 @@ def _prepare(options: Options) -> tuple[socket.socket, uvicorn.Server, str]:
         log_level="warning",
         lifespan="on",
         http="httptools",
+        ws=WebSocketProtocol,
         loop="uvloop",
         access_log=False,
         timeout_graceful_shutdown=2,

@@ -103,7 +103,7 @@ class NodeAgent(Controller):
             run, container = runtime.runs.get(name), specs.get(name)
             if run is None or container is None or run.phase != "running":
                 continue
-            plan = interpret(container)
+            plan = run.plan if run.plan is not None else interpret(container)
             if not plan.own_process:
                 kubelet.runner.write_script_output(pod, run, plan, self.now() - run.started_at)
                 continue

@@ -9,6 +9,12 @@ scripts (`sh -c "echo start; sleep 5; exit 2"`, `&&`/`||` chains, `while true; d
 A command naming the image's own program (`nginx -g ...`, `redis-server`, an entrypoint script)
 or no command at all leaves the behaviour to the profile (`Plan.own_process`).
 
+Scripts the pod mounts run when the caller passes what is `Inside` the container (its files and
+environment; the kubelet does when a container starts): `sh /scripts/run.sh` reads the file as
+`sh -c` would, `python /etc/config/app.py` and `python -c "..."` go through the small interpreter
+of `sandbox.kubelet.pyscript` (never the host's), and `node` logs that it is not simulated and
+idles. A script file the pod does not mount is the image's own: the profile decides.
+
 `curl`, `wget` and `nc -z` answer from the cluster when the caller passes a `Network` (the
 kubelet does when a container starts: `sandbox.kubelet.dialing`), so the plan then holds what
 they met at that moment; without one (exec probes, usage estimates) they succeed quietly. This
@@ -19,14 +25,17 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from sandbox.kubelet import pyscript
 from sandbox.kubelet.busybox import nc, wget
 from sandbox.kubelet.curl import curl
+from sandbox.kubelet.filesystem import ContainerFiles
 from sandbox.kubelet.nettools import Network, Result
+from sandbox.kubelet.pyvalues import Outcome
 
 FOREVER = None  # Plan.seconds for a process that runs until it is killed
 
@@ -126,7 +135,8 @@ _NETWORK_TOOLS: dict[str, Callable[[list[str], Network], Result | None]] = {
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
-_PY_EXIT = re.compile(r"(?:sys\.)?exit\((\d+)\)")
+_PYTHON_FLAGS = {"-u", "-B", "-O", "-OO", "-E", "-s", "-S", "-I", "-q", "-b", "-bb"}
+_NODE_EVAL = {"-e", "--eval", "-p", "--print"}
 
 
 @dataclass(frozen=True)
@@ -139,18 +149,30 @@ class Plan:
     loop_period: float = 0.0
     start_error: str = ""  # the runtime could not start it (exec failed)
     ports: tuple[int, ...] = ()  # ports the command itself listens on (python -m http.server)
+    loop_start: float = 0.0  # when the first `loop` round is printed (then every loop_period)
+
+
+@dataclass(frozen=True)
+class Inside:
+    """What the container's process finds inside it: the files its volumes mount, its env."""
+
+    files: ContainerFiles
+    env: Mapping[str, str] = field(default_factory=dict)
 
 
 OWN_PROCESS = Plan(own_process=True, seconds=FOREVER)
 
 
-def interpret(container: dict[str, Any], network: Network | None = None) -> Plan:
-    """What the container's process does; with `network`, as the cluster answers it now."""
+def interpret(
+    container: dict[str, Any], network: Network | None = None, inside: Inside | None = None
+) -> Plan:
+    """What the container's process does; with `network`, as the cluster answers it now; with
+    `inside`, running the scripts it mounts."""
     command = tuple(str(a) for a in container.get("command") or ())
     args = tuple(str(a) for a in container.get("args") or ())
-    if network is None:
+    if network is None and inside is None:
         return _interpret(command, args)
-    return _argv(command, args, network)
+    return _argv(command, args, network, inside)
 
 
 @lru_cache(maxsize=2048)
@@ -158,46 +180,57 @@ def _interpret(command: tuple[str, ...], args: tuple[str, ...]) -> Plan:
     return _argv(command, args, None)
 
 
-def _argv(command: tuple[str, ...], args: tuple[str, ...], network: Network | None) -> Plan:
+def _argv(
+    command: tuple[str, ...],
+    args: tuple[str, ...],
+    network: Network | None,
+    inside: Inside | None = None,
+) -> Plan:
     if command:
-        return run_argv([*command, *args], network)
+        return run_argv([*command, *args], network, inside)
     if args and not args[0].startswith("-"):
-        return run_argv(list(args), network)  # entrypoint scripts exec their arguments
+        return run_argv(list(args), network, inside)  # entrypoint scripts exec their arguments
     return OWN_PROCESS
 
 
-def run_argv(argv: list[str], network: Network | None = None) -> Plan:
+def run_argv(argv: list[str], network: Network | None = None, inside: Inside | None = None) -> Plan:
     if not argv:
         return OWN_PROCESS
     binary = argv[0].rsplit("/", 1)[-1]
     if binary in SHELLS:
         if len(argv) >= 3 and argv[1] in ("-c", "-ec", "-ce", "-xc", "-euc", "-exc"):
-            return run_script(argv[2], network)
+            return run_script(argv[2], network, inside)
         if len(argv) >= 2 and not argv[1].startswith("-"):
-            return OWN_PROCESS  # a script file inside the image
+            text = inside.files.read(argv[1]) if inside is not None else None
+            if text is None:
+                return OWN_PROCESS  # a script file inside the image
+            return run_script(text, network, inside)
         return Plan(seconds=0.0)  # a shell with no terminal reads an empty stdin and exits
-    script = _Script(network)
+    script = _Script(network, inside)
     return script.simple(argv, exec_form=True) or script._end()
 
 
-def run_script(script: str, network: Network | None = None) -> Plan:
+def run_script(script: str, network: Network | None = None, inside: Inside | None = None) -> Plan:
+    # Whole-line comments (a shebang) go first: once lines are joined, `#` would eat the rest.
+    kept = (line for line in script.splitlines() if not line.lstrip().startswith("#"))
     try:
-        lexer = shlex.shlex(script.replace("\n", " ; "), posix=True, punctuation_chars=";&|")
+        lexer = shlex.shlex(" ; ".join(kept), posix=True, punctuation_chars=";&|")
         lexer.whitespace_split = True
         tokens = list(lexer)
     except ValueError:
         return Plan(lines=((0.0, "sh: syntax error: unterminated quoted string"),), exit_code=2)
-    return _Script(network).run(tokens)
+    return _Script(network, inside).run(tokens)
 
 
 class _Script:
     """Runs a token list the way sh would, but only as far as its visible effects go."""
 
-    def __init__(self, network: Network | None = None) -> None:
+    def __init__(self, network: Network | None = None, inside: Inside | None = None) -> None:
         self.t = 0.0
         self.lines: list[tuple[float, str]] = []
         self.status = 0
         self.network = network
+        self.inside = inside
         self.variables: dict[str, str] = {}  # assigned by the script itself
 
     def run(self, tokens: list[str]) -> Plan:
@@ -262,7 +295,9 @@ class _Script:
         elif name in ("tail", "yes") and (name == "yes" or "-f" in rest or "-F" in rest):
             return self._forever(())
         elif name in ("python", "python3", "node"):
-            return self._interpreter(name, rest)
+            plan = self._interpreter(name, rest)
+            if plan is not None:
+                return plan
         elif name in _OWN_PROGRAMS or words[0].startswith(("/app/", "./", "/usr/local/bin/")):
             return OWN_PROCESS
         elif (
@@ -291,27 +326,52 @@ class _Script:
 
         return _VARIABLE.sub(value, word)
 
-    def _interpreter(self, name: str, rest: list[str]) -> Plan:
+    def _interpreter(self, name: str, rest: list[str]) -> Plan | None:
+        """A Plan when the interpreter takes the process over; None when it ran and ended."""
         if rest[:2] == ["-m", "http.server"]:
             port = int(rest[2]) if len(rest) > 2 and rest[2].isdigit() else 8000
             self.lines.append((self.t, f"Serving HTTP on 0.0.0.0 port {port} ..."))
             return Plan(lines=tuple(self.lines), seconds=FOREVER, ports=(port,))
+        if name == "node":
+            return self._node(rest)
+        while rest and rest[0] in _PYTHON_FLAGS:
+            rest = rest[1:]
+        files, env = (self.inside.files, self.inside.env) if self.inside else (None, {})
         if rest[:1] == ["-c"] and len(rest) > 1:
-            code = rest[1]
-            if (match := _PY_EXIT.search(code)) is not None:
-                self.status = int(match.group(1))
-            elif "raise" in code:
-                self.lines.append((self.t, "Traceback (most recent call last):"))
-                self.lines.append((self.t, "Exception"))
-                self.status = 1
-            else:
-                self.status = 0
-            for printed in re.findall(r"print\(['\"](.*?)['\"]\)", code):
-                self.lines.append((self.t, printed))
-            return self._end()
-        if not rest:
+            source, filename, argv = rest[1], "<string>", ["-c", *rest[2:]]
+        elif not rest:
             return self._end()  # a REPL with no terminal exits at once
-        return OWN_PROCESS
+        elif text := files.read(rest[0]) if files and not rest[0].startswith("-") else None:
+            source, filename, argv = text, rest[0], rest
+        else:
+            return OWN_PROCESS  # `-m app`, or a script inside the image
+        outcome = pyscript.run(
+            source, filename, env=env, read=files.read if files else _no_file, argv=argv
+        )
+        return self._ran(outcome)
+
+    def _node(self, rest: list[str]) -> Plan | None:
+        files = self.inside.files if self.inside else None
+        mounted = bool(rest) and files is not None and files.read(rest[0]) is not None
+        if not (rest[:1] and rest[0] in _NODE_EVAL) and not mounted:
+            return OWN_PROCESS if rest else self._end()
+        line = "sandbox: node scripts are not simulated: the process idles without output"
+        self.lines.append((self.t, line))
+        return Plan(lines=tuple(self.lines), seconds=FOREVER)
+
+    def _ran(self, outcome: Outcome) -> Plan | None:
+        self.lines.extend((self.t + at, line) for at, line in outcome.lines)
+        if outcome.seconds is not None:
+            self.t += outcome.seconds
+            self.status = outcome.exit_code
+            return None
+        return Plan(
+            lines=tuple(self.lines),
+            seconds=FOREVER,
+            loop=outcome.loop,
+            loop_period=outcome.loop_period,
+            loop_start=self.t + outcome.loop_start,
+        )
 
     def _forever(self, body: Sequence[tuple[str, list[str]]]) -> Plan:
         printed: list[str] = []
@@ -372,6 +432,10 @@ def _block(
         if words and words[0] != "do":
             body.append(statements[position - 1])
     return body, position
+
+
+def _no_file(_path: str) -> str | None:
+    return None
 
 
 def _expand(word: str, variable: str, value: str) -> str:

@@ -13,9 +13,11 @@ is the prober's (`prober.py`). This module decides; `pods.py` reads and writes t
 from __future__ import annotations
 
 from sandbox.kubelet import config
-from sandbox.kubelet.commands import Plan, interpret
+from sandbox.kubelet.commands import Inside, Plan, interpret
 from sandbox.kubelet.containers import NEVER, PodRuntime, Run, container_id
-from sandbox.kubelet.dialing import ClusterNetwork
+from sandbox.kubelet.dialing import SERVICES, ClusterNetwork
+from sandbox.kubelet.environment import container_env
+from sandbox.kubelet.filesystem import ContainerFiles
 from sandbox.kubelet.images import normalize
 from sandbox.kubelet.podstatus import will_restart
 from sandbox.kubelet.prober import Ending, Prober
@@ -206,7 +208,7 @@ class ContainerRunner:
             self.logs.restart(namespace, pod["metadata"]["name"], run.name)
         run.container_id = container_id(pod["metadata"]["uid"], run.name, run.restarts)
         self.kubelet.pod_event(pod, run, "Created", f"Created container: {run.name}")
-        plan = run.plan = interpret(container, ClusterNetwork(self.kubelet, pod))
+        plan = run.plan = self._plan(pod, container)
         if plan.start_error:
             self.kubelet.pod_event(pod, run, "Failed", f"Error: {plan.start_error}", warning=True)
             run.started_at = 0.0
@@ -221,6 +223,15 @@ class ContainerRunner:
             for line in profile.startup_log_lines:
                 self.logs.append(namespace, pod["metadata"]["name"], run.name, line)
         self.write_script_output(pod, run, plan, 0.0)
+
+    def _plan(self, pod: Obj, container: Obj) -> Plan:
+        """What the process does, run against the cluster, the files and the env it has now."""
+        lookup = self.kubelet.lookup(pod["metadata"]["namespace"])
+        inside = Inside(
+            ContainerFiles.of(pod, container, lookup),
+            container_env(pod, container, lookup, self.kubelet.list(SERVICES)),
+        )
+        return interpret(container, ClusterNetwork(self.kubelet, pod), inside)
 
     def _exited(self, pod: Obj, run: Run, now: float) -> None:
         policy = str(pod["spec"].get("restartPolicy") or "Always")
@@ -258,7 +269,7 @@ class ContainerRunner:
             return now
         profile = self.world.profiles.profile_for(pod, container)
         if run.plan is None:  # started before this kubelet process: its tools run again now
-            run.plan = interpret(container, ClusterNetwork(self.kubelet, pod))
+            run.plan = self._plan(pod, container)
         plan = run.plan
         ends = self._ending(pod, run, container, profile, plan)
         verdict = self.prober.verdict(pod, run, container, profile, plan, now)
@@ -335,9 +346,10 @@ class ContainerRunner:
         for offset, line in plan.lines:
             if run.logged < offset <= age + 1e-9:
                 self.logs.append(namespace, name, run.name, line)
-        if plan.loop and plan.loop_period:
-            first = 0 if run.logged < 0 else int(run.logged // plan.loop_period) + 1
-            last = int((age + 1e-9) // plan.loop_period)
+        if plan.loop and plan.loop_period and age + 1e-9 >= plan.loop_start:
+            logged, into = run.logged - plan.loop_start, age - plan.loop_start
+            first = 0 if logged < 0 else int(logged // plan.loop_period) + 1
+            last = int((into + 1e-9) // plan.loop_period)
             for _ in range(max(first, last - 19), last + 1):
                 for line in plan.loop:
                     self.logs.append(namespace, name, run.name, line)
