@@ -120,7 +120,8 @@ def test_a_heal_waiting_for_approval_resumes_once_when_granted_elsewhere(
     incident = running.incident()
     assert incident is not None and incident.state == "waiting"
     assert wait.thread == WEB and "group shop-admins answer " + wait.request in wait.asked
-    assert any(f"waiting for approval {wait.request}" in line for line in running.lines)
+    said = f"waiting for approval {wait.request}"  # the log line follows the book's record
+    eventually(lambda: any(said in line for line in running.lines), what=f"{said!r} logged")
     assert prs(guarded) == [] and guarded.image() == TYPO
 
     grant(wait.request, guarded, tmp_path / "home")

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from mcp_servers.kube.diagnosis.playbooks.nearest import nearest_tags
 from mcp_servers.kube.settings import KubeSettings
 from sandbox.server import Sandbox
 from tests.support.diagnosis import NS, deployment, rollout
@@ -172,3 +173,18 @@ def test_an_image_the_registry_no_longer_holds_is_not_offered_once_it_is_asked(
     assert images_set(asked_nobody)[0] == "nginx:1.26"
     assert [note for note in partial if note.startswith("registry docker.io not asked: ")]
     assert "the registry could not be asked" in asked_nobody[0]["evidence"][-1]
+
+
+@pytest.mark.parametrize(
+    ("written", "meant"),
+    [
+        ("1.27-alpinee", ["1.27-alpine"]),  # the typo is in the variant: 1.27 stays
+        ("1.277", ["1.27", "1.27.3"]),  # no 1.277 exists: the version itself is the typo
+        ("lastest", ["latest"]),
+    ],
+)
+def test_a_typo_of_a_real_version_keeps_that_version(written: str, meant: list[str]) -> None:
+    tags = ["1.26", "1.27", "1.28", "1.26-alpine", "1.28-alpine", "1.27.3", "latest", "alpine"]
+    tags += ["1.27-alpine"] if "alpine" in written else []
+    assert [m.tag for m in nearest_tags(written, tags)] == meant
+    assert nearest_tags("1.27-alpinee", [t for t in tags if t != "1.27-alpine"]) == []

@@ -19,7 +19,7 @@ from kubernetes import client
 from kubernetes.stream import stream
 
 from sandbox.server import Sandbox
-from tests.sandbox.kubectl.test_kubectl_auth import make_reader
+from tests.sandbox.kubectl.readers import make_reader
 from tests.support.background import Background
 from tests.support.kubectl import Kubectl
 from tests.support.waiting import eventually

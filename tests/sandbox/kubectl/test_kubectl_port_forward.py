@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from sandbox.server import Sandbox
-from tests.sandbox.kubectl.test_kubectl_auth import make_reader
+from tests.sandbox.kubectl.readers import make_reader
 from tests.support.background import Background
 from tests.support.kubectl import Kubectl
 from tests.support.waiting import eventually

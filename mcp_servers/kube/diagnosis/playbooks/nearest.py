@@ -5,7 +5,8 @@ A typo is a few edits: a character inserted, dropped, changed, or two neighbours
 a longer one two: `1.27` and `1.28` are one edit apart, and `ngnix` is one swap from `nginx`.
 
 `nearest_tags` ranks a repository's tags for a tag that does not exist: first those a typo away
-(fewest edits, then the longest common start, then the newest), then, for a version, the newest
+(fewest edits, then the longest common start, then the newest; when the version written is a
+real one, only tags of that version: the typo is in the variant), then, for a version, the newest
 tag of the same major.minor, else of the same major, else the closest version, each with the
 same suffix (`-alpine`) as the tag written. Its confidence says which way it was found.
 
@@ -138,8 +139,9 @@ class TagMatch:
 def nearest_tags(written: str, tags: Iterable[str], *, limit: int = 2) -> list[TagMatch]:
     """The tags most likely meant by `written`, which is not among them."""
     listed = sorted(set(tags) - {written})
+    kept = _keeping_a_real_version(written, listed)
     typos = sorted(
-        (t for t in listed if 0 < distance(written, t) <= typo_limit(written)),
+        (t for t in kept if 0 < distance(written, t) <= typo_limit(written)),
         key=lambda t: (
             distance(written, t),
             -_common_start(written, t),
@@ -155,6 +157,16 @@ def nearest_tags(written: str, tags: Iterable[str], *, limit: int = 2) -> list[T
     if wanted is not None:
         found.extend(m for m in _by_version(wanted, listed) if m.tag not in typos)
     return found[:limit]
+
+
+def _keeping_a_real_version(written: str, tags: list[str]) -> list[str]:
+    """`tags`, without those of another version when the version written is a real one: in
+    `1.27-alpinee` the typo is in the variant, and `1.28-alpine` would be an upgrade."""
+    wanted = version(written)
+    if wanted is None:
+        return tags
+    same = [t for t in tags if (v := version(t)) is None or v.numbers == wanted.numbers]
+    return same if any(version(t) is not None for t in same) else tags
 
 
 def _by_version(wanted: Version, tags: list[str]) -> list[TagMatch]:
