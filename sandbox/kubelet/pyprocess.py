@@ -32,7 +32,6 @@ from sandbox.kubelet.pyvalues import (
     ErrorClass,
     ExitRequest,
     File,
-    Function,
     Line,
     Module,
     PyError,
@@ -264,6 +263,3 @@ class Process:
         for name, function in consumers.items():
             table[name] = consuming(function)
         return table
-
-    def _call_function(self, function: Function, args: list[Any], kwargs: dict[str, Any]) -> Any:
-        raise NotImplementedError  # the walker runs the script's functions
