@@ -79,7 +79,8 @@ async def _images(evidence: Evidence, question: Inventory) -> Answered:
     if scan is None:
         return unanswered(evidence, "inventory", f"which images run {where(ns)}")
     users: dict[str, Counter[str]] = defaultdict(Counter)
-    for pod in scan.items:
+    pods = [p for p in scan.items if not question.owner or workload_of(p)[1] == question.owner]
+    for pod in pods:
         owner = owner_of(pod)
         images = (pod.get("spec.containers[*].image") or []) + (
             pod.get("spec.initContainers[*].image") or []
@@ -97,13 +98,15 @@ async def _images(evidence: Evidence, question: Inventory) -> Answered:
         for image, owners in shown
     ]
     lines = [f"- {image}: {_owners(owners)}" for image, owners in shown]
+    of = f" of {question.owner}" if question.owner else ""
     head = (
-        f"{len(ranked)} image{'s' if len(ranked) != 1 else ''} run in {len(scan.items)} pods "
-        f"{where(ns)}{more(len(shown), len(ranked), 'images')}:"
+        f"{len(ranked)} {'image runs' if len(ranked) == 1 else 'images run'} in {len(pods)} "
+        f"pod{'s' if len(pods) != 1 else ''}{of} {where(ns)}"
+        f"{more(len(shown), len(ranked), 'images')}:"
         if ranked
-        else f"No pods run {where(ns)}, so no images."
+        else f"No pods{of} run {where(ns)}, so no images."
     )
-    basis = f"read the containers of {len(scan.items)} pods"
+    basis = f"read the containers of {len(pods)} pod{'s' if len(pods) != 1 else ''}"
     return finish(
         evidence, "inventory", head, lines, basis, rows=rows, total=len(ranked), **_facts(question)
     )

@@ -213,7 +213,7 @@ def _inventory(asked: Said) -> Inventory | None:
     if check is not None:
         return _listing(asked, "check", _workload_kind(kind), check=check, count=count)
     if said & v.IMAGES or any(lookup(w, {"images": "images"}) for w in words.all):
-        return _listing(asked, "images", kind or "pods", count=count)
+        return _listing(asked, "images", kind or "pods", count=count, owner=_owner(words))
     metric = _metric(words)
     if metric and (said & v.RANKING or words.phrase("how", "much") >= 0) and kind != "nodes":
         return _listing(asked, "top", "pods", metric=metric, count=count)
@@ -249,9 +249,10 @@ def _what_runs(words: Words) -> bool:
 
 # Words that never name the workload whose pods are asked about: the rest of such a question.
 _NOT_OWNERS = (
-    QUESTION_WORDS | READ_VERBS | v.COUNTING | v.NEGATIONS | v.RANKING | set(v.STATES)
+    QUESTION_WORDS | READ_VERBS | v.COUNTING | v.NEGATIONS | v.RANKING | set(v.STATES) | v.IMAGES
     | set(v.KINDS) | {"there", "total", "altogether", "right", "currently", "belong", "belongs",
-                      "belonging", "owned", "run", "runs", "live", "living", "up", "left", "got"}
+                      "belonging", "owned", "run", "runs", "live", "living", "up", "left", "got",
+                      "use", "uses", "used", "using"}
     | {"sort", "sorted", "order", "ordered", "by", "age", "status", "statuses", "names", "ip",
        "ips", "labels", "wide", "details", "detail", "info", "their", "with"}
 )  # fmt: skip
@@ -261,7 +262,11 @@ def _owner(words: Words) -> str:
     """The workload whose pods are asked about: the one word left that names nothing else
     ("how many pods does the frontend have", "web's pods", "pods belonging to api"); "" when
     none is left, or more than one (then the question is about all the pods)."""
-    left = [_named(w) for w in words.rest() if w not in _NOT_OWNERS and number(w) is None]
+    left = [
+        _named(w)
+        for w in words.rest()
+        if w not in _NOT_OWNERS and number(w) is None and not lookup(w, {"images": "images"})
+    ]  # "imags in shpo" names no workload
     return left[0] if len(left) == 1 and is_label(left[0]) else ""
 
 

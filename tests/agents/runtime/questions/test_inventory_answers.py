@@ -157,6 +157,16 @@ def test_images_are_what_the_pods_run_cited_by_their_workload(asker: Asker, text
 
 
 @pytest.mark.parametrize(
+    "text", ["what image is web running in shop?", "which images does web use in shop"]
+)
+def test_the_images_of_one_workload_are_its_own(asker: Asker, text: str) -> None:
+    asked = ask(asker, text)
+    used = {r["image"]: {u["object"]: u["pods"] for u in r["used_by"]} for r in asked.data["rows"]}
+    assert used == {"nginx:1.28": {WEB: 2}}, asked.text
+    assert asked.text.startswith("1 image runs in 2 pods of web in shop:"), asked.text
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "top 2 pods by memory in shop",
