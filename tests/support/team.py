@@ -103,11 +103,16 @@ class Team:
         return str(live["spec"]["template"]["spec"]["containers"][0]["image"])
 
     def rolled_out(self) -> None:
+        """The last sync's template runs alone, as `kubectl rollout status` decides: the
+        controller has seen this generation (until then the status is the rollout before's,
+        complete), and its one pod is updated and available."""
+
         def done() -> bool:
             live = self.kubectl.json("get", "deployment", "web", "-n", "shop")
             status = live.get("status") or {}  # none yet, just after the sync created it
-            ready: bool = status.get("availableReplicas") == status.get("replicas") == 1
-            return ready
+            seen = status.get("observedGeneration", 0) >= live["metadata"]["generation"]
+            counts = ("replicas", "updatedReplicas", "availableReplicas")
+            return seen and all(status.get(count) == 1 for count in counts)
 
         eventually(done, what="web rolled out")
 
