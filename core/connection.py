@@ -47,6 +47,12 @@ logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)
 # renews an expiring token 5 minutes ahead of its expiry, so running it every 10 s loses nothing.
 REFRESH_EVERY_S = 10.0
 
+# The crew reasons in the cluster's own time (node Lease renewals: `cluster_now`), so it asks
+# for the cluster's stamps as they are. A real API server ignores the header; the sandbox, whose
+# clock may run faster than life, otherwise shows its stamps moved onto the wall clock, as
+# kubectl and scripts that compare them with `date` need (sandbox/timeframe.py).
+CLOCK_HEADER = ("Kubecrew-Clock", "cluster")
+
 
 def _refresh_at_most_every(seconds: float, configuration: client.Configuration) -> None:
     refresh = configuration.refresh_api_key_hook
@@ -98,7 +104,9 @@ class Clusters:
                 client_configuration=configuration,
             )
             _refresh_at_most_every(self.refresh_every, configuration)
-            self._clients[name] = client.ApiClient(configuration)
+            api_client = client.ApiClient(configuration)
+            api_client.set_default_header(*CLOCK_HEADER)
+            self._clients[name] = api_client
         return Api(self._clients[name], name)
 
     def server(self, context: str | None = None) -> tuple[str, str | bool]:

@@ -32,26 +32,13 @@ from sandbox.http import JSON, Message, Receive, Request, Scope, Send, dumps, pa
 from sandbox.impersonation import impersonate
 from sandbox.rbac import Attributes, forbidden
 from sandbox.routing import NOT_FOUND_MESSAGE, Route, route
+from sandbox.timeframe import TimeFrame
+from sandbox.version import version_info
 from sandbox.watch import Streams
 
 log = logging.getLogger("sandbox")
 
 TICK = 0.05  # real seconds between beats of the simulated cluster
-VERSION = {
-    "major": "1",
-    "minor": "37",
-    "emulationMajor": "1",
-    "emulationMinor": "37",
-    "minCompatibilityMajor": "1",
-    "minCompatibilityMinor": "36",
-    "gitVersion": "v1.37.0",
-    "gitCommit": "kubecrew-sandbox",
-    "gitTreeState": "clean",
-    "buildDate": "2026-12-01T00:00:00Z",
-    "goVersion": "go1.25",
-    "compiler": "gc",
-    "platform": "linux/amd64",
-}
 
 
 class App:
@@ -63,6 +50,7 @@ class App:
         self.streams = Streams()
         self.faults_random = random.Random(cluster.world.seed)  # which requests misbehave
         self.registries = registryapi.RegistryApi(cluster)  # the world's registries, read-only
+        self.timeframe = TimeFrame(cluster.clock)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -122,7 +110,11 @@ class App:
                 scheme = str(scope.get("scheme") or "https")
                 await self.registries.serve(request, tracking_send, scheme=scheme)
                 return
-            await self._serve(request, receive, tracking_send)
+            if self.timeframe.shown_to(request.headers):
+                request.inbound = self.timeframe.inbound
+                await self._serve(request, receive, self._wall_anchored(tracking_send))
+            else:
+                await self._serve(request, receive, tracking_send)
         except ApiError as exc:
             if not started:
                 await respond(send, exc.code, dumps(exc.status()))
@@ -134,6 +126,22 @@ class App:
                     "the details"
                 )
                 await respond(send, 500, dumps(error.status()))
+
+    def _wall_anchored(self, send: Send) -> Send:
+        """`send`, with the stamps of every JSON body it carries moved onto the wall clock (each
+        chunk of a watch at the moment it leaves); logs and other text go as they are."""
+        frame, json = self.timeframe, False
+
+        async def anchored(message: Message) -> None:
+            nonlocal json
+            if message["type"] == "http.response.start":
+                types = [v for k, v in message.get("headers", ()) if k == b"content-type"]
+                json = any(b"json" in t for t in types)
+            elif json and message["type"] == "http.response.body" and message.get("body"):
+                message = {**message, "body": frame.outbound(message["body"], frame.shift())}
+            await send(message)
+
+        return anchored
 
     async def _serve(self, request: Request, receive: Receive, send: Send) -> None:
         cluster = self.cluster
@@ -225,7 +233,7 @@ class App:
         body: Any
         content_type = "application/json"
         if target.endpoint == "version":
-            body = VERSION
+            body = version_info(cluster.world.control_plane_version)
         elif target.endpoint == "health":
             await respond(send, 200, b"ok", content_type="text/plain; charset=utf-8")
             return

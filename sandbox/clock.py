@@ -4,10 +4,9 @@ Every controller, backoff, probe, CronJob and grace period asks this clock, neve
 so a sandbox run at `rate=10` lives ten seconds for each real one and a run at `rate=0` stands
 still until someone calls `advance` (the fully deterministic mode unit tests use).
 
-Clients compute ages with their own, real clock (kubectl's AGE, LAST SEEN), so a clock that runs
-faster than life would soon stamp objects in the future and kubectl would print `<invalid>`. An
-accelerated clock therefore starts a day behind real time unless told where to start: ages read
-a day too old, and at 10x it takes over two hours of real time to catch up.
+A clock not told where to start begins at the real now. Clients compute ages with their own,
+real clock, so one that runs at another speed than life is `wall_anchored`: the API shows its
+stamps moved onto the wall clock (`sandbox.timeframe`), and they are never in the future.
 
 Kubernetes timestamps are RFC 3339 in UTC with second precision (`2026-12-02T11:48:47Z`);
 `MicroTime` fields (events, leases) carry microseconds.
@@ -18,17 +17,15 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime, timedelta
 
-ACCELERATED_HEAD_START = timedelta(days=1)
-
 
 class Clock:
     def __init__(self, start: datetime | None = None, *, rate: float = 1.0) -> None:
         if rate < 0:
             raise ValueError(f"a clock rate must be 0 or more, not {rate}")
         self.rate = rate
-        if start is None:
-            start = datetime.now(UTC) - (ACCELERATED_HEAD_START if rate > 1 else timedelta(0))
-        self._origin = start
+        # Clients see this clock's stamps re-anchored to their own (see sandbox.timeframe).
+        self.wall_anchored = start is None and rate not in (0.0, 1.0)
+        self._origin = datetime.now(UTC) if start is None else start
         self._real_origin = time.monotonic()
         self._offset = timedelta(0)
 

@@ -104,8 +104,8 @@ class Cluster:
         return done
 
     def _resume_clock(self) -> None:
-        """A restarted sandbox never goes back in time: an accelerated clock starts behind
-        real time, so it continues from the last moment its state file saw instead."""
+        """A restarted sandbox never goes back in time: an accelerated clock runs ahead of real
+        time, so it continues from the last moment its state file saw instead."""
         last = self.store.meta(CLOCK_KEY)
         if last is not None and last > self.clock.seconds():
             self.clock.advance(timedelta(seconds=last - self.clock.seconds()))

@@ -62,6 +62,8 @@ class Request:
     headers: dict[str, str]  # lower-cased names; repeated headers joined with ", "
     body: bytes = b""
     warnings: list[str] = field(default_factory=list)
+    # What the decoded body goes through: stamps moved to sandbox time (sandbox.timeframe).
+    inbound: Callable[[Any], Any] | None = None
     # The decoded body, once asked for, and the duplicate keys found while reading YAML.
     _decoded: Any = field(default=None, init=False, repr=False)
     _yaml_duplicates: list[str] | None = field(default=None, init=False, repr=False)
@@ -104,8 +106,11 @@ class Request:
         if not self.body.strip():
             return None
         if self._decoded is None:
-            self._decoded = self._decode()
+            self._decoded = self._inbound(self._decode())
         return self._decoded
+
+    def _inbound(self, value: Any) -> Any:
+        return value if self.inbound is None else self.inbound(value)
 
     def _decode(self) -> Any:
         if self.content_type not in YAML_TYPES:
@@ -154,7 +159,7 @@ def decode_object(request: Request, decoders: dict[str, Callable[[bytes], Any]])
     if decoder is not None:
         decoded = decoder(request.body)
         check_depth(decoded)
-        return decoded
+        return request._inbound(decoded)
     if content_type in (JSON, "application/yaml", "*/*", ""):
         return request.json_body()
     raise UnsupportedMediaType(
