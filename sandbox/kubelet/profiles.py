@@ -7,6 +7,10 @@ forever or exits. The kubelet, probes, metrics and Prometheus read profiles; fau
 scenarios change them with `override` (e.g. "pods labelled app=api leak 5 MiB/s") and undo
 that with `clear`.
 
+The built-in profiles are written here; the applications of public images (mongo, prometheus,
+grafana...) come from `catalog/apps.yaml` (`sandbox.kubelet.apps`), each a built-in profile with
+that application's own ports, paths, start-up and first log lines.
+
 Which profile a container runs: the pod annotation `sandbox.kubecrew.io/profile` (a name for
 every container, or `<container>=<name>,...`), else its image's profile from the `ImageCatalog`,
 else `web`; then every matching override, oldest first. This module knows images only through
@@ -18,8 +22,10 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
+from sandbox.kubelet import apps
 from sandbox.kubelet.images import ImageCatalog, normalize
 from sandbox.store import Obj
 
@@ -89,7 +95,9 @@ class ProfileBook:
         # The world binds its own catalog here (the kubelet does it when it starts), so images a
         # scenario adds are seen; until then the default catalog answers.
         self.images = images if images is not None else ImageCatalog.default()
-        self._profiles: dict[str, Profile] = {p.name: p for p in _DEFAULT_PROFILES}
+        self._profiles: dict[str, Profile] = {
+            p.name: p for p in (*_DEFAULT_PROFILES, *app_profiles())
+        }
         self._overrides: dict[str, Override] = {}
         self._ids = itertools.count(1)
         self.version = 0  # moves on every change, so the kubelet can notice one and look again
@@ -445,3 +453,28 @@ _DEFAULT_PROFILES: tuple[Profile, ...] = (
 _WRITTEN_FOR: dict[tuple[str, ...], float] = {
     p.log_lines: p.latency_ms for p in _DEFAULT_PROFILES if p.log_lines
 }
+
+
+@cache
+def app_profiles() -> tuple[Profile, ...]:
+    """The profiles of `catalog/apps.yaml`'s applications, read once per process."""
+    built_in = {p.name: p for p in _DEFAULT_PROFILES}
+    return tuple(_derived(app, built_in[app.base]) for app in apps.load(bases=built_in))
+
+
+def _derived(app: apps.App, base: Profile) -> Profile:
+    logs = app.logs or base.startup_log_lines
+    if not app.logs and base.name == DEFAULT_PROFILE:
+        # `web`'s own line names 8080: an app says it listens where it does, or says nothing.
+        logs = (f'level=info msg="listening" addr=":{app.ports[0]}"',) if app.ports else ()
+    return dataclasses.replace(
+        base,
+        name=app.name,
+        ports=app.ports,
+        http_paths=app.paths,
+        startup_seconds=base.startup_seconds if app.startup is None else app.startup,
+        memory_bytes=base.memory_bytes if app.memory_mib is None else app.memory_mib * MIB,
+        startup_log_lines=logs,
+        error_log_lines=app.error_logs or base.error_log_lines,
+        required_env=app.required_env,
+    )
