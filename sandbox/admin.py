@@ -5,6 +5,8 @@
     DELETE /kubecrew/v1/faults/{id}   clear one -> the cleared fault
     DELETE /kubecrew/v1/faults        clear all -> the cleared faults
     GET    /kubecrew/v1/clock         the sandbox clock: now, rate, seed
+    GET    /kubecrew/v1/version       the control plane's Kubernetes version (`/version`'s)
+    PUT    /kubecrew/v1/version       move it (body: {"gitVersion": "v1.38.0"}), as an upgrade does
     GET    /kubecrew/v1/control       the control plane's work so far: reconciles, CPU seconds
     GET    /kubecrew/v1/metrics       Prometheus text exposition of the simulated cluster
 
@@ -27,6 +29,7 @@ from sandbox.errors import BadRequest, MethodNotAllowed, NotFound
 from sandbox.faults import Fault, FaultSpecError, UnknownFault
 from sandbox.http import Request, Send, dumps, respond
 from sandbox.rbac import Attributes, forbidden
+from sandbox.version import parse_version, version_info
 
 PREFIX = "/kubecrew/"
 BASE = "/kubecrew/v1"
@@ -98,6 +101,25 @@ def _clock(cluster: Cluster, _request: Request, _parts: list[str]) -> Answer:
     return 200, body, JSON
 
 
+def _version(cluster: Cluster, _request: Request, _parts: list[str]) -> Answer:
+    body = {
+        "kind": "ControlPlaneVersion",
+        "apiVersion": API_VERSION,
+        **version_info(cluster.world.control_plane_version),
+    }
+    return 200, body, JSON
+
+
+def _set_version(cluster: Cluster, request: Request, parts: list[str]) -> Answer:
+    body = request.json_body()
+    wanted = body.get("gitVersion") if isinstance(body, dict) else None
+    try:
+        cluster.world.control_plane_version = parse_version(wanted)
+    except ValueError as exc:
+        raise BadRequest(f'the body must be {{"gitVersion": "v1.38.0"}}: gitVersion {exc}') from exc
+    return _version(cluster, request, parts)
+
+
 def _control(cluster: Cluster, _request: Request, _parts: list[str]) -> Answer:
     manager = cluster.control
     body = {
@@ -136,6 +158,8 @@ _ROUTES: dict[tuple[str, str, int], Callable[[Cluster, Request, list[str]], Answ
     ("DELETE", "faults", 1): _clear_all,
     ("DELETE", "faults", 2): _clear,
     ("GET", "clock", 1): _clock,
+    ("GET", "version", 1): _version,
+    ("PUT", "version", 1): _set_version,
     ("GET", "control", 1): _control,
     ("GET", "metrics", 1): _metrics,
 }

@@ -6,6 +6,8 @@
 - a PersistentVolumeClaim may grow only when bound and its StorageClass allows expansion;
 - a CustomResourceDefinition registers or updates its resource type when committed, and
   unregisters (deleting its objects) when it goes.
+- Cluster API kinds get the defaults and checks of Cluster API's webhooks
+  (`sandbox.clusterapi.webhooks`).
 
 Each hook is `hook(objects, rt, obj, old) -> obj` and may not mutate `obj` in place.
 """
@@ -17,6 +19,7 @@ import ipaddress
 from typing import Any
 
 from sandbox import defaults
+from sandbox.clusterapi import webhooks
 from sandbox.errors import Forbidden, not_found
 from sandbox.objects import Objects
 from sandbox.quantity import units
@@ -33,7 +36,14 @@ _STORAGE_CLASSES = ("storage.k8s.io", "storageclasses")
 
 def install(objects: Objects) -> None:
     objects.admit.extend(
-        [namespace_exists, apply_defaults, allocate_service_addresses, claim_resize, crd_status]
+        [
+            namespace_exists,
+            apply_defaults,
+            allocate_service_addresses,
+            claim_resize,
+            crd_status,
+            webhooks.admit,
+        ]
     )
     objects.on_commit.append(lambda rt, new, old: register_crd(objects, rt, new))
     crds = objects.registry.for_group(*CRD_KEY)

@@ -3,6 +3,9 @@
 A `ResourceType` is what Kubernetes discovery calls an APIResource: group, version, plural,
 kind, scope, verbs, short names, categories and subresources. Built-in types are declared once
 below; CustomResourceDefinitions add and remove types at run time through `Registry.add`.
+The Cluster API kinds are declared here too, but served as a management cluster serves their
+CRDs (`custom`, with the schemas and printer columns of `sandbox.clusterapi`), since the sandbox
+is their infrastructure provider and runs their controllers.
 
 Storage is keyed by (group, plural): one version per group is served, so no conversion exists.
 This module knows nothing of HTTP or storage.
@@ -13,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from sandbox.clusterapi import PRINTER_COLUMNS, SCHEMAS
 
 CRUD_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 READ_VERBS = ("get", "list", "watch")
@@ -92,6 +97,26 @@ def _rt(
         categories=("all",) if all_ else (),
         verbs=verbs,
         subresources=sub,
+    )
+
+
+def _cluster_api(
+    gv: str, plural: str, kind: str, *, short: tuple[str, ...] = (), sub: tuple[str, ...]
+) -> ResourceType:
+    group, _, version = gv.rpartition("/")
+    return ResourceType(
+        group=group,
+        version=version,
+        plural=plural,
+        kind=kind,
+        namespaced=True,
+        singular=kind.lower(),
+        short_names=short,
+        categories=("cluster-api",),
+        subresources=sub,
+        printer_columns=PRINTER_COLUMNS[kind],
+        schema=SCHEMAS[kind],
+        custom=True,
     )
 
 
@@ -268,6 +293,29 @@ BUILTINS: tuple[ResourceType, ...] = (
     # metrics.k8s.io/v1beta1: read-only, filled by the simulator
     _rt("metrics.k8s.io/v1beta1", "pods", "PodMetrics", verbs=READ_VERBS),
     _rt("metrics.k8s.io/v1beta1", "nodes", "NodeMetrics", namespaced=False, verbs=READ_VERBS),
+    # cluster.x-k8s.io/v1beta1 and infrastructure.cluster.x-k8s.io/v1beta1: Cluster API
+    _cluster_api("cluster.x-k8s.io/v1beta1", "clusters", "Cluster", short=("cl",), sub=("status",)),
+    _cluster_api(
+        "cluster.x-k8s.io/v1beta1",
+        "machinedeployments",
+        "MachineDeployment",
+        short=("md",),
+        sub=("status", "scale"),
+    ),
+    _cluster_api(
+        "cluster.x-k8s.io/v1beta1",
+        "machinesets",
+        "MachineSet",
+        short=("ms",),
+        sub=("status", "scale"),
+    ),
+    _cluster_api("cluster.x-k8s.io/v1beta1", "machines", "Machine", short=("ma",), sub=("status",)),
+    _cluster_api(
+        "infrastructure.cluster.x-k8s.io/v1beta1",
+        "sandboxmachinetemplates",
+        "SandboxMachineTemplate",
+        sub=(),
+    ),
 )
 
 # Kinds whose objects are computed per request and never stored.

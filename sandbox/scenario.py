@@ -5,6 +5,7 @@
     metadata: {name: shop}
     spec:
       clock: {rate: 10, start: "2026-12-01T09:00:00Z", seed: 7}
+      version: v1.37.2          # the control plane's, as /version reports it
       nodes: [{name: gpu-1, cpu: "32", memory: 256Gi, gpus: 8, labels: {...}, taints: [...]}]
       namespaces: [shop]
       images: [{repository: ghcr.io/acme/api, tags: ["1.0"], profile: shop-api}]
@@ -40,6 +41,7 @@ from sandbox.kubelet.profiles import MIB, Profile, ProfileBook
 from sandbox.objects import WriteOptions
 from sandbox.quantity import parse_quantity
 from sandbox.store import Obj
+from sandbox.version import parse_version
 from sandbox.world import World
 
 if TYPE_CHECKING:
@@ -47,7 +49,16 @@ if TYPE_CHECKING:
 
 API_VERSION = "sandbox.kubecrew.io/v1alpha1"
 FIELD_MANAGER = "sandbox-scenario"
-_SPEC_FIELDS = ("clock", "nodes", "namespaces", "images", "profiles", "manifests", "faults")
+_SPEC_FIELDS = (
+    "clock",
+    "version",
+    "nodes",
+    "namespaces",
+    "images",
+    "profiles",
+    "manifests",
+    "faults",
+)
 _FIRST_KINDS = ("Namespace", "CustomResourceDefinition")  # created before everything else
 
 
@@ -109,6 +120,7 @@ class Scenario:
     path: Path
     name: str
     clock: ClockSpec = ClockSpec()
+    version: str | None = None  # the control plane's; None: the sandbox's own
     nodes: tuple[NodeSpec, ...] | None = None  # None: the sandbox's default nodes
     namespaces: tuple[str, ...] = ()
     images: tuple[ImageSpec, ...] = ()
@@ -123,7 +135,10 @@ class Scenario:
 
     def make_world(self, *, seed: int | None = None) -> World:
         chosen = seed if seed is not None else self.clock.seed
-        return World(seed=chosen or 0)
+        world = World(seed=chosen or 0)
+        if self.version is not None:
+            world.control_plane_version = self.version
+        return world
 
     def apply(self, cluster: Cluster) -> None:
         """Make `cluster` what the scenario describes (a cluster built with `nodes=0` when the
@@ -216,6 +231,7 @@ class _Reader:
             path=self.path,
             name=name,
             clock=self.clock(spec.get("clock")),
+            version=self.version(spec.get("version")),
             nodes=self.nodes(spec.get("nodes")),
             namespaces=self.namespaces(spec.get("namespaces")),
             images=self.images(spec.get("images"), {p.name for p in profiles}),
@@ -246,6 +262,14 @@ class _Reader:
             if moment.tzinfo is None:
                 raise self.fail("spec.clock.start", "needs a time zone (end it with Z)")
         return ClockSpec(float(rate) if rate is not None else None, moment, seed)
+
+    def version(self, raw: Any) -> str | None:
+        if raw is None:
+            return None
+        try:
+            return parse_version(raw)
+        except ValueError as exc:
+            raise self.fail("spec.version", str(exc)) from None
 
     def nodes(self, raw: Any) -> tuple[NodeSpec, ...] | None:
         if raw is None:

@@ -2,8 +2,10 @@
 
 The API holds what people asked for; the world holds what the sandbox pretends is physically
 true: which images a registry has, how each application behaves (ports, paths, startup, CPU and
-memory, logs, latency, errors), the health of each node's hardware and kubelet, and the API
-server's own misbehaviour when a reliability test asks for it. Controllers and the kubelet read
+memory, logs, latency, errors), the health of each node's hardware and kubelet, the cloud
+behind the Cluster API provider (`sandbox.clusterapi.infrastructure`), the control plane's
+version (`sandbox.version`), and the API server's own misbehaviour when a reliability test asks
+for it. Controllers and the kubelet read
 it; faults and scenarios change it. Nothing here is visible to clients except through its
 effects (status, events, logs, metrics), as in a real cluster.
 """
@@ -12,8 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sandbox.clusterapi.infrastructure import Infrastructure
 from sandbox.kubelet.images import ImageCatalog
 from sandbox.kubelet.profiles import ProfileBook
+from sandbox.version import DEFAULT as DEFAULT_VERSION
 
 
 @dataclass
@@ -53,6 +57,8 @@ class World:
     profiles: ProfileBook = field(default_factory=ProfileBook)
     nodes: dict[str, NodeHealth] = field(default_factory=dict)
     api: ApiFaults = field(default_factory=ApiFaults)
+    infrastructure: Infrastructure = field(default_factory=Infrastructure)
+    control_plane_version: str = DEFAULT_VERSION  # what /version reports; an upgrade moves it
 
     def __post_init__(self) -> None:
         self.profiles.images = self.images  # an image's default profile comes from this catalog

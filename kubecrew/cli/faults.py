@@ -83,7 +83,7 @@ def fault_add(
         typer.Argument(
             metavar="KIND",
             help="node-heartbeat, node-condition, gpu-fault, image-missing, app-profile, "
-            "memory-leak, error-rate, slow or api.",
+            "memory-leak, error-rate, slow, machine-provision-fails, node-joins-not-ready or api.",
             show_default=False,
         ),
     ],
@@ -119,6 +119,7 @@ def fault_add(
     kubecrew sandbox fault add slow --image ghcr.io/kubecrew/shop-api -p latency_ms=900
     kubecrew sandbox fault add app-profile -l app=web -p changes.cpu_millis=900
     kubecrew sandbox fault add api -p error_rate=0.1 -p throttle_rate=0.05
+    kubecrew sandbox fault add node-joins-not-ready -p deployment=workers -p count=1
     ```
     """
     named = {"node": node, "image": image, "namespace": namespace, "selector": selector, "at": at}

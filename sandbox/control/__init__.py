@@ -28,6 +28,12 @@
     claims.py         PVC binding and dynamic provisioning (the PV controller's claim worker)
     expansion.py      PVC expansion in stages: Resizing, FileSystemResizePending
     volumes.py        PV phases and reclaim (the volume worker); storage keys and annotations
+    clusters.py       Cluster API Clusters: provisioned at once (the sandbox is the cluster)
+    machinedeployments.py  MachineSets per machine template, rolled like a Deployment
+    machinesets.py    Machines for a MachineSet, deleted unhealthy-first; status from their Nodes
+    machines.py       the infrastructure provider: provisioning, Nodes joining, drain, deletion
+    joining.py        the Node a Machine becomes
+    draining.py       cordon and evict with PodDisruptionBudgets, before a Machine's Node goes
 
 The kubelet side (sandbox/kubelet/) plugs into the same Manager: `pods.py` runs containers,
 `agent.py` records each node's usage and logs, `heartbeat.py` renews node Leases and posts node
@@ -39,6 +45,7 @@ from __future__ import annotations
 from sandbox.control import (
     autoscaling,
     claims,
+    clusters,
     cronjobs,
     daemonsets,
     deployments,
@@ -46,6 +53,9 @@ from sandbox.control import (
     endpoints,
     endpointslices,
     jobs,
+    machinedeployments,
+    machines,
+    machinesets,
     nodes,
     replicasets,
     scheduler,
@@ -74,6 +84,10 @@ MODULES = (
     endpointslices,
     disruption,
     autoscaling,
+    clusters,
+    machinedeployments,
+    machinesets,
+    machines,
 )
 
 __all__ = ["Context", "Controller", "Manager", "start"]

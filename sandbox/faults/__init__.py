@@ -4,8 +4,8 @@ A fault is a typed, frozen spec validated from a plain dict (`{"kind": "node-hea
 "node-2"}`, from the admin endpoint, a scenario file or the CLI) plus what `Faults` records about
 it: an id (`f-3`), when it took effect, and an optional `at` for faults a scenario schedules.
 Faults change only `cluster.world` (node health, the image catalog, application profiles, API
-misbehaviour), never stored objects: the controllers and the kubelet turn that into status,
-events, logs and metrics, as a real cluster would.
+misbehaviour, the cloud behind the Cluster API provider), never stored objects: the controllers
+and the kubelet turn that into status, events, logs and metrics, as a real cluster would.
 
     specs.py   the kinds, parsed and validated from dicts (`parse_spec`)
     book.py    `Faults`: add, clear, clear_all, list; scheduling; keeping the world in step

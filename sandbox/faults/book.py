@@ -3,9 +3,12 @@
 `Faults.add(dict)` validates a spec (`sandbox.faults.specs`), gives it an id (`f-3`) and applies it
 now, or at its `at` (sandbox seconds after the cluster started) through a timer of the control
 plane. Applying changes only `cluster.world`; clearing recomputes that part of the world from the
-faults still active, so two faults on one node or one image undo cleanly in any order. After each
-change the controllers that read that part of the world are asked to look again at once (the store
-cannot tell them: the world is not in the store). No HTTP here (`sandbox.admin` serves this).
+faults still active, so two faults on one node or one image undo cleanly in any order. After
+each change the controllers that read that part of the world are asked to look again at once (the
+store cannot tell them: the world is not in the store). The Cluster API faults fill
+`world.infrastructure`, which the machine controller reads when a Machine's instance comes up:
+nothing to wake then, and a node that joined not ready stays so until its fault is cleared. No
+HTTP here (`sandbox.admin` serves this).
 
 The book knows its cluster only as `ClusterParts`, the four parts it touches; `sandbox.cluster`
 builds the book and passes itself, and this module does not import it. The parts are read at
@@ -21,6 +24,8 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from sandbox.clock import Clock
+from sandbox.clusterapi.infrastructure import NOT_READY, NotReadyJoins, ProvisionFailure
+from sandbox.clusterapi.vocabulary import MACHINE_DEPLOYMENTS
 from sandbox.control.runtime import NODES as _NODES
 from sandbox.control.runtime import Controller, Item, Manager
 from sandbox.faults.specs import (
@@ -30,14 +35,16 @@ from sandbox.faults.specs import (
     FaultSpec,
     FaultSpecError,
     ImageMissing,
+    MachineProvisionFails,
     NodeCondition,
     NodeHeartbeat,
+    NodeJoinsNotReady,
     UnknownFault,
     describe,
     parse_spec,
 )
 from sandbox.store import Change, Obj, Store
-from sandbox.world import World
+from sandbox.world import Condition, World
 
 State = Literal["scheduled", "active"]
 
@@ -116,6 +123,9 @@ class Faults:
                 sorted(n["metadata"]["name"] for n in self.cluster.store.list(_NODES))
             )
             raise FaultSpecError(str(raw["kind"]), "node", f"names no node here ({known})")
+        deployment = getattr(spec, "deployment", None)
+        if at is None and isinstance(deployment, str):
+            self._check_deployment(str(raw["kind"]), deployment)
         self._count += 1
         fault = Fault(f"f-{self._count}", str(raw["kind"]), spec, at, state="scheduled")
         self._faults[fault.id] = fault
@@ -125,6 +135,15 @@ class Faults:
         else:
             self._schedule(fault.id, delay)
         return self._faults[fault.id]
+
+    def _check_deployment(self, kind: str, name: str) -> None:
+        """A fault in force now must name a MachineDeployment that exists (in any namespace)."""
+        found = sorted(
+            {md["metadata"]["name"] for md in self.cluster.store.list(MACHINE_DEPLOYMENTS)}
+        )
+        if name not in found:
+            known = ", ".join(found) or "there are none"
+            raise FaultSpecError(kind, "deployment", f"names no MachineDeployment here ({known})")
 
     def get(self, fault_id: str) -> Fault:
         fault = self._faults.get(fault_id)
@@ -191,18 +210,43 @@ class Faults:
                     changes=dict(spec.changes),
                 )
             self._poke_pods(spec.matches)
+        elif isinstance(spec, MachineProvisionFails | NodeJoinsNotReady):
+            self._sync_infrastructure(changed.id, spec)
         else:
             rates = [f.spec for f in self._active() if isinstance(f.spec, ApiFault)]
             for name in API_RATES:  # several API faults: the worst of each rate
                 setattr(world.api, name, max((getattr(r, name) for r in rates), default=0.0))
 
+    def _sync_infrastructure(
+        self, fault_id: str, spec: MachineProvisionFails | NodeJoinsNotReady
+    ) -> None:
+        """The cloud behind the Cluster API provider: failing instances, not-ready joins. The
+        Nodes a cleared not-ready fault held down are made healthy again."""
+        infrastructure = self.cluster.world.infrastructure
+        active = fault_id in self._faults
+        if isinstance(spec, MachineProvisionFails):
+            infrastructure.provision_failures.pop(fault_id, None)
+            if active:
+                failure = ProvisionFailure(spec.deployment, spec.reason, spec.message)
+                infrastructure.provision_failures[fault_id] = failure
+        elif active:
+            joins = NotReadyJoins(spec.deployment, spec.version, spec.count)
+            infrastructure.not_ready_joins[fault_id] = joins
+        else:
+            held = infrastructure.not_ready_joins.pop(fault_id, None)
+            for node in held.nodes if held is not None else ():
+                self._sync_node(node)
+
     def _sync_node(self, node: str) -> None:
-        health = self.cluster.world.node(node)
+        world = self.cluster.world
+        health = world.node(node)
         specs = [f.spec for f in self._active()]
         health.heartbeat = not any(isinstance(s, NodeHeartbeat) and s.node == node for s in specs)
         health.conditions = {
             s.type: s.condition() for s in specs if isinstance(s, NodeCondition) and s.node == node
         }
+        if world.infrastructure.held_not_ready(node):
+            health.conditions.setdefault("Ready", Condition(*NOT_READY))
         manager = self.cluster.control
         for name in ("kubelet", "node-lifecycle-controller"):
             manager.enqueue(name, ("", node))

@@ -15,11 +15,16 @@ from typing import Any, ClassVar
 
 from sandbox.quantity import millicores, units
 from sandbox.store import Obj
+from sandbox.version import is_version
 from sandbox.world import Condition
 
 GPU_CONDITION = Condition("False", "GPUFault", "XID 79: GPU has fallen off the bus")
 CONDITION_STATUSES = ("True", "False", "Unknown")
 API_RATES = ("error_rate", "throttle_rate", "timeout_rate", "drop_watch_rate")
+PROVISION_FAILURE = (
+    "InsufficientInstanceCapacity: the sandbox cloud has no capacity for this machine's instance "
+    "type; retry later or choose another SandboxMachineTemplate"
+)
 
 
 class FaultError(Exception):
@@ -291,6 +296,46 @@ def _targets(p: _Params) -> tuple[str | None, tuple[tuple[str, str], ...] | None
 
 
 @dataclass(frozen=True)
+class MachineProvisionFails:
+    """Instances for the Machines of one MachineDeployment (of every one, without `deployment`)
+    fail to come up: the Machines go Failed with `reason` and `message` instead of joining."""
+
+    kind: ClassVar[str] = "machine-provision-fails"
+    deployment: str | None = None
+    reason: str = "CreateError"
+    message: str = PROVISION_FAILURE
+
+    @classmethod
+    def parse(cls, p: _Params) -> MachineProvisionFails:
+        return cls(
+            p.optional_text("deployment"),
+            p.text("reason", required=False, default="CreateError"),
+            p.text("message", required=False, default=PROVISION_FAILURE),
+        )
+
+
+@dataclass(frozen=True)
+class NodeJoinsNotReady:
+    """The next `count` Nodes of a MachineDeployment and/or Kubernetes version (any, without
+    either) join with Ready False, and stay so until the fault is cleared."""
+
+    kind: ClassVar[str] = "node-joins-not-ready"
+    deployment: str | None = None
+    version: str | None = None
+    count: int = 1
+
+    @classmethod
+    def parse(cls, p: _Params) -> NodeJoinsNotReady:
+        deployment, version = p.optional_text("deployment"), p.optional_text("version")
+        if version is not None and not is_version(version):
+            raise FaultSpecError(p.kind, "version", f"must look like v1.37.2, not {version!r}")
+        count = p.number("count", low=1) if p.raw.get("count") is not None else 1.0
+        if not count.is_integer():
+            raise FaultSpecError(p.kind, "count", f"must be a whole number, not {count:g}")
+        return cls(deployment, version, int(count))
+
+
+@dataclass(frozen=True)
 class ApiFault:
     """The API server itself misbehaves for a fraction of requests."""
 
@@ -310,7 +355,15 @@ class ApiFault:
         return made
 
 
-FaultSpec = NodeHeartbeat | NodeCondition | ImageMissing | AppProfile | ApiFault
+FaultSpec = (
+    NodeHeartbeat
+    | NodeCondition
+    | ImageMissing
+    | AppProfile
+    | ApiFault
+    | MachineProvisionFails
+    | NodeJoinsNotReady
+)
 
 _SHORTCUTS: dict[str, Callable[[_Params], AppProfile]] = {
     "memory-leak": lambda p: AppProfile.shortcut(p, {"memory_growth": p.quantity("rate")}),
@@ -319,7 +372,16 @@ _SHORTCUTS: dict[str, Callable[[_Params], AppProfile]] = {
 }
 _KINDS: dict[str, Callable[[_Params], FaultSpec]] = {
     cls.kind: cls.parse
-    for cls in (NodeHeartbeat, NodeCondition, GpuFault, ImageMissing, AppProfile, ApiFault)
+    for cls in (
+        NodeHeartbeat,
+        NodeCondition,
+        GpuFault,
+        ImageMissing,
+        AppProfile,
+        ApiFault,
+        MachineProvisionFails,
+        NodeJoinsNotReady,
+    )
 }
 _KINDS.update(_SHORTCUTS)
 KINDS = tuple(sorted(_KINDS))

@@ -21,16 +21,25 @@ import pytest
 import yaml
 
 from sandbox.errors import NotAcceptable
-from sandbox.openapi import OpenAPI
+from sandbox.openapi import OpenAPI, crd_schema_name
 from sandbox.openapi_v2 import JSON, PROTOBUF, PROTOBUF_ASKED, OpenAPIV2, negotiate, to_v2_schema
 from sandbox.protobuf.encode import Writer, varint
 from sandbox.protobuf.wire import FIXED64, VARINT, fields, read_varint, signed
-from sandbox.registry import Registry, ResourceType
+from sandbox.registry import BUILTINS, Registry, ResourceType
 from sandbox.schemas import definitions
 from sandbox.server import Sandbox
 from tests.support.kubectl import Kubectl
 
 Message = dict[int, list[Any]]
+# The Cluster API kinds are served as a management cluster serves their CRDs: a kind and a list
+# definition each, beside the built-in definitions.
+CLUSTER_API = {
+    name + suffix
+    for rt in BUILTINS
+    if rt.custom
+    for name in [crd_schema_name(rt.group, rt.version, rt.kind)]
+    for suffix in ("", "List")
+}
 WIDGET = "com.example.stable.v1.Widget"
 WIDGET_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -143,7 +152,7 @@ def test_document_is_swagger_2_0_with_kubernetes_info(with_widgets: bytes) -> No
 
 
 def test_builtin_definitions_are_all_the_v3_definitions() -> None:
-    assert set(definitions_of(protobuf_of(Registry()))) == set(definitions())
+    assert set(definitions_of(protobuf_of(Registry()))) == set(definitions()) | CLUSTER_API
 
 
 def test_deployment_definition_carries_its_group_version_kind(with_widgets: bytes) -> None:
@@ -165,7 +174,7 @@ def test_patch_strategy_extensions_survive_on_properties(with_widgets: bytes) ->
 
 def test_crd_kind_and_list_are_definitions_with_their_gvk(with_widgets: bytes) -> None:
     found = definitions_of(with_widgets)
-    assert len(found) == len(definitions()) + 2
+    assert len(found) == len(definitions()) + len(CLUSTER_API) + 2
     gvk = {"group": "stable.example.com", "version": "v1"}
     for name, kind in ((WIDGET, "Widget"), (f"{WIDGET}List", "WidgetList")):
         schema = decode(found[name])

@@ -91,8 +91,12 @@ NOT_WRITABLE_BY_EDIT = {
     (RBAC_GROUP, "roles"),  # admin only
     (RBAC_GROUP, "rolebindings"),
 }
+# Kinds served as custom resources (Cluster API's) are not part of the default roles, as on a
+# real management cluster.
 NAMESPACED_LISTABLE = [
-    (rt.group, rt.plural) for rt in BUILTINS if rt.namespaced and "list" in rt.verbs
+    (rt.group, rt.plural)
+    for rt in BUILTINS
+    if rt.namespaced and "list" in rt.verbs and not rt.custom
 ]
 
 

@@ -51,6 +51,11 @@ PLURALS = {  # short names tests use -> (group, plural)
     "endpointslices": ("discovery.k8s.io", "endpointslices"),
     "leases": ("coordination.k8s.io", "leases"),
     "storageclasses": ("storage.k8s.io", "storageclasses"),
+    "clusters": ("cluster.x-k8s.io", "clusters"),
+    "machinedeployments": ("cluster.x-k8s.io", "machinedeployments"),
+    "machinesets": ("cluster.x-k8s.io", "machinesets"),
+    "machines": ("cluster.x-k8s.io", "machines"),
+    "sandboxmachinetemplates": ("infrastructure.cluster.x-k8s.io", "sandboxmachinetemplates"),
 }
 
 
