@@ -4,7 +4,8 @@ The agent contract's conversation (`agents.runtime.contract`), so the front door
 agent's; its procedures: `patrol()` (the watch helper schedules it), `capacity()` (a capacity
 review), `fleet()` (every cluster in `clusters`, kubeconfig contexts of the kube server) and
 `ask(question)` for "which nodes are unhealthy?", "what would draining node X do?", "where can
-we save cost?", "plan maintenance of node-3 for a kernel upgrade", "are the nodes ready?".
+we save cost?", "plan maintenance of node-3 for a kernel upgrade", "are the nodes ready?", "are
+we ready to upgrade to 1.38?".
 The planner is the brain: `Deterministic`, or a `ModelPlanner` whose model plans each
 procedure's reads before the procedure decides and acts (graph.py, agents/runtime/modelsteps.py).
 """

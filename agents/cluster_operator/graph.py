@@ -1,10 +1,11 @@
 """The Cluster Operator graph: understand -> (patrol | capacity | fleet | nodes | drain_preview |
-savings | maintenance | readiness | clarify) -> END.
+savings | maintenance | readiness | upgrade_readiness | node_change | question | clarify) -> END.
 
 - understand: a procedure run (`patrol`, `capacity`, `fleet`) arrives with its task set; a
   question is read into its kind by `intents.read_question` ("which nodes are unhealthy?",
   "what would draining node X do?", "where can we save cost?", "plan maintenance of node-3 for
-  a kernel upgrade", "are the nodes ready to serve?", "how are the clusters?"); anything else
+  a kernel upgrade", "are the nodes ready to serve?", "how are the clusters?", "are we ready to
+  upgrade to 1.38?"); anything else
   becomes the clarifying answer (`prompts.UNSUPPORTED`).
 - patrol: node readiness enforced (`readiness`: the taint follows the declared rules), the
   unhealthy nodes (`nodes`) each taken as far as they may go now (`migration.migrate`, with the
@@ -17,7 +18,8 @@ savings | maintenance | readiness | clarify) -> END.
   health and load, an imbalance answered with a proposal (`fleet`). All write only through
   gated tools; other teams' workloads only under approved proposals.
 - maintenance: the reason queued against the node (one entry per node), the window told; the
-  patrol does the work. nodes / drain_preview / savings / readiness: readings, nothing changed.
+  patrol does the work. nodes / drain_preview / savings / readiness / upgrade_readiness
+  (`upgrades`: skew, removed APIs in git, drain blockers): readings, nothing changed.
 
 Two brains, one graph: with a model brain every node but clarify is `modelsteps.planned`:
 the model first reads what it chooses (nodes, pods, drain plans, usage, policies; a procedure
@@ -56,6 +58,7 @@ from agents.cluster_operator import (
     report,
     restarts,
     rightsizing,
+    upgrades,
 )
 from agents.cluster_operator.clock import cluster_now
 from agents.cluster_operator.state import OperatorState
@@ -86,6 +89,8 @@ async def understand(state: OperatorState) -> dict[str, Any]:
     if node_changes.asks(read):
         return {"task": "node-change"}
     task, node, reason = intents.read_question(question)
+    if task == "upgrade-readiness" and isinstance(read, words.Asked):
+        task = "unsupported"  # "upgrade web to 1.28": a workload's image, the Dev Team's
     if task == "unsupported" and read is not None and not isinstance(read, words.Asked):
         task = "question"  # not one of its own questions: one every agent answers the same way
     return {"task": task, "node": node, "reason": reason, "pending": None}
@@ -117,7 +122,7 @@ async def node_change(state: OperatorState, runtime: Runtime[Context]) -> dict[s
 
 Route = Literal[
     "patrol", "capacity", "fleet", "nodes", "drain_preview", "savings", "maintenance",
-    "readiness", "node_change", "question", "clarify",
+    "readiness", "upgrade_readiness", "node_change", "question", "clarify",
 ]  # fmt: skip
 
 
@@ -185,6 +190,15 @@ async def plan_maintenance(state: OperatorState, runtime: Runtime[Context]) -> d
 async def check_readiness(state: OperatorState, runtime: Runtime[Context]) -> dict[str, Any]:
     found = await readiness.enforce(runtime.context.toolbox, apply=False)
     return {"result": {"readiness": found}, "answer": report.readiness(found, applied=False)}
+
+
+async def upgrade_readiness(state: OperatorState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """What stands between the cluster and the minor version asked (else the next): skew,
+    removed APIs in git, drain blockers, warnings; read only."""
+    question = state.get("question", "")
+    found = await upgrades.readiness(runtime.context.toolbox, target=upgrades.target_in(question))
+    answer = upgrades.said(found, commanded=not requests.asks(question))
+    return {"result": {"upgrade": found}, "answer": answer}
 
 
 async def capacity_review(state: OperatorState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -263,6 +277,7 @@ builder.add_node("savings", planned(savings, ask=asked))
 builder.add_node("fleet", planned(fleet_survey, ask=asked))
 builder.add_node("maintenance", planned(plan_maintenance, ask=asked))
 builder.add_node("readiness", planned(check_readiness, ask=asked))
+builder.add_node("upgrade_readiness", planned(upgrade_readiness, ask=asked))
 builder.add_node("node_change", node_change)
 builder.add_node("question", question)
 builder.add_node("clarify", clarify)

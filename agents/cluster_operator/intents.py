@@ -11,6 +11,9 @@
   `nodes`;
 - a saving word (save, savings, cost, cheaper, underused, waste) is `savings`;
 - "clusters", "fleet" or "imbalance" is `fleet`;
+- an upgrade of the cluster ("are we ready to upgrade to 1.38?", "what blocks a Kubernetes
+  upgrade?"): "upgrade" with a version, or with a word of the cluster, readiness or blocking,
+  is `upgrade-readiness` (an upgrade of a workload's image is a change, read before this);
 - "node(s)" with "ready" or "readiness" is `readiness`;
 - anything else is `unsupported`, which the graph answers with what it can be asked.
 
@@ -35,6 +38,12 @@ _FLEET = re.compile(r"\b(clusters|fleet|imbalance)\b", re.IGNORECASE)
 _DRAIN = re.compile(r"\bdrain(?:ing)?\s+(?:node\s+)?([a-z0-9][a-z0-9.-]*)", re.IGNORECASE)
 _NODES = re.compile(r"\bnodes?\b", re.IGNORECASE)
 _HEALTH = re.compile(r"\b(unhealthy|healthy|broken|failing|sick|down|health)\b", re.IGNORECASE)
+_UPGRADE = re.compile(r"\bupgrad(?:e|es|ed|ing)\b", re.IGNORECASE)
+_OF_CLUSTER = re.compile(
+    r"\b(?:v?1\.\d{1,2}(?:\.\d+)?|cluster|kubernetes|k8s|control[- ]plane|minor|version|"
+    r"ready|readiness|block|blocks|blocking|blocker|blockers|prepared?|safe)\b",
+    re.IGNORECASE,
+)
 _SAVE = re.compile(r"\b(save|saving|savings|cost|costs|cheaper|underused|waste)\b", re.IGNORECASE)
 
 
@@ -58,6 +67,8 @@ def _reading(question: str) -> tuple[Task, str]:
         return "savings", ""
     if _FLEET.search(question):
         return "fleet", ""
+    if _UPGRADE.search(question) and _OF_CLUSTER.search(question):
+        return "upgrade-readiness", ""
     if _NODES.search(question) and _READY.search(question):
         return "readiness", ""
     return "unsupported", ""

@@ -18,6 +18,7 @@ Task = Literal[
     "savings",
     "maintenance",
     "readiness",
+    "upgrade-readiness",
     "node-change",
     "question",
     "unsupported",

@@ -86,9 +86,10 @@ def ask(
     *,
     crew: CrewOptions,
 ) -> None:
-    """Ask the Dev Team agent about a workload: why it fails (it reads and answers with
-    evidence), or to fix, deploy or right-size it (after you say yes, or with
-    --skip-permissions; policy decides either way).
+    """Ask the crew, in your own words: the Dev Team about a workload (why it fails, or to
+    fix, deploy or right-size it), the Cluster Operator about nodes, capacity and upgrades,
+    the Platform about org policy. A question reads and answers with evidence; a change
+    waits for your yes (or --skip-permissions), and policy decides either way.
 
     **Examples**
 
@@ -98,6 +99,7 @@ def ask(
     echo "why is web failing" | kubecrew ask --kubeconfig ./kubeconfig --quiet
     kubecrew ask "fix web" -n shop --skip-permissions
     kubecrew ask "has web drifted?" -n shop --repo ./shop-gitops --skip-permissions
+    kubecrew ask "are we ready to upgrade to 1.38?"
     ```
     """
     from_stdin = question is None
@@ -108,11 +110,11 @@ def ask(
     from agents.runtime.changes import words
     from agents.runtime.errors import AgentError, ToolFailed
     from core.errors import ToolError
-    from kubecrew.channels.frontdoor import owner
+    from kubecrew.channels.frontdoor import route
 
     read = requests.read(asked, namespace=namespace)  # a question never writes
     change = read if isinstance(read, words.Asked) else None
-    agent = owner(change) if change is not None else AGENT
+    agent = route(asked) or AGENT  # a change by what it changes, a question by its words
     found = registry.find(agent) or fail(f"the {agent} agent is not installed here")
     try:
         servers = resolve(crew).servers(agent)
@@ -121,7 +123,9 @@ def ask(
     steps = Steps(Console(stderr=True, highlight=False, quiet=quiet), tools=True)
     interactive = not from_stdin and sys.stdin.isatty()
     changes = change is not None or (
-        read is None and parse(asked, namespace=namespace).kind not in READ_ONLY_INTENTS
+        agent == AGENT
+        and read is None
+        and parse(asked, namespace=namespace).kind not in READ_ONLY_INTENTS
     )
     if changes and not skip_permissions:
         _permit(asked, interactive=interactive)

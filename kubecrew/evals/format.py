@@ -283,7 +283,7 @@ class Trigger(_OneOf):
     people commenting on the crew's PR."""
 
     _choices = ("ask", "heal", "alert", "schedule", "chat", "pr_comment")
-    ask: str | None = None  # a question to the Dev Team agent, as a person types it
+    ask: str | None = None  # a request as `kubecrew ask` takes it, to the agent it is for
     heal: str | None = None  # a workload the Dev Team heals, as `kubecrew heal NAME`
     alert: AlertTrigger | None = None
     schedule: Schedule | None = None
@@ -301,8 +301,10 @@ class Trigger(_OneOf):
 
     @property
     def roles(self) -> tuple[str, ...]:
-        """Every role whose tools this trigger may call: any of the crew behind the front door."""
-        return tuple(SCHEDULED) if self.chat is not None else (self.agent,)
+        """Every role whose tools this trigger may call: any of the crew behind the front door
+        (a chat, or a request routed as `kubecrew ask` routes it)."""
+        routed = self.chat is not None or self.ask is not None
+        return tuple(SCHEDULED) if routed else (self.agent,)
 
 
 def _known_kind(kind: str) -> str:

@@ -36,11 +36,11 @@ import anyio
 import httpx
 
 from agents.cluster_operator.conversation import conversation as operator_conversation
-from agents.dev_team.conversation import conversation
 from agents.dev_team.heal import heal
 from agents.dev_team.incidents import WORKLOADS
 from agents.dev_team.state import TargetRef
 from agents.platform.conversation import conversation as platform_conversation
+from agents.runtime import registry
 from agents.runtime.brain import Planner
 from agents.runtime.notify import alertmanager, sources
 from agents.runtime.notify.desk import Desk, HandlerResult
@@ -49,6 +49,7 @@ from agents.runtime.notify.watcher import ROLE as WATCHER_ROLE
 from agents.runtime.notify.watcher import ROLES_DIR as WATCHER_ROLES
 from agents.runtime.roles import load_role
 from agents.runtime.toolbox import CallRecord, Json, Toolbox, open_toolbox
+from kubecrew.channels.frontdoor import route
 from kubecrew.evals import channels
 from kubecrew.evals.format import AlertTrigger, Budget, Schedule, Trigger
 from kubecrew.evals.world import Built
@@ -137,7 +138,14 @@ async def _drive(trigger: Trigger, world: Built, planner: Planner, meter: Meter)
 async def _ask(
     world: Built, question: str, namespace: str | None, planner: Planner, meter: Meter
 ) -> None:
-    async with conversation(world.servers, planner, home=world.home, on_call=meter.count) as talk:
+    """The question to the agent the front doors send it to ("are we ready to upgrade?" to
+    the Cluster Operator), as that agent."""
+    agent = route(question) or "dev_team"
+    found = registry.find(agent)
+    if found is None:
+        raise RuntimeError(f"the {agent} agent is not installed")
+    acting = world.acting_as(agent)
+    async with found.open(acting.servers, planner, home=acting.home, on_call=meter.count) as talk:
         meter.done.toolboxes.append(talk.toolbox)
         outcome = await talk.ask(question, namespace=namespace)
         meter.done.answers.append(outcome.answer)

@@ -272,8 +272,8 @@ def register_reads(mcp: FastMCP, reads: Reads) -> None:
 
     @mcp.tool(annotations=READ_ONLY)
     async def overview(context: str | None = None) -> Json:
-        """The cluster at a glance: nodes with capacity vs requested CPU/memory, and the
-        workloads and pods that are not healthy."""
+        """The cluster at a glance: the API server's version, nodes with capacity vs
+        requested CPU/memory, and the workloads and pods that are not healthy."""
         return await off_loop(views.overview, context=context)
 
 

@@ -189,7 +189,9 @@ class Views:
             < d.get("spec", {}).get("replicas", 1)
         ]
         bad_pods = [rows.summary(p, kind="Pod") for p in pods if _pod_unhealthy(p)]
+        version = api.request("GET", "/version", what="the API server's version")
         answer: Json = {
+            "server_version": str(version.get("gitVersion") or ""),
             "nodes": bounds.page(node_rows, limit=bounds.MAX_LIMIT, what="nodes").items,
             "node_count": len(nodes),
             "pod_count": len(pods),

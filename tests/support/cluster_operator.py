@@ -25,6 +25,7 @@ from core.policy.proposals import ApprovalRequest, ProposalRecord
 from core.policy.settings import PolicySettings
 from core.policy.store.sqlite import SqliteStore
 from kubecrew.demo.shop import OWNERSHIP
+from mcp_servers.gitops.settings import GitopsSettings
 from mcp_servers.kube.settings import KubeSettings
 from sandbox.server import Sandbox
 
@@ -33,7 +34,8 @@ T = TypeVar("T")
 
 
 class Operator:
-    def __init__(self, sandbox: Sandbox, root: Path) -> None:
+    def __init__(self, sandbox: Sandbox, root: Path, *, repo: Path | None = None) -> None:
+        self.root, self.repo = root, repo  # with a repo, the gitops server reads it
         self.policies = root / "policies"
         self.policies.mkdir()
         (self.policies / "ownership.yaml").write_text(OWNERSHIP)
@@ -53,6 +55,9 @@ class Operator:
                 agent=AGENT,
             ),
             policy=PolicySettings(policies=paths, store=str(self.store), agent=AGENT),
+            gitops=None if self.repo is None else GitopsSettings(
+                repo=self.repo, state_dir=self.root / "prs", kubeconfig=self.kubeconfig
+            ),
         )  # fmt: skip
 
     def _run(

@@ -86,3 +86,19 @@ def test_no_cluster_is_one_clear_line(sandbox: Sandbox, tmp_path: Path) -> None:
     done = ask(tmp_path, "why is web failing?", "--kubeconfig", str(dead))
     assert done.returncode == 1
     assert "no cluster reachable" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_ask_sends_a_question_about_an_upgrade_to_the_cluster_operator(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    done = ask(
+        tmp_path, "are we ready to upgrade to 1.38?", "--kubeconfig", str(sandbox.kubeconfig)
+    )
+
+    assert done.returncode == 0, done.stderr
+    first = done.stdout.splitlines()[0]
+    assert first.startswith(
+        ("Ready to upgrade v1.37.0 to v1.38", "Not ready to upgrade v1.37.0")
+    ), done.stdout
+    assert "Nothing was changed" in done.stdout
+    assert (state_of(tmp_path, sandbox.kubeconfig) / "agents" / "cluster_operator").is_dir()

@@ -36,6 +36,7 @@ from agents.runtime.changes.words import workloads as _workloads
 from agents.runtime.changes.words.asked import Asked, Reader
 from agents.runtime.changes.words.sentence import Sentence, kind_of, subject
 from agents.runtime.changes.words.verbs import operation
+from agents.runtime.changes.words.vocabulary import VERSION
 
 __all__ = ["OPS", "Asked", "affirmative", "read"]
 
@@ -73,6 +74,23 @@ def _wonders(sentence: Sentence) -> bool:
     return len(words) > 1 and words[0] in _MODALS and words[1] not in ("you", "u", "we", "please")
 
 
+# An upgrade of these is the Cluster Operator's (a Kubernetes version), never a workload's image.
+_CLUSTER_WORDS = frozenset(
+    {"cluster", "clusters", "kubernetes", "k8s", "control", "control-plane", "controlplane",
+     "kubelet", "kubelets", "kernel", "kernels", "readiness", "pool", "pools", "fleet"}
+)  # fmt: skip
+_ARTICLES = frozenset({"a", "an", "the", "this", "that", "next", "our", "its"})
+
+
+def _upgrades_the_cluster(sentence: Sentence, at: int) -> bool:
+    """ "upgrade the cluster to 1.38", "upgrade readiness", "plan a kernel upgrade of node-3",
+    "prepare the 1.38 upgrade": the cluster's version, or "upgrade" as a noun."""
+    low = sentence.low
+    before = low[at - 1] if at > 0 else ""
+    noun = before in _ARTICLES or before in _CLUSTER_WORDS or bool(VERSION.match(before))
+    return noun or bool(_CLUSTER_WORDS & set(low)) or kind_of(low, loose=True) == "Node"
+
+
 def read(text: str) -> Asked | None:
     """The change `text` asks for, or None when it asks none (a question, or no change)."""
     sentence = Sentence.of(text)
@@ -82,6 +100,8 @@ def read(text: str) -> Asked | None:
     if found is None:
         return None
     op, at, width = found  # at -1: the operation is named by its object, not by a verb
+    if op == "image" and at >= 0 and _upgrades_the_cluster(sentence, at):
+        return None
     if at >= 0:
         sentence.take(*range(at, at + width))
     asked = _READERS[op](sentence, at)

@@ -53,6 +53,8 @@ READS = [
         "rollout-test",
     ),
     ("set the image of wbe to nginx:1.26", "image", {"image": "nginx:1.26"}, ("wbe",), None),
+    ("upgrade web to nginx:1.28", "image", {"image": "nginx:1.28"}, ("web",), None),
+    ("upgrade api to 2.1 in shop", "image", {"tag": "2.1"}, ("api",), "shop"),
     ("pause the rollout of api in shop", "pause", {}, ("api",), "shop"),
     ("suspend the backup cronjob", "pause", {}, ("backup",), None),
     ("give the api half a CPU in shop", "resources", {"cpu": "500m"}, ("api",), "shop"),
@@ -474,6 +476,12 @@ NOT_CHANGES = [
     "probe web",
     "has web drifted from git?",
     "rollout",
+    # the cluster's version is the Cluster Operator's, never a workload's image
+    "upgrade the cluster to 1.38",
+    "check upgrade readiness for v1.38",
+    "prepare the 1.38 upgrade",
+    "plan maintenance of node-3 for a kernel upgrade",
+    "upgrade the kubelets",
 ]
 
 
