@@ -4,8 +4,17 @@ A simulated container does not run anything; the kubelet only needs to know what
 would visibly do: the lines it prints and when, whether and when it exits and with what code, or
 that it cannot start at all (an unknown binary). `interpret` reads the common shapes people write
 in manifests: `sleep 3600`, `sleep infinity`, `exit 1`, `true`/`false`, `echo ...`, and shell
-scripts (`sh -c "echo start; sleep 5; exit 2"`, `&&`/`||` chains, `while true; do ...; done`,
-`for i in 1 2 3; do ...; done`, variables the script assigns: `rc=0; ... || rc=1; exit $rc`).
+scripts, parsed by `shellsyntax` and walked by `shellprocess` exactly as an exec's are: lists,
+`if`, `while`/`until`, `for`, `case`, groups, functions, `$VAR`, `$((...))`, `$(...)`. Time is
+the sum of the `sleep`s (and of the network tools' waits); `cat`, `grep`, `ls` and the other file
+tools of `coreutils` read the files the container mounts. A `while` round that starts in the
+very state the previous one started in (same variables and status) repeats forever: the plan
+says so (`Plan.loop`: its lines every round's duration, at least 1 s) instead of unrolling it,
+unless its condition asks the network (`until nc -z db 5432`): the plan is fixed when the
+container starts and cannot see the cluster change, so such a loop ends there, as if what it
+waits for had come. `sleep infinity`, `tail -f` and `exec` of the image's own program take the
+process over. At most `MAX_LINES` lines are planned; past them the log says so and the process
+keeps running silently; the other caps are `shellprocess`'s.
 A command naming the image's own program (`nginx -g ...`, `redis-server`, an entrypoint script)
 or no command at all leaves the behaviour to the profile (`Plan.own_process`).
 
@@ -23,19 +32,26 @@ module knows nothing of pods, profiles, time or the API; it is pure.
 
 from __future__ import annotations
 
-import re
-import shlex
-from collections.abc import Callable, Mapping, Sequence
+import contextlib
+import posixpath
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
 from sandbox.kubelet import pyscript
 from sandbox.kubelet.busybox import nc, wget
+from sandbox.kubelet.coreutils import TOOLS, Box, Stdio, TextInput, Write
 from sandbox.kubelet.curl import curl
 from sandbox.kubelet.filesystem import ContainerFiles
-from sandbox.kubelet.nettools import Network, Result
+from sandbox.kubelet.layer import LayerFull, WritableLayer
+from sandbox.kubelet.nettools import Dial, Network, Result
 from sandbox.kubelet.pyvalues import Outcome
+from sandbox.kubelet.shellast import AndOr, Command, Loop, Pipeline, Redirected, Script, Simple
+from sandbox.kubelet.shellast import literal as plain
+from sandbox.kubelet.shellbuiltins import BUILTINS, ShellExit
+from sandbox.kubelet.shellprocess import ShellProcess, run_to_end
 
 FOREVER = None  # Plan.seconds for a process that runs until it is killed
 
@@ -132,8 +148,9 @@ _NETWORK_TOOLS: dict[str, Callable[[list[str], Network], Result | None]] = {
     "wget": wget,
     "nc": nc,  # `nc -z` only: other uses answer None and stay quiet
 }
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
-_VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+_FILE_TOOLS = {"cat", "ls", "grep", "head", "tail", "wc", "sort", "env", "printenv"}
+MAX_LINES = 1_000  # lines a plan holds before the rest of the script's output is not simulated
+_EPOCH = datetime(2026, 1, 1, tzinfo=UTC)  # the container's clock at its start
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _PYTHON_FLAGS = {"-u", "-B", "-O", "-OO", "-E", "-s", "-S", "-I", "-q", "-b", "-bb"}
 _NODE_EVAL = {"-e", "--eval", "-p", "--print"}
@@ -196,142 +213,217 @@ def _argv(
 def run_argv(argv: list[str], network: Network | None = None, inside: Inside | None = None) -> Plan:
     if not argv:
         return OWN_PROCESS
-    binary = argv[0].rsplit("/", 1)[-1]
-    if binary in SHELLS:
-        if len(argv) >= 3 and argv[1] in ("-c", "-ec", "-ce", "-xc", "-euc", "-exc"):
-            return run_script(argv[2], network, inside)
-        if len(argv) >= 2 and not argv[1].startswith("-"):
-            text = inside.files.read(argv[1]) if inside is not None else None
-            if text is None:
-                return OWN_PROCESS  # a script file inside the image
-            return run_script(text, network, inside)
-        return Plan(seconds=0.0)  # a shell with no terminal reads an empty stdin and exits
-    script = _Script(network, inside)
-    return script.simple(argv, exec_form=True) or script._end()
+    process = _Process(network, inside)
+    return process.plan(process.argv(argv))
 
 
 def run_script(script: str, network: Network | None = None, inside: Inside | None = None) -> Plan:
-    # Whole-line comments (a shebang) go first: once lines are joined, `#` would eat the rest.
-    kept = (line for line in script.splitlines() if not line.lstrip().startswith("#"))
-    try:
-        lexer = shlex.shlex(" ; ".join(kept), posix=True, punctuation_chars=";&|")
-        lexer.whitespace_split = True
-        tokens = list(lexer)
-    except ValueError:
-        return Plan(lines=((0.0, "sh: syntax error: unterminated quoted string"),), exit_code=2)
-    return _Script(network, inside).run(tokens)
+    process = _Process(network, inside)
+    return process.plan(process.run_text(script, process.stdio))
 
 
-class _Script:
-    """Runs a token list the way sh would, but only as far as its visible effects go."""
+class _Takeover(Exception):
+    """The process becomes something else until it is killed (or could not start)."""
 
-    def __init__(self, network: Network | None = None, inside: Inside | None = None) -> None:
-        self.t = 0.0
+    def __init__(self, plan: Plan) -> None:
+        super().__init__(plan)
+        self.plan = plan
+
+
+class _Offline:
+    """The network a container's file tools see: they never dial (curl and the others are
+    answered from `Network` directly, with their output merged as the log shows it)."""
+
+    def resolve(self, host: str) -> str | None:
+        return None
+
+    def connect(self, address: str, port: int) -> Dial:
+        return "unreachable"
+
+    def lookup(self, host: str) -> tuple[str, str] | None:
+        return None
+
+
+class _Process(ShellProcess):
+    """A container's process: what it prints, when, and how it ends, as far as it shows."""
+
+    def __init__(self, network: Network | None, inside: Inside | None) -> None:
+        super().__init__(dict(inside.env) if inside is not None else {})
         self.lines: list[tuple[float, str]] = []
-        self.status = 0
-        self.network = network
-        self.inside = inside
-        self.variables: dict[str, str] = {}  # assigned by the script itself
+        self.pending = ""
+        self.network, self.inside = network, inside
+        self.layer = WritableLayer()
+        self.stdio = Stdio(TextInput(), self._log, self._log)
 
-    def run(self, tokens: list[str]) -> Plan:
-        statements = _statements(tokens)
-        position = 0
-        while position < len(statements):
-            connector, words = statements[position]
-            position += 1
-            if (connector == "&&" and self.status != 0) or (connector == "||" and self.status == 0):
-                continue
-            if not words:
-                continue
-            if words[0] in ("while", "until"):
-                body, position = _block(statements, position, words)
-                if _loops_forever(words):
-                    return self._forever(body)
-                continue
-            if words[0] == "for":
-                body, position = _block(statements, position, words)
-                values = words[3:] if len(words) > 2 and words[2] == "in" else []
-                variable = words[1] if len(words) > 1 else ""
-                for value in values:
-                    for _, inner in body:
-                        expanded = [_expand(w, variable, value) for w in inner]
-                        result = self.simple(expanded, exec_form=False)
-                        if result is not None:
-                            return result
-                continue
-            result = self.simple(words, exec_form=words[0] == "exec")
-            if result is not None:
-                return result
-        return Plan(lines=tuple(self.lines), seconds=self.t, exit_code=self.status)
+    def plan(self, start: Coroutine[Any, Any, int]) -> Plan:
+        try:
+            status = run_to_end(start)
+        except _Takeover as takeover:
+            return takeover.plan
+        except Exception as exc:  # a gap in the simulated shell must never take the kubelet down
+            said = f"sandbox: the simulated shell failed ({type(exc).__name__}); idling"
+            return self._forever(said)
+        if self.pending:
+            self.lines.append((self.clock, self.pending))
+        return Plan(lines=tuple(self.lines), seconds=self.clock, exit_code=status)
 
-    def simple(self, words: list[str], *, exec_form: bool) -> Plan | None:  # noqa: C901
-        """Run one command; return a Plan when it ends (or takes over) the process."""
-        if words and words[0] == "exec":
-            words = words[1:]
-        words = [self._substitute(w) for w in words] if self.variables else words
-        while not exec_form and words and _ASSIGNMENT.match(words[0]):
-            name, _, value = words.pop(0).partition("=")
-            self.variables[name] = value
-            self.status = 0
-        if not words:
-            return None if not exec_form else self._end()
-        name = words[0].rsplit("/", 1)[-1]
-        rest = words[1:]
-        if name == "sleep":
-            seconds = duration(rest[0] if rest else "0")
+    async def argv(self, argv: list[str]) -> int:
+        """The command as the runtime starts it: a program, no shell in between."""
+        binary = argv[0].rsplit("/", 1)[-1]
+        if binary in SHELLS:
+            return await self._shell(argv[1:], self.stdio)
+        if not self._known(binary, argv[0]):
+            raise _Takeover(Plan(start_error=_exec_error(argv[0]), exit_code=128))
+        try:
+            return await self.call(binary, argv[1:], self.stdio)
+        except ShellExit as done:
+            return done.code
+
+    async def _log(self, text: str) -> None:
+        *complete, self.pending = (self.pending + text).split("\n")
+        for line in complete:
+            if len(self.lines) >= MAX_LINES:
+                raise _Takeover(
+                    self._forever(
+                        f"sandbox: the simulated shell stopped this script at its limit of "
+                        f"{MAX_LINES} lines of output; the container keeps running without output"
+                    )
+                )
+            self.lines.append((self.clock, line))
+
+    def _forever(self, *said: str) -> Plan:
+        lines = [*self.lines, *((self.clock, line) for line in said)]
+        return Plan(lines=tuple(lines), seconds=FOREVER)
+
+    # -- what ShellProcess asks -----------------------------------------------------------
+
+    def read_file(self, path: str) -> str | None:
+        full = posixpath.normpath(posixpath.join("/", path))
+        if full in self.layer.files:
+            return self.layer.files[full]
+        return self.inside.files.read(full) if self.inside is not None else None
+
+    def is_directory(self, path: str) -> bool:
+        full = posixpath.normpath(posixpath.join("/", path))
+        files = self.inside.files if self.inside is not None else None
+        return full in self.layer.directories or (files is not None and files.is_directory(full))
+
+    def entries(self, directory: str) -> list[str]:
+        return self._box().entries(directory) if self.inside is not None else []
+
+    def writer(self, path: str, *, append: bool, io: Stdio) -> Write:
+        full = posixpath.normpath(posixpath.join("/", path))
+
+        async def write(text: str) -> None:
+            try:
+                self.layer.write(full, text, append=True)
+            except LayerFull:
+                await io.err("sh: write error: No space left on device\n")
+
+        with contextlib.suppress(LayerFull):  # then the first write says so
+            self.layer.write(full, "", append=append)
+        return write
+
+    def looping(self, loop: Loop) -> Callable[[], bool]:
+        capped = super().looping(loop)
+        waits = _asks_network(loop.condition)
+        previous: tuple[object, float, int] | None = None
+
+        def round_starts() -> bool:
+            nonlocal previous
+            capped()
+            state = (tuple(sorted(self.variables.items())), self.status, tuple(self.positional))
+            if previous is not None and previous[0] == state:
+                if waits:
+                    return False
+                raise _Takeover(self._repeating(previous[1], previous[2]))
+            previous = (state, self.clock, len(self.lines))
+            return True
+
+        return round_starts
+
+    def _repeating(self, start: float, first: int) -> Plan:
+        cycle = self.lines[first:]
+        return Plan(
+            lines=tuple(self.lines[:first]),
+            seconds=FOREVER,
+            loop=tuple(text for _, text in cycle),
+            loop_period=max(self.clock - start, 1.0) if cycle else 0.0,
+            loop_start=cycle[0][0] if cycle else 0.0,
+        )
+
+    async def program(self, name: str, args: list[str], io: Stdio) -> int:
+        binary = name.rsplit("/", 1)[-1]
+        if binary == "sleep":
+            seconds = duration(args[0] if args else "0")
             if seconds is None:
-                return self._forever(())
-            self.t += seconds
-            self.status = 0
-        elif name in ("echo", "printf"):
-            text = " ".join(w for w in rest if w not in ("-n", "-e"))
-            self.lines.append((self.t, text.replace("\\n", "").rstrip()))
-            self.status = 0
-        elif name == "exit":
-            self.status = _int(rest[0]) if rest else self.status
-            return self._end()
-        elif name in ("true", "false"):
-            self.status = 0 if name == "true" else 1
-        elif name in ("tail", "yes") and (name == "yes" or "-f" in rest or "-F" in rest):
-            return self._forever(())
-        elif name in ("python", "python3", "node"):
-            plan = self._interpreter(name, rest)
-            if plan is not None:
-                return plan
-        elif name in _OWN_PROGRAMS or words[0].startswith(("/app/", "./", "/usr/local/bin/")):
-            return OWN_PROCESS
-        elif (
-            self.network is not None
-            and name in _NETWORK_TOOLS
-            and (result := _NETWORK_TOOLS[name](rest, self.network)) is not None
-        ):
-            self.t += result.seconds
-            self.lines.extend((self.t, line) for line in result.lines)
-            self.status = result.exit_code
-        elif name in QUIET_TOOLS:
-            self.status = 0
-        elif exec_form:
-            return Plan(start_error=_exec_error(words[0]), exit_code=128)
+                raise _Takeover(self._forever())
+            self.clock += seconds
+            return 0
+        if binary in ("tail", "yes") and (binary == "yes" or "-f" in args or "-F" in args):
+            raise _Takeover(self._forever())
+        if binary in ("python", "python3", "node"):
+            return self._interpreter(binary, args)
+        if binary in _OWN_PROGRAMS or name.startswith(("/app/", "./", "/usr/local/bin/")):
+            raise _Takeover(OWN_PROCESS)
+        if binary in SHELLS:
+            return await self._shell(args, io)
+        if self.network is not None and binary in _NETWORK_TOOLS:
+            result = _NETWORK_TOOLS[binary](args, self.network)
+            if result is not None:
+                self.clock += result.seconds
+                await io.out("".join(f"{line}\n" for line in result.lines))
+                return result.exit_code
+        if binary == "hostname" and self.inside is not None:
+            await io.out(self.read_file("/etc/hostname") or "localhost\n")
+            return 0
+        if binary in _FILE_TOOLS and self.inside is not None:
+            return await TOOLS[binary](args, io, self._box())
+        if binary in QUIET_TOOLS:
+            return 0
+        await io.err(f"sh: {name}: not found\n")
+        return 127
+
+    def _known(self, binary: str, name: str) -> bool:
+        return (
+            binary in BUILTINS
+            or binary in QUIET_TOOLS
+            or binary in _OWN_PROGRAMS
+            or binary in ("sleep", "tail", "yes", "python", "python3", "node", "hostname")
+            or name.startswith(("/app/", "./", "/usr/local/bin/"))
+        )
+
+    async def _shell(self, args: list[str], io: Stdio) -> int:
+        if len(args) >= 2 and args[0] in ("-c", "-ec", "-ce", "-xc", "-euc", "-exc"):
+            text: str | None = args[1]
+        elif args and not args[0].startswith("-"):
+            text = self.read_file(args[0])
+            if text is None:
+                raise _Takeover(OWN_PROCESS)  # a script file inside the image
         else:
-            self.lines.append((self.t, f"sh: {words[0]}: not found"))
-            self.status = 127
-        return None if not exec_form else self._end()
+            return 0  # a shell with no terminal reads an empty stdin and exits
+        return await self.run_text(text or "", io)
 
-    def _substitute(self, word: str) -> str:
-        """`$name` and `${name}` of variables the script assigned; others are left as written."""
+    def _box(self) -> Box:
+        assert self.inside is not None
+        return Box(
+            self.inside.files,
+            self.variables,
+            _Offline(),
+            (self.read_file("/etc/hostname") or "localhost").strip(),
+            _EPOCH,
+            self._sleep,
+            layer=self.layer,
+        )
 
-        def value(match: re.Match[str]) -> str:
-            name = match.group(1) or match.group(2)
-            return self.variables.get(name, match.group(0))
+    async def _sleep(self, seconds: float) -> None:
+        self.clock += seconds
 
-        return _VARIABLE.sub(value, word)
-
-    def _interpreter(self, name: str, rest: list[str]) -> Plan | None:
-        """A Plan when the interpreter takes the process over; None when it ran and ended."""
+    def _interpreter(self, name: str, rest: list[str]) -> int:
         if rest[:2] == ["-m", "http.server"]:
             port = int(rest[2]) if len(rest) > 2 and rest[2].isdigit() else 8000
-            self.lines.append((self.t, f"Serving HTTP on 0.0.0.0 port {port} ..."))
-            return Plan(lines=tuple(self.lines), seconds=FOREVER, ports=(port,))
+            self.lines.append((self.clock, f"Serving HTTP on 0.0.0.0 port {port} ..."))
+            raise _Takeover(Plan(lines=tuple(self.lines), seconds=FOREVER, ports=(port,)))
         if name == "node":
             return self._node(rest)
         while rest and rest[0] in _PYTHON_FLAGS:
@@ -340,113 +432,63 @@ class _Script:
         if rest[:1] == ["-c"] and len(rest) > 1:
             source, filename, argv = rest[1], "<string>", ["-c", *rest[2:]]
         elif not rest:
-            return self._end()  # a REPL with no terminal exits at once
+            return 0  # a REPL with no terminal exits at once
         elif text := files.read(rest[0]) if files and not rest[0].startswith("-") else None:
             source, filename, argv = text, rest[0], rest
         else:
-            return OWN_PROCESS  # `-m app`, or a script inside the image
+            raise _Takeover(OWN_PROCESS)  # `-m app`, or a script inside the image
         outcome = pyscript.run(
             source, filename, env=env, read=files.read if files else _no_file, argv=argv
         )
         return self._ran(outcome)
 
-    def _node(self, rest: list[str]) -> Plan | None:
+    def _node(self, rest: list[str]) -> int:
         files = self.inside.files if self.inside else None
         mounted = bool(rest) and files is not None and files.read(rest[0]) is not None
         if not (rest[:1] and rest[0] in _NODE_EVAL) and not mounted:
-            return OWN_PROCESS if rest else self._end()
+            if rest:
+                raise _Takeover(OWN_PROCESS)
+            return 0
         line = "sandbox: node scripts are not simulated: the process idles without output"
-        self.lines.append((self.t, line))
-        return Plan(lines=tuple(self.lines), seconds=FOREVER)
+        raise _Takeover(self._forever(line))
 
-    def _ran(self, outcome: Outcome) -> Plan | None:
-        self.lines.extend((self.t + at, line) for at, line in outcome.lines)
+    def _ran(self, outcome: Outcome) -> int:
+        self.lines.extend((self.clock + at, line) for at, line in outcome.lines)
         if outcome.seconds is not None:
-            self.t += outcome.seconds
-            self.status = outcome.exit_code
-            return None
-        return Plan(
-            lines=tuple(self.lines),
-            seconds=FOREVER,
-            loop=outcome.loop,
-            loop_period=outcome.loop_period,
-            loop_start=self.t + outcome.loop_start,
+            self.clock += outcome.seconds
+            return outcome.exit_code
+        raise _Takeover(
+            Plan(
+                lines=tuple(self.lines),
+                seconds=FOREVER,
+                loop=outcome.loop,
+                loop_period=outcome.loop_period,
+                loop_start=self.clock + outcome.loop_start,
+            )
         )
 
-    def _forever(self, body: Sequence[tuple[str, list[str]]]) -> Plan:
-        printed: list[str] = []
-        period = 0.0
-        for _, words in body:
-            if words and words[0] in ("echo", "printf"):
-                printed.append(" ".join(w for w in words[1:] if w not in ("-n", "-e")))
-            elif words and words[0] == "sleep":
-                period += duration(words[1] if len(words) > 1 else "1") or 0.0
-        return Plan(
-            lines=tuple(self.lines),
-            seconds=FOREVER,
-            loop=tuple(printed),
-            loop_period=max(period, 1.0) if printed else 0.0,
-        )
 
-    def _end(self) -> Plan:
-        return Plan(lines=tuple(self.lines), seconds=self.t, exit_code=self.status)
+def _asks_network(script: Script) -> bool:
+    """Whether a loop's condition runs a network tool (its answer may change later)."""
 
+    def command(found: Command) -> bool:
+        if isinstance(found, Redirected):
+            return command(found.command)
+        if isinstance(found, Simple) and found.words:
+            return (plain(found.words[0]) or "").rsplit("/", 1)[-1] in _NETWORK_TOOLS
+        return False
 
-def _statements(tokens: list[str]) -> list[tuple[str, list[str]]]:
-    """Split tokens at `;`, `&&`, `||`, `&`, `|`: (connector before, words)."""
-    statements: list[tuple[str, list[str]]] = []
-    connector, words = ";", list[str]()
-    for token in tokens:
-        if token in (";", "&&", "||", "&", "|", ";;"):
-            statements.append((connector, words))
-            connector, words = (token if token in ("&&", "||") else ";"), []
-        else:
-            words.append(token)
-    statements.append((connector, words))
-    # `do` and `then` start a statement of their own words: "do echo hi" -> "do", "echo hi"
-    split: list[tuple[str, list[str]]] = []
-    for conn, ws in statements:
-        if ws and ws[0] in ("do", "then", "else") and len(ws) > 1:
-            split.append((conn, [ws[0]]))
-            split.append((";", ws[1:]))
-        else:
-            split.append((conn, ws))
-    return split
+    def pipeline(found: Pipeline) -> bool:
+        return any(command(c) for c in found.commands)
 
+    def and_or(found: AndOr) -> bool:
+        return pipeline(found.first) or any(pipeline(p) for _, p in found.rest)
 
-def _block(
-    statements: list[tuple[str, list[str]]], position: int, _header: list[str]
-) -> tuple[list[tuple[str, list[str]]], int]:
-    """The statements between `do` and the matching `done`, and the position after it."""
-    body: list[tuple[str, list[str]]] = []
-    depth = 0
-    while position < len(statements):
-        _, words = statements[position]
-        position += 1
-        if words and words[0] in ("while", "until", "for"):
-            depth += 1
-        if words == ["done"] or (words and words[0] == "done"):
-            if depth == 0:
-                return body, position
-            depth -= 1
-        if words and words[0] != "do":
-            body.append(statements[position - 1])
-    return body, position
+    return any(and_or(item) for item in script)
 
 
 def _no_file(_path: str) -> str | None:
     return None
-
-
-def _expand(word: str, variable: str, value: str) -> str:
-    return word.replace("${" + variable + "}", value).replace("$" + variable, value)
-
-
-def _loops_forever(header: list[str]) -> bool:
-    condition = header[1:]
-    if header[0] == "while":
-        return condition[:1] in (["true"], [":"], ["[", "1"], ["sleep"])
-    return condition[:1] == ["false"]
 
 
 def duration(text: str) -> float | None:
@@ -458,13 +500,6 @@ def duration(text: str) -> float | None:
         return max(float(number) * unit, 0.0)
     except ValueError:
         return 0.0
-
-
-def _int(text: str) -> int:
-    try:
-        return int(text) & 0xFF
-    except ValueError:
-        return 2
 
 
 def _exec_error(binary: str) -> str:
