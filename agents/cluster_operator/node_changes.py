@@ -1,7 +1,9 @@
 """A node change asked in words, made precise: which node ("nod-2" is node-2 when it is the only
 one that close), and which typed change (cordon, uncordon, drain through the PDB-aware plan,
-taint and untaint, node labels). What cannot be made precise is the question to ask back,
-naming the nodes there are; nothing changes.
+taint and untaint, node labels); or a node pool's size ("add 2 nodes to the workers pool"):
+which Cluster API MachineDeployment, and its machine count, relative counts taken from the live
+one. What cannot be made precise is the question to ask back, naming the nodes or pools there
+are; nothing changes.
 
 Must not know: the grammar's internals, any other agent.
 """
@@ -25,13 +27,17 @@ OPS = frozenset({"cordon", "uncordon", "drain", "taint", "untaint"})
 def asks(asked: object) -> bool:
     """Whether `asked` is a node's change: a node operation, or labels said of a node."""
     return isinstance(asked, Asked) and (
-        asked.op in OPS or (asked.kind == "Node" and asked.op in ("labels", "delete"))
+        asked.op in OPS
+        or (asked.kind == "Node" and asked.op in ("labels", "delete"))
+        or (asked.kind in ops.POOLS and asked.op == "scale")
     )
 
 
 async def typed(toolbox: Toolbox, asked: Asked) -> ops.Change | str:
     if asked.problem:
         return f"Not done: {asked.problem}"
+    if asked.kind in ops.POOLS:
+        return await _pool_size(toolbox, asked)
     if asked.op == "delete":
         return (
             "I do not delete nodes: drain it ('drain node-2'), and let the machine's "
@@ -75,6 +81,30 @@ async def _drain(toolbox: Toolbox, node: ops.Object, params: dict[str, Any]) -> 
     used = await evictions_last_hour(toolbox, now=datetime.now(UTC))
     return ops.Drain(target=node, force=force, pods=pods, evictions_last_hour=float(used),
                      delete_emptydir_data=bool(params.get("delete_emptydir_data")))  # fmt: skip
+
+
+async def _pool_size(toolbox: Toolbox, asked: Asked) -> ops.Change | str:
+    """The pool the words name (a MachineDeployment, in any namespace unless one is said) and
+    its new machine count."""
+    listed = await toolbox.call(
+        "list_resources", kind="machinedeployments", namespace=asked.namespace,
+        output="fields", fields=["spec.replicas"], limit=500,
+    )  # fmt: skip
+    pools = [i for i in listed.get("items", []) if isinstance(i, dict)]
+    names = [str(p["name"]) for p in pools]
+    said = list(asked.subject)
+    close = [n for n in names if n in said] or sorted(
+        {m for word in said for m in difflib.get_close_matches(word, names, n=2, cutoff=0.8)}
+    )
+    if len(close) != 1:
+        found = f"more than one like {' '.join(said)!r}" if close else "none by that name"
+        return f"Which node pool? I found {found}; the pools are: {', '.join(names) or 'none'}."
+    [live] = [p for p in pools if p["name"] == close[0]]
+    replicas = asked.replicas(live.get("spec.replicas"))
+    if replicas is None:
+        return f"Not done: pool {close[0]} has no machine count to change relatively; say how many."
+    pool = ops.Object(kind="MachineDeployment", name=close[0], namespace=str(live["namespace"]))
+    return ops.Scale(target=pool, replicas=replicas)
 
 
 def _near(word: str, name: str) -> bool:

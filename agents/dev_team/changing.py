@@ -236,15 +236,10 @@ _SIMPLE: dict[str, Callable[[ops.Object, dict[str, Any], dict[str, Any]], ops.Ch
 
 
 def _replicas(params: dict[str, Any], live: dict[str, Any], obj: ops.Object) -> int:
-    if "replicas" in params:
-        return int(params["replicas"])
-    current = live.get("spec.replicas")
-    if not isinstance(current, int):
+    counted = Asked("scale", params).replicas(live.get("spec.replicas"))
+    if counted is None:
         raise Ask(f"{obj} has no replica count I can change relatively; say how many.")
-    if "by" in params:
-        return max(0, current + int(params["by"]))
-    factor = float(params["factor"])
-    return max(1 if current else 0, round(current * factor))
+    return counted
 
 
 def _container(named: str, containers: list[dict[str, Any]], obj: ops.Object) -> dict[str, Any]:

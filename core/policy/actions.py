@@ -58,6 +58,7 @@ _KINDS = {
     "Role": ("role", "roles"),
     "RoleBinding": ("rolebinding", "rolebindings"),
     "Secret": ("secret", "secrets"),
+    "MachineDeployment": ("machinedeployment", "machinedeployments", "md"),  # a node pool
 }
 _KIND_OF = {alias: kind for kind, aliases in _KINDS.items() for alias in (*aliases, kind.lower())}
 CLUSTER_SCOPED = frozenset({"Node", "Namespace"})

@@ -44,7 +44,11 @@ CONTENT_TYPES: dict[PatchType, str] = {
     "merge": "application/merge-patch+json",
     "json": "application/json-patch+json",
 }
-_SCALABLE = {"Deployment", "StatefulSet", "ReplicaSet", "ReplicationController"}
+# The scale subresource's kinds: workloads, and Cluster API's node pools (their machines).
+_SCALABLE = {
+    "Deployment", "StatefulSet", "ReplicaSet", "ReplicationController", "MachineDeployment",
+    "MachineSet",
+}  # fmt: skip
 _IMAGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-/:@]*$")
 
 

@@ -2,8 +2,9 @@
 
 `validated(toolbox, change, settings)` -> (held, evidence). By the change's `check`:
 a workload's rollout completes and soaks (the loop's own `validate`); exactly the replicas
-asked for are available; the fields it wrote read back as written (waiting for fields that
-settle later, such as a claim's capacity); a node is (un)schedulable, or drained of every pod
+asked for are available (a node pool's: its machines, their nodes Ready); the fields it wrote
+read back as written (waiting for fields that settle later, such as a claim's capacity); a
+node is (un)schedulable, or drained of every pod
 a drain moves; an object is gone; a new object is there with what was written; a Service
 routes to ready pods; a new workload's pods are up. Every wait is on the cluster's clock
 (`validation.until`), so an accelerated sandbox and a real cluster are judged alike.
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.runtime.changes.ops import ROLLED, Change, Cordon, NewWorkload, Scale, Taint
+from agents.runtime.changes.ops import POOLS, ROLLED, Change, Cordon, NewWorkload, Scale, Taint
 from agents.runtime.errors import ToolFailed
 from agents.runtime.loop.state import Target
 from agents.runtime.loop.validation import LoopSettings, Verdict, until, validate
@@ -28,7 +29,7 @@ async def validated(
     target, check = change.target, change.check
     if change.tool == "delete":
         check = "gone"
-    if isinstance(change, Scale) and target.kind in ROLLED:
+    if isinstance(change, Scale) and target.kind in ROLLED | POOLS:
         return await _replicas(toolbox, change.target.ref, change.replicas, settings)
     if check in ("rollout", "replicas") and target.kind in ROLLED:
         verdict = await validate(toolbox, target_of(change), "", settings)

@@ -22,7 +22,14 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.runtime.changes.kinds.base import CLUSTER_SCOPED, ROLLED, Check, Manifested, Object
+from agents.runtime.changes.kinds.base import (
+    CLUSTER_SCOPED,
+    POOLS,
+    ROLLED,
+    Check,
+    Manifested,
+    Object,
+)
 from agents.runtime.changes.kinds.base import Change as Kind
 from agents.runtime.changes.kinds.nodes import Cordon, Drain, Taint
 from agents.runtime.changes.kinds.objects import (
@@ -70,7 +77,7 @@ from agents.runtime.changes.kinds.workloads import (
 )
 
 __all__ = [
-    "CLUSTER_SCOPED", "ROLLED", "Autoscaler", "Budget", "Change", "ChangeRequest", "Check",
+    "CLUSTER_SCOPED", "POOLS", "ROLLED", "Autoscaler", "Budget", "Change", "ChangeRequest", "Check",
     "ConfigData", "Cordon", "DefaultLimits", "Delete", "Drain", "Expose", "Grant", "Kind",
     "Manifested", "Mount", "NetworkRule", "NewNamespace", "NewWorkload", "Object", "Pause",
     "Peer", "Planned", "Port", "Probe", "Quota", "ResizeClaim", "Resources", "Restart",

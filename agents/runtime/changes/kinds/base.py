@@ -31,6 +31,7 @@ Check = Literal[
     "rollout", "replicas", "fields", "node", "gone", "exists", "endpoints", "ready", "drained"
 ]
 ROLLED = frozenset({"Deployment", "StatefulSet", "DaemonSet"})
+POOLS = frozenset({"MachineDeployment"})  # node pools (Cluster API): replicas are machines
 DNS = r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"
 ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_.-]*$"
 LABEL_KEY = r"^([a-z0-9.-]+/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$"
@@ -55,6 +56,7 @@ Kind = Literal[
     "LimitRange",
     "Role",
     "RoleBinding",
+    "MachineDeployment",
 ]
 CLUSTER_SCOPED = frozenset({"Node", "Namespace"})
 

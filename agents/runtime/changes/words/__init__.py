@@ -80,6 +80,9 @@ _CLUSTER_WORDS = frozenset(
      "kubelet", "kubelets", "kernel", "kernels", "readiness", "pool", "pools", "fleet"}
 )  # fmt: skip
 _ARTICLES = frozenset({"a", "an", "the", "this", "that", "next", "our", "its"})
+# In a node pool, nodes and machines are what its replicas are: "add 2 nodes to the gpu pool".
+_POOL_MEMBERS = {"node": "replica", "nodes": "replicas", "machine": "replica",
+                 "machines": "replicas"}  # fmt: skip
 
 
 def _upgrades_the_cluster(sentence: Sentence, at: int) -> bool:
@@ -96,6 +99,10 @@ def read(text: str) -> Asked | None:
     sentence = Sentence.of(text)
     if sentence.empty or sentence.asks or _wonders(sentence):
         return None
+    if kind_of(sentence.low) == "MachineDeployment" or any(
+        w.startswith("md/") for w in sentence.low
+    ):
+        sentence.low = [_POOL_MEMBERS.get(w, w) for w in sentence.low]
     found = operation(sentence)
     if found is None:
         return None

@@ -21,5 +21,17 @@ class Asked:
     problem: str = ""  # why the change is not precise enough to make (nothing changes)
     namespace: str | None = None  # "in shop", "-n shop", "shop/web"
 
+    def replicas(self, current: object) -> int | None:
+        """The replica count a scale asks for, given the live one: as said ("to 3"), by a
+        delta ("add 2"), or by a factor ("double"); None when relative and `current` is not a
+        count."""
+        if "replicas" in self.params:
+            return int(self.params["replicas"])
+        if not isinstance(current, int):
+            return None
+        if "by" in self.params:
+            return max(0, current + int(self.params["by"]))
+        return max(1 if current else 0, round(current * float(self.params["factor"])))
+
 
 Reader = Callable[[Sentence, int], Asked]  # (the sentence, where its verb is) -> what it asks

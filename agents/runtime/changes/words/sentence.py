@@ -106,6 +106,13 @@ KIND_WORDS: dict[str, str] = {
     "hpa": "HorizontalPodAutoscaler",
     "horizontalpodautoscaler": "HorizontalPodAutoscaler",
     "secret": "Secret",
+    "pool": "MachineDeployment",
+    "pools": "MachineDeployment",
+    "nodepool": "MachineDeployment",
+    "nodepools": "MachineDeployment",
+    "machinedeployment": "MachineDeployment",
+    "machinedeployments": "MachineDeployment",
+    "md": "MachineDeployment",
 }
 # Kind words that name the object only in "kind/name" or right before a name; a bare
 # "service" or "app" is also filler ("my web service", "the checkout app").

@@ -558,3 +558,20 @@ def test_a_request_said_after_its_context_is_read_as_the_request(
 )  # fmt: skip
 def test_a_question_that_names_a_change_is_never_the_change(text: str) -> None:
     assert not isinstance(requests.read(text), words.Asked), text
+
+
+@pytest.mark.parametrize(
+    ("text", "params"),
+    [
+        ("scale the workers pool to 5", {"replicas": 5}),
+        ("add 2 nodes to the workers pool", {"by": 2}),
+        ("remove a node from the workers pool", {"by": -1}),
+        ("scale md/workers --replicas=3", {"replicas": 3}),
+        ("double the workers node pool", {"factor": 2.0}),
+    ],
+)
+def test_a_node_pool_is_sized_in_nodes(text: str, params: dict[str, Any]) -> None:
+    asked = words.read(text)
+    assert asked is not None and asked.op == "scale", asked
+    assert asked.kind == "MachineDeployment" and asked.subject == ("workers",), asked
+    assert asked.params == params
