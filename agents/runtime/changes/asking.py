@@ -47,6 +47,8 @@ def confirm_text(change: ops.Change) -> str:
 
 def _note(change: ops.Change) -> str:
     if isinstance(change, ops.Scale) and change.replicas == 0:
+        if change.target.kind in ops.POOLS:
+            return " (every node of the pool is drained and removed)"
         return " (every pod of it stops)"
     if isinstance(change, ops.Delete):
         gone = " and everything in it" if change.target.kind == "Namespace" else ""

@@ -49,7 +49,8 @@ def test_a_pool_grows_and_shrinks_as_asked_and_zero_is_asked_back(
     eventually(lambda: ready_nodes(kubectl) == 2, what="one node drained and gone")
 
     emptied = operator.ask("scale the workers pool to 0")
-    assert "reply 'yes'" in emptied.answer, emptied.answer
+    assert "every node of the pool is drained and removed" in emptied.answer, emptied.answer
+    assert "reply 'yes'" in emptied.answer
     assert replicas(kubectl) == 2  # asked back: nothing changed yet
     written = [r.summary.split(" under proposal ")[0] for r in operator.mutations()]
     assert written == [
