@@ -13,6 +13,7 @@ This module knows nothing of HTTP or storage.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -103,24 +104,17 @@ def _rt(
 def _cluster_api(
     gv: str, plural: str, kind: str, *, short: tuple[str, ...] = (), sub: tuple[str, ...]
 ) -> ResourceType:
-    group, _, version = gv.rpartition("/")
-    return ResourceType(
-        group=group,
-        version=version,
-        plural=plural,
-        kind=kind,
-        namespaced=True,
+    """A Cluster API kind, served as its CustomResourceDefinition would be."""
+    return dataclasses.replace(
+        _rt(gv, plural, kind, short=short, sub=sub),
         singular=kind.lower(),
-        short_names=short,
         categories=("cluster-api",),
-        subresources=sub,
         printer_columns=PRINTER_COLUMNS[kind],
         schema=SCHEMAS[kind],
         custom=True,
     )
 
 
-_CLUSTER_CRUD = tuple(v for v in CRUD_VERBS)
 _NO_COLLECTION = tuple(v for v in CRUD_VERBS if v != "deletecollection")
 
 BUILTINS: tuple[ResourceType, ...] = (

@@ -19,9 +19,14 @@ from pydantic import ValidationError
 from agents.cluster_operator.migration import evictions_last_hour
 from agents.runtime.changes import ops
 from agents.runtime.changes.words import Asked
+from agents.runtime.errors import ToolFailed
 from agents.runtime.toolbox import Toolbox
 
 OPS = frozenset({"cordon", "uncordon", "drain", "taint", "untaint"})
+NO_POOLS = (
+    "This cluster has no node pools I can size: none is defined through Cluster API "
+    "(MachineDeployments). Nothing changed."
+)
 
 
 def asks(asked: object) -> bool:
@@ -86,12 +91,19 @@ async def _drain(toolbox: Toolbox, node: ops.Object, params: dict[str, Any]) -> 
 async def _pool_size(toolbox: Toolbox, asked: Asked) -> ops.Change | str:
     """The pool the words name (a MachineDeployment, in any namespace unless one is said) and
     its new machine count."""
-    listed = await toolbox.call(
-        "list_resources", kind="machinedeployments", namespace=asked.namespace,
-        output="fields", fields=["spec.replicas"], limit=500,
-    )  # fmt: skip
+    try:
+        listed = await toolbox.call(
+            "list_resources", kind="machinedeployments", namespace=asked.namespace,
+            output="fields", fields=["spec.replicas"], limit=500,
+        )  # fmt: skip
+    except ToolFailed as exc:
+        if "has no resource type" not in exc.reason:
+            raise
+        return NO_POOLS
     pools = [i for i in listed.get("items", []) if isinstance(i, dict)]
     names = [str(p["name"]) for p in pools]
+    if not names:
+        return NO_POOLS
     said = list(asked.subject)
     close = [n for n in names if n in said] or sorted(
         {m for word in said for m in difflib.get_close_matches(word, names, n=2, cutoff=0.8)}

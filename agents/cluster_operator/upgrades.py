@@ -371,6 +371,12 @@ async def _teams(evidence: Evidence) -> dict[str, str]:
 
 
 async def _manifests(evidence: Evidence) -> list[Json]:
+    if not evidence.has("list_manifests"):  # allowed to the role: no GitOps repository is set
+        evidence.unseen.append(
+            "the manifests in git (no GitOps repository is set for the crew: give --repo, or "
+            "a repo in the crew file)"
+        )
+        return []
     rows: list[Json] = []
     while True:
         page = await evidence.call("list_manifests", "the manifests in git",

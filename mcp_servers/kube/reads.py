@@ -13,15 +13,17 @@ The cluster-wide views (top, rollout, can_i, overview) live in `status.py`, buil
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Literal
 
 from core.connection import Api, Clusters, Json
 from core.errors import InvalidArgument, NotFound, PermissionDenied
 from mcp_servers.common import arguments, bounds, yamltext
 from mcp_servers.kube import rows
+from mcp_servers.kube.clock import ClusterClock
 from mcp_servers.kube.redaction import LAST_APPLIED, redact
 from mcp_servers.kube.resources import Catalog, Resource
+from mcp_servers.kube.rows import Row
 from mcp_servers.kube.settings import KubeSettings
 
 Output = Literal["summary", "yaml", "fields"]
@@ -35,11 +37,16 @@ class Reads:
         self.clusters = clusters
         self.settings = settings
         self.catalog = catalog or Catalog()
+        self.clock = ClusterClock()
 
     # -- plumbing shared by every read ---------------------------------------------------------
 
     def api(self, context: str | None) -> Api:
         return self.clusters.api(context or self.settings.context)
+
+    def row(self, api: Api, obj: Json, *, kind: str) -> Row:
+        """`obj`'s summary row, aged on the cluster's clock."""
+        return rows.summary(obj, kind=kind, now=self.clock.now(api))
 
     def namespace(self, value: str | None) -> str:
         return self.settings.check_namespace(arguments.namespace(value or "default"))
@@ -149,7 +156,7 @@ class Reads:
         elif output == "fields":
             answer["items"] = [rows.fields(o, paths) for o in chosen.items]
         else:
-            answer["items"] = [rows.summary(o, kind=resource.kind) for o in chosen.items]
+            answer["items"] = [self.row(api, o, kind=resource.kind) for o in chosen.items]
         if chosen.note:
             answer["note"] = chosen.note
         return answer
@@ -171,7 +178,7 @@ class Reads:
         if output == "fields":
             return rows.fields(obj, paths)
         if output == "summary":
-            return rows.summary(obj, kind=resource.kind)
+            return self.row(api, obj, kind=resource.kind)
         text, note = bounds.tail_text(yamltext.dump(_shown(obj, resource)))
         return {"yaml": text, **({"note": note} if note else {})}
 
@@ -186,7 +193,7 @@ class Reads:
         metadata = obj.get("metadata", {})
         answer: Json = {
             "kind": resource.kind,
-            "summary": rows.summary(obj, kind=resource.kind),
+            "summary": self.row(api, obj, kind=resource.kind),
             "labels": metadata.get("labels") or {},
             "conditions": [
                 {
@@ -206,7 +213,7 @@ class Reads:
             template = obj.get("spec", {}).get("template", {}).get("spec", {})
             answer["images"] = [c.get("image") for c in template.get("containers") or []]
         recent = self._events_about(api, obj, resource)
-        answer["events"] = [rows.summary(e, kind="Event") for e in recent[:EVENT_LIMIT]]
+        answer["events"] = [self.row(api, e, kind="Event") for e in recent[:EVENT_LIMIT]]
         if len(recent) > EVENT_LIMIT:
             answer["note"] = (
                 f"{len(recent) - EVENT_LIMIT} older events left out; use the events tool with "
@@ -233,7 +240,7 @@ class Reads:
             except (NotFound, PermissionDenied):  # a gone or hidden owner ends the chain
                 link["missing"] = True
                 break
-            link.update(rows.summary(current, kind=resource.kind))
+            link.update(self.row(api, current, kind=resource.kind))
         return chain
 
     def _events_about(self, api: Api, obj: Json, resource: Resource) -> list[Json]:
@@ -278,7 +285,7 @@ class Reads:
         events = self.catalog.resolve(api, "events")
         found = self.objects(api, events, namespace)
         cutoff = (
-            datetime.now(UTC).timestamp() - since_seconds if since_seconds is not None else None
+            self.clock.now(api).timestamp() - since_seconds if since_seconds is not None else None
         )
 
         def keep(event: Json) -> bool:
@@ -296,7 +303,7 @@ class Reads:
         answer: Json = {
             "total": shown.total,
             "offset": shown.offset,
-            "items": [rows.summary(e, kind="Event") for e in shown.items],
+            "items": [self.row(api, e, kind="Event") for e in shown.items],
         }
         if shown.note:
             answer["note"] = shown.note

@@ -163,7 +163,8 @@ _ROWS: dict[str, Callable[[Json], Row]] = {
 }  # fmt: skip
 
 
-def summary(obj: Json, *, kind: str) -> Row:
+def summary(obj: Json, *, kind: str, now: datetime | None = None) -> Row:
+    """The columns `kubectl get` shows; `now` (the cluster's) for the age, else this machine's."""
     metadata = obj.get("metadata", {})
     row: Row = {"name": metadata.get("name", "")}
     if metadata.get("namespace"):
@@ -171,7 +172,7 @@ def summary(obj: Json, *, kind: str) -> Row:
     shape = _ROWS.get(kind)
     if shape is not None:
         row.update(shape(obj))
-    row["age"] = age(metadata)
+    row["age"] = age(metadata, now=now)
     return row
 
 

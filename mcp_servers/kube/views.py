@@ -14,7 +14,7 @@ from core import quantity
 from core.connection import Json
 from core.errors import InvalidArgument
 from mcp_servers.common import arguments, bounds
-from mcp_servers.kube import progress, rollouts, rows
+from mcp_servers.kube import progress, rollouts
 from mcp_servers.kube.reads import Reads
 
 MiB = 2**20
@@ -173,7 +173,7 @@ class Views:
                     )
         node_rows = []
         for node in nodes:
-            row = rows.summary(node, kind="Node")
+            row = self.reads.row(api, node, kind="Node")
             alloc = node.get("status", {}).get("allocatable", {})
             sums = requested.get(row["name"], {"cpu": 0.0, "memory": 0.0})
             row["pods"] = sum(1 for p in pods if p.get("spec", {}).get("nodeName") == row["name"])
@@ -183,12 +183,12 @@ class Views:
             )
             node_rows.append(row)
         bad_deployments = [
-            rows.summary(d, kind="Deployment")
+            self.reads.row(api, d, kind="Deployment")
             for d in deployments
             if d.get("status", {}).get("availableReplicas", 0)
             < d.get("spec", {}).get("replicas", 1)
         ]
-        bad_pods = [rows.summary(p, kind="Pod") for p in pods if _pod_unhealthy(p)]
+        bad_pods = [self.reads.row(api, p, kind="Pod") for p in pods if _pod_unhealthy(p)]
         version = api.request("GET", "/version", what="the API server's version")
         answer: Json = {
             "server_version": str(version.get("gitVersion") or ""),

@@ -59,6 +59,12 @@ def test_a_pool_grows_and_shrinks_as_asked_and_zero_is_asked_back(
     ], written
 
 
+def test_a_cluster_without_node_pools_says_so(operator: Operator) -> None:
+    outcome = operator.ask("add 2 nodes to the workers pool")
+    assert outcome.answer.startswith("This cluster has no node pools I can size"), outcome.answer
+    assert operator.mutations() == []
+
+
 def test_a_pool_that_does_not_exist_is_asked_about(kubectl: Kubectl, operator: Operator) -> None:
     for obj in pool(replicas=1, provision_seconds=5):
         kubectl("apply", "-f", "-", input=json.dumps(obj))

@@ -147,7 +147,7 @@ def test_a_target_two_minors_ahead_is_refused(
     assert found["refused"].startswith("the control plane moves one minor version at a time")
     assert outcome.answer.startswith("I do not carry out cluster upgrades yet"), outcome.answer
     assert "upgrade v1.37 to v1.38 first" in outcome.answer
-    assert any("list_manifests" in unseen for unseen in found["unseen"])  # no gitops server
+    assert any("no GitOps repository is set" in unseen for unseen in found["unseen"])
     assert operator.mutations() == []
 
 

@@ -242,3 +242,23 @@ def test_tools_over_stdio_with_the_module_entry_point(
     # No namespace given, yet the allow-list narrows "everywhere" to the one allowed namespace.
     assert {c["namespace"] for c in listed["items"]} == {namespace}
     assert "over-stdio" in {c["name"] for c in listed["items"]}
+
+
+def test_ages_are_counted_on_the_clusters_clock(
+    shared_kubectl: Kubectl, kube: KubeTools, namespace: str
+) -> None:
+    """The suite's sandboxes live ten times faster than life, and the kube server reads stamps
+    as the cluster wrote them: an age counted on this machine's clock would be negative (shown
+    as 0s); counted on the cluster's it grows ten times faster than life, as kubectl's does."""
+    shared_kubectl("create", "configmap", "aged", "-n", namespace, "--from-literal=a=b")
+
+    def age() -> int:
+        [row] = kube.ok("list_resources", kind="configmaps", namespace=namespace,
+                        field_selector="metadata.name=aged")["items"]  # fmt: skip
+        value = str(row["age"])
+        return int(value[:-1]) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[value[-1]]
+
+    # 30 s of cluster time pass in 3 real ones: by this machine's clock it would take half a
+    # minute and more, as much longer as the sandbox has lived
+    seen = eventually(lambda: age() >= 30 and age(), timeout=15, what="30 s old, by its row")
+    assert seen < 10 * 60, seen  # minutes of cluster time, not a day
