@@ -463,6 +463,9 @@ def _named_object(sentence: Sentence, kinds: set[str] | frozenset[str]) -> str:
         after, before = sentence.at(index + 1), sentence.at(index - 1)
         if after in ("called", "named"):
             after, index = sentence.at(index + 2), index + 1
+            if _NAME.match(after) and after not in _LINKED:  # said to be its name: it is
+                sentence.take(index, index + 1)
+                return after
         if _NAME.match(after) and after not in _NOT_NAMES | _LINKED and sentence.free(index + 1):
             sentence.take(index, index + 1)
             return after

@@ -376,6 +376,13 @@ READS = [
         (),
         "shop",
     ),
+    (  # a name said after "called" is the name, though "limits" is also a resources word
+        "make a configmap called limits in payments with max_items=50",
+        "configmap",
+        {"name": "limits", "data": {"max_items": "50"}, "create": True},
+        (),
+        "payments",
+    ),
     (
         "put a configmap named feature-flags in shop with checkout=on",
         "configmap",
