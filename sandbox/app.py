@@ -112,7 +112,8 @@ class App:
                 return
             if self.timeframe.shown_to(request.headers):
                 request.inbound = self.timeframe.inbound
-                await self._serve(request, receive, self._wall_anchored(tracking_send))
+                anchored = self._wall_anchored(tracking_send, scope.get("client"))
+                await self._serve(request, receive, anchored)
             else:
                 await self._serve(request, receive, tracking_send)
         except ApiError as exc:
@@ -127,10 +128,11 @@ class App:
                 )
                 await respond(send, 500, dumps(error.status()))
 
-    def _wall_anchored(self, send: Send) -> Send:
-        """`send`, with the stamps of every JSON body it carries moved onto the wall clock (each
-        chunk of a watch at the moment it leaves); logs and other text go as they are."""
+    def _wall_anchored(self, send: Send, connection: object) -> Send:
+        """`send`, with the stamps of every JSON body it carries moved onto the wall clock by
+        the connection's shift; logs and other text go as they are."""
         frame, json = self.timeframe, False
+        shift = frame.shift_for(connection)
 
         async def anchored(message: Message) -> None:
             nonlocal json
@@ -138,7 +140,7 @@ class App:
                 types = [v for k, v in message.get("headers", ()) if k == b"content-type"]
                 json = any(b"json" in t for t in types)
             elif json and message["type"] == "http.response.body" and message.get("body"):
-                message = {**message, "body": frame.outbound(message["body"], frame.shift())}
+                message = {**message, "body": frame.outbound(message["body"], shift())}
             await send(message)
 
         return anchored

@@ -11,6 +11,10 @@ Stamps a client writes into those fields (an Event it records, a condition it pa
 back the other way, so they land at the sandbox moment they meant. Lease `renewTime` and
 `acquireTime` are left alone both ways: clients coordinate through them with their own clocks.
 
+One connection keeps the shift it first got (for `CONNECTION_S` at most), so a client's reads
+in a row agree with each other: kubectl compares the object it read with the one a patch
+returns to say "(no change)". A new connection sees the clock as of then.
+
 A client that reasons in the cluster's own time (the crew reads it from node Lease renewals)
 asks for the stamps as they are with `Kubecrew-Clock: cluster`. A clock told where to start,
 running at 1x or stopped is shown as it is to everyone: a scenario's `start` is a date its
@@ -20,6 +24,7 @@ author chose, and the deterministic tests compare exact stamps.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -56,11 +61,27 @@ _STAMP = re.compile(rf"({_SECONDS})(\.\d{{1,9}})?Z")
 _WIRE = re.compile(rf'"({"|".join(TIME_FIELDS)})":"({_SECONDS})'.encode() + rb'(\.\d{1,9})?Z"')
 
 
+CONNECTION_S = 30.0  # real seconds a connection keeps its shift
+_REMEMBERED = 4096  # connections remembered at most
+
+
 class TimeFrame:
     """Re-anchors the stamps of one sandbox's responses (and requests) to the wall clock."""
 
     def __init__(self, clock: Clock) -> None:
         self.clock = clock
+        self._connections: dict[object, tuple[float, timedelta]] = {}
+
+    def shift_for(self, connection: object) -> Callable[[], timedelta]:
+        """The shift a connection's responses take, fixed while it lives (see the module)."""
+        now = time.monotonic()
+        seen = self._connections.get(connection)
+        if seen is None or now - seen[0] > CONNECTION_S:
+            if len(self._connections) >= _REMEMBERED:
+                self._connections.clear()
+            seen = self._connections[connection] = (now, self.shift())
+        shift = seen[1]
+        return lambda: shift
 
     def shown_to(self, headers: Mapping[str, str]) -> bool:
         """Whether a request's client sees the stamps moved: any client, unless the clock runs
