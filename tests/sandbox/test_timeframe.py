@@ -60,3 +60,14 @@ def test_only_a_clock_off_the_speed_of_life_and_not_told_where_to_start_is_moved
     assert not TimeFrame(Clock()).shown_to({})
     assert not TimeFrame(Clock(start, rate=10)).shown_to({})
     assert not TimeFrame(Clock(start, rate=0)).shown_to({})
+
+
+def test_a_connection_keeps_its_shift_and_a_new_one_sees_the_clock_as_of_then() -> None:
+    clock = Clock(rate=10)
+    frame = TimeFrame(clock)
+    kept = frame.shift_for(("127.0.0.1", 50000))
+    clock.advance(HOUR)  # an hour of sandbox time passes between two reads of one client
+
+    assert frame.shift_for(("127.0.0.1", 50000))() == kept()  # kubectl's read and its patch
+    fresh = frame.shift_for(("127.0.0.1", 50001))()
+    assert abs(kept() - fresh - HOUR) <= timedelta(seconds=2)
