@@ -42,7 +42,7 @@ class BreakLoop(Exception):
 
 
 class ContinueLoop(BreakLoop):
-    pass
+    """`continue N`: leaves N-1 loops, then goes on with the next round of the Nth."""
 
 
 class ReturnFrom(Exception):

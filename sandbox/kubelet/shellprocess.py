@@ -19,6 +19,7 @@ commands per script, `MAX_SPINS` iterations of a loop in a row while no time pas
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Coroutine
 from dataclasses import replace
 from typing import Any, TypeVar
@@ -88,7 +89,7 @@ async def _discard(_: str) -> None:
     return None
 
 
-class ShellProcess:
+class ShellProcess(ABC):
     """One sh process; subclasses say what programs do and which files exist."""
 
     pid = 1
@@ -105,8 +106,9 @@ class ShellProcess:
 
     # -- what subclasses provide --------------------------------------------------------------
 
+    @abstractmethod
     async def program(self, name: str, args: list[str], io: Stdio) -> int:
-        raise NotImplementedError
+        """Run a command that is neither a builtin nor a function; its exit status."""
 
     def read_file(self, path: str) -> str | None:
         return None
@@ -174,7 +176,7 @@ class ShellProcess:
             self.status = failure.status
         except ReturnFrom as returned:
             self.status = returned.code
-        except BreakLoop:
+        except BreakLoop:  # `break` or `continue` outside any loop does nothing, as in sh
             pass
         return self.status
 
