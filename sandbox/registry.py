@@ -287,7 +287,8 @@ BUILTINS: tuple[ResourceType, ...] = (
     # metrics.k8s.io/v1beta1: read-only, filled by the simulator
     _rt("metrics.k8s.io/v1beta1", "pods", "PodMetrics", verbs=READ_VERBS),
     _rt("metrics.k8s.io/v1beta1", "nodes", "NodeMetrics", namespaced=False, verbs=READ_VERBS),
-    # cluster.x-k8s.io/v1beta1 and infrastructure.cluster.x-k8s.io/v1beta1: Cluster API
+    # cluster.x-k8s.io, controlplane.cluster.x-k8s.io and infrastructure.cluster.x-k8s.io
+    # (v1beta1): Cluster API
     _cluster_api("cluster.x-k8s.io/v1beta1", "clusters", "Cluster", short=("cl",), sub=("status",)),
     _cluster_api(
         "cluster.x-k8s.io/v1beta1",
@@ -304,6 +305,13 @@ BUILTINS: tuple[ResourceType, ...] = (
         sub=("status", "scale"),
     ),
     _cluster_api("cluster.x-k8s.io/v1beta1", "machines", "Machine", short=("ma",), sub=("status",)),
+    _cluster_api(
+        "controlplane.cluster.x-k8s.io/v1beta1",
+        "kubeadmcontrolplanes",
+        "KubeadmControlPlane",
+        short=("kcp",),
+        sub=("status", "scale"),
+    ),
     _cluster_api(
         "infrastructure.cluster.x-k8s.io/v1beta1",
         "sandboxmachinetemplates",

@@ -5,7 +5,8 @@
     metadata: {name: shop}
     spec:
       clock: {rate: 10, start: "2026-12-01T09:00:00Z", seed: 7}
-      version: v1.37.2          # the control plane's, as /version reports it
+      version: v1.37.2          # the control plane's, as /version reports it (and as a
+                                # KubeadmControlPlane in the manifests says, if there is one)
       nodes: [{name: gpu-1, cpu: "32", memory: 256Gi, gpus: 8, labels: {...}, taints: [...]}]
       namespaces: [shop]
       images: [{repository: ghcr.io/acme/api, tags: ["1.0"], profile: shop-api}]
@@ -34,6 +35,7 @@ import yaml
 
 from sandbox import bootstrap
 from sandbox.clock import Clock, parse_time
+from sandbox.clusterapi.vocabulary import CONTROL_PLANE_GROUP, CONTROL_PLANE_KIND
 from sandbox.errors import ApiError
 from sandbox.faults import FaultSpecError, parse_spec
 from sandbox.faults.specs import PROFILE_CHANGES
@@ -41,7 +43,7 @@ from sandbox.kubelet.profiles import MIB, Profile, ProfileBook
 from sandbox.objects import WriteOptions
 from sandbox.quantity import parse_quantity
 from sandbox.store import Obj
-from sandbox.version import parse_version
+from sandbox.version import is_version, parse_version
 from sandbox.world import World
 
 if TYPE_CHECKING:
@@ -227,16 +229,17 @@ class _Reader:
             if key not in _SPEC_FIELDS:
                 raise self.fail(f"spec.{key}", f"unknown field; known: {', '.join(_SPEC_FIELDS)}")
         profiles = self.profiles(spec.get("profiles"))
+        manifests = self.manifests(spec.get("manifests"))
         return Scenario(
             path=self.path,
             name=name,
             clock=self.clock(spec.get("clock")),
-            version=self.version(spec.get("version")),
+            version=self.agreed_version(self.version(spec.get("version")), manifests),
             nodes=self.nodes(spec.get("nodes")),
             namespaces=self.namespaces(spec.get("namespaces")),
             images=self.images(spec.get("images"), {p.name for p in profiles}),
             profiles=profiles,
-            manifests=self.manifests(spec.get("manifests")),
+            manifests=manifests,
             faults=self.faults(spec.get("faults")),
         )
 
@@ -270,6 +273,29 @@ class _Reader:
             return parse_version(raw)
         except ValueError as exc:
             raise self.fail("spec.version", str(exc)) from None
+
+    def agreed_version(self, version: str | None, manifests: tuple[Obj, ...]) -> str | None:
+        """The sandbox's API server is the control plane a KubeadmControlPlane describes, so
+        their versions agree: without `spec.version`, the first one's is the scenario's."""
+        for obj in manifests:
+            group = str(obj["apiVersion"]).rpartition("/")[0]
+            if (group, obj["kind"]) != (CONTROL_PLANE_GROUP, CONTROL_PLANE_KIND):
+                continue
+            wanted = (obj.get("spec") or {}).get("version")
+            if isinstance(wanted, str) and wanted and not wanted.startswith("v"):
+                wanted = f"v{wanted}"  # as Cluster API's webhook defaults it
+            if not is_version(wanted):
+                continue  # the API refuses it when the scenario is applied, saying why
+            if version is None:
+                version = wanted
+            elif wanted != version:
+                raise self.fail(
+                    "spec.version",
+                    f"is {version} but KubeadmControlPlane {obj['metadata']['name']} asks for "
+                    f"{wanted}: the sandbox's API server is that control plane, so write one "
+                    "version in both (and upgrade the KubeadmControlPlane once the sandbox runs)",
+                )
+        return version
 
     def nodes(self, raw: Any) -> tuple[NodeSpec, ...] | None:
         if raw is None:

@@ -7,13 +7,15 @@ change with it: it serves Kubernetes 1.37's kinds whatever the number says).
 
 `parse_version` accepts what Kubernetes releases are called (`v1.37.2`, `v1.38.0-rc.1`) and
 refuses anything else with a message saying what to write; `version_info` is the `/version`
-body for one. Plain functions, no state.
+body for one. `precedes` and `skips_a_minor` order two releases the way an upgrade of a
+KubeadmControlPlane (sandbox/control/controlplanes.py) and Cluster API's webhook judge it. Plain
+functions, no state.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, TypeGuard
 
 from sandbox.schemas import KUBERNETES_VERSION
 
@@ -22,7 +24,7 @@ PATTERN = re.compile(r"v(\d+)\.(\d+)\.(\d+)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?
 HINT = "must be a Kubernetes version such as v1.37.2"
 
 
-def is_version(text: object) -> bool:
+def is_version(text: object) -> TypeGuard[str]:
     return isinstance(text, str) and PATTERN.match(text) is not None
 
 
@@ -33,11 +35,36 @@ def parse_version(text: object) -> str:
     return str(text)
 
 
+def release(version: str) -> tuple[int, int, int]:
+    """(major, minor, patch) of a version `parse_version` accepts."""
+    found = PATTERN.match(version)
+    assert found is not None, version
+    return int(found.group(1)), int(found.group(2)), int(found.group(3))
+
+
+def precedes(version: str, other: str) -> bool:
+    """`version` is an older release than `other`: by number, a pre-release (v1.38.0-rc.1) before
+    its release (pre-release tags compared as text, near enough for alpha, beta and rc)."""
+
+    def key(text: str) -> tuple[int, int, int, bool, str]:
+        found = PATTERN.match(text)
+        assert found is not None, text
+        tag = found.group(4) or ""
+        return (*release(text), not tag, tag)
+
+    return key(version) < key(other)
+
+
+def skips_a_minor(current: str, wanted: str) -> bool:
+    """Going from `current` to `wanted` jumps two or more minor releases (or to another major),
+    which kubeadm, and so Cluster API, refuses: v1.37.x may go to any v1.38.y, not to v1.39.0."""
+    major, minor, _ = release(current)
+    return release(wanted)[:2] >= (major, minor + 2)
+
+
 def version_info(git_version: str) -> dict[str, Any]:
     """The `/version` body of a control plane at `git_version` (one `parse_version` accepted)."""
-    found = PATTERN.match(git_version)
-    assert found is not None, git_version
-    major, minor = found.group(1), found.group(2)
+    major, minor = (str(number) for number in release(git_version)[:2])
     return {
         "major": major,
         "minor": minor,

@@ -6,8 +6,9 @@ do not name and checked against them, `kubectl get` prints the columns below (th
 API v1beta1), OpenAPI publishes the schemas, and strategic merge patch is refused as for any
 custom resource. The schemas name every field the sandbox reads or writes, and a few more that
 manifests written for a real Cluster API commonly carry (`bootstrap`, `failureDomain`,
-`clusterNetwork`, `topology`), kept as they are. Descriptions are left out: `kubectl explain`
-shows the field names and types.
+`clusterNetwork`, `topology`, a KubeadmControlPlane's `machineTemplate` and `remediationStrategy`,
+and its `kubeadmConfigSpec`, whose unknown fields are all preserved), kept as they are.
+Descriptions are left out: `kubectl explain` shows the field names and types.
 
 Plain data, built once at import; nothing here knows of the store or of HTTP.
 """
@@ -215,6 +216,49 @@ MACHINE = _root(
     ),
 )
 
+KUBEADM_CONTROL_PLANE = _root(
+    _object(
+        {
+            "replicas": _INT,
+            "version": _STRING,
+            "machineTemplate": _object(
+                {
+                    "metadata": _TEMPLATE_METADATA,
+                    "infrastructureRef": _REFERENCE,
+                    "nodeDrainTimeout": _STRING,
+                    "nodeVolumeDetachTimeout": _STRING,
+                    "nodeDeletionTimeout": _STRING,
+                }
+            ),
+            "kubeadmConfigSpec": _ANYTHING,
+            "rolloutStrategy": _object(
+                {
+                    "type": _enum("RollingUpdate"),
+                    "rollingUpdate": _object({"maxSurge": _INT_OR_STRING}),
+                }
+            ),
+            "rolloutAfter": _TIME,
+            "remediationStrategy": _ANYTHING,
+        },
+        required=("version",),
+    ),
+    _object(
+        {
+            "selector": _STRING,
+            "replicas": _INT,
+            "version": _STRING,
+            "updatedReplicas": _INT,
+            "readyReplicas": _INT,
+            "unavailableReplicas": _INT,
+            "initialized": _BOOL,
+            "ready": _BOOL,
+            "observedGeneration": {"type": "integer", "format": "int64"},
+            "conditions": _CONDITIONS,
+            **_FAILURE,
+        }
+    ),
+)
+
 _TAINT = _object(
     {
         "key": _STRING,
@@ -255,6 +299,7 @@ SCHEMAS: dict[str, Schema] = {
     "MachineDeployment": MACHINE_DEPLOYMENT,
     "MachineSet": MACHINE_SET,
     "Machine": MACHINE,
+    "KubeadmControlPlane": KUBEADM_CONTROL_PLANE,
     "SandboxMachineTemplate": SANDBOX_MACHINE_TEMPLATE,
 }
 
@@ -309,6 +354,28 @@ PRINTER_COLUMNS: dict[str, tuple[Schema, ...]] = {
         _column("Phase", ".status.phase", "Pending/Provisioning/Running/Deleting/Failed"),
         _AGE,
         _column("Version", ".spec.version", "Kubernetes version of this Machine"),
+    ),
+    "KubeadmControlPlane": (
+        _column("Cluster", ".metadata.labels['cluster\\.x-k8s\\.io/cluster-name']", "Cluster"),
+        _column(
+            "Initialized",
+            ".status.initialized",
+            "Whether the control plane has its kubeadm-config ConfigMap",
+            "boolean",
+        ),
+        _column(
+            "API Server Available",
+            ".status.ready",
+            "Whether the API server is ready to receive requests",
+            "boolean",
+        ),
+        _column("Desired", ".spec.replicas", "Machines desired", "integer", priority=10),
+        _column("Replicas", ".status.replicas", "Non-terminated machines", "integer"),
+        _column("Ready", ".status.readyReplicas", "Machines fully running and ready", "integer"),
+        _column("Updated", ".status.updatedReplicas", "Machines of the current spec", "integer"),
+        _column("Unavailable", ".status.unavailableReplicas", "Machines unavailable", "integer"),
+        _AGE,
+        _column("Version", ".spec.version", "Kubernetes version of this control plane"),
     ),
     "SandboxMachineTemplate": (_AGE,),
 }

@@ -1,16 +1,19 @@
 """The names Cluster API objects are read and written with, and what every controller agrees on.
 
-Storage keys of the five kinds; the labels and annotations Cluster API (v1beta1) puts on
-MachineDeployments, MachineSets, Machines and the Nodes they become; the Machine finalizer and
-phases; and the plain functions of objects several controllers must agree on: when a Machine
-counts as ready (its `NodeHealthy` condition mirrors the Ready condition of its Node) and when as
-available (ready for `minReadySeconds`), and how a CAPI condition is spelled (with `severity`
-when it is False).
+Storage keys of the six kinds; the labels and annotations Cluster API (v1beta1) puts on
+MachineDeployments, MachineSets, Machines and the Nodes they become; the Machine finalizer,
+phases and deletion hooks; the KubeadmControlPlane's condition types; and the plain functions
+of objects several controllers must agree on: when a Machine counts as ready (its `NodeHealthy`
+condition mirrors the Ready condition of its Node) and when as available (ready for
+`minReadySeconds`), which deletion hooks hold a Machine, and how a CAPI condition is spelled
+(with `severity` when it is False).
 
 One label is the sandbox's own, documented here because agents select nodes by it: the provider
 labels each Node `node.cluster.x-k8s.io/pool=<MachineDeployment name>`. It lies in the domain
 Cluster API syncs from Machines to Nodes, so a real management cluster gives Nodes the same label
-when the MachineDeployment template carries it.
+when the MachineDeployment template carries it. One annotation is the sandbox's own too:
+`sandbox.kubecrew.io/upgrade-seconds` on a KubeadmControlPlane says how long (sandbox seconds)
+rolling its control plane to a new version takes.
 
 No store, no clock: plain data and functions of API objects.
 """
@@ -24,6 +27,7 @@ from sandbox.store import Key, Obj
 
 GROUP = "cluster.x-k8s.io"
 INFRASTRUCTURE_GROUP = "infrastructure.cluster.x-k8s.io"
+CONTROL_PLANE_GROUP = "controlplane.cluster.x-k8s.io"
 VERSION = "v1beta1"
 API_VERSION = f"{GROUP}/{VERSION}"
 
@@ -33,6 +37,8 @@ MACHINE_SETS: Key = (GROUP, "machinesets")
 MACHINES: Key = (GROUP, "machines")
 MACHINE_TEMPLATES: Key = (INFRASTRUCTURE_GROUP, "sandboxmachinetemplates")
 TEMPLATE_KIND = "SandboxMachineTemplate"
+CONTROL_PLANES: Key = (CONTROL_PLANE_GROUP, "kubeadmcontrolplanes")
+CONTROL_PLANE_KIND = "KubeadmControlPlane"
 
 # Labels on MachineDeployments, MachineSets and Machines.
 CLUSTER_NAME = "cluster.x-k8s.io/cluster-name"
@@ -43,6 +49,14 @@ TEMPLATE_HASH = "machine-template-hash"
 DELETE_MACHINE = "cluster.x-k8s.io/delete-machine"  # delete this one first on scale-down
 EXCLUDE_NODE_DRAINING = "machine.cluster.x-k8s.io/exclude-node-draining"
 MACHINE_FINALIZER = "machine.cluster.x-k8s.io"
+# Deletion hooks: a deleted Machine waits while it carries an annotation whose key starts with
+# one of these (`pre-drain.delete.hook.machine.cluster.x-k8s.io/<hook name>: <owner>`), before
+# its Node is drained, and then before its Node and instance go.
+PRE_DRAIN_HOOK = "pre-drain.delete.hook.machine.cluster.x-k8s.io"
+PRE_TERMINATE_HOOK = "pre-terminate.delete.hook.machine.cluster.x-k8s.io"
+# The sandbox's own, on a KubeadmControlPlane: how long a version roll takes (default 120 s).
+UPGRADE_SECONDS = "sandbox.kubecrew.io/upgrade-seconds"
+DEFAULT_UPGRADE_SECONDS = 120.0
 
 # What the provider writes on a Node: CAPI's annotations naming its Machine, and the pool label.
 NODE_CLUSTER_NAMESPACE = "cluster.x-k8s.io/cluster-namespace"
@@ -67,11 +81,24 @@ READY = "Ready"
 INFRASTRUCTURE_READY = "InfrastructureReady"
 NODE_HEALTHY = "NodeHealthy"
 DRAINING_SUCCEEDED = "DrainingSucceeded"
+PRE_DRAIN_HOOK_SUCCEEDED = "PreDrainDeleteHookSucceeded"
+PRE_TERMINATE_HOOK_SUCCEEDED = "PreTerminateDeleteHookSucceeded"
+WAITING_EXTERNAL_HOOK = "WaitingExternalHook"  # their reason while a hook annotation remains
+# Condition types and reasons on KubeadmControlPlanes (v1beta1).
+AVAILABLE = "Available"
+MACHINES_SPEC_UP_TO_DATE = "MachinesSpecUpToDate"
+ROLLING_UPDATE_IN_PROGRESS = "RollingUpdateInProgress"
 
 
 def labels_of(obj: Obj) -> dict[str, str]:
     found: dict[str, str] = obj["metadata"].get("labels") or {}
     return found
+
+
+def hooks_of(obj: Obj, prefix: str) -> list[str]:
+    """The annotations of `obj` whose key starts with `prefix` (a deletion hook's), sorted."""
+    annotations = obj["metadata"].get("annotations") or {}
+    return sorted(key for key in annotations if key.startswith(prefix))
 
 
 def pool_of(machine: Obj) -> str:

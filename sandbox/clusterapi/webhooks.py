@@ -16,11 +16,18 @@ Defaults:
 - MachineSet: replicas 1, deletePolicy Random; selector and template labels carry the cluster.
 - SandboxMachineTemplate: the node a default sandbox node is (4 CPUs, 16Gi), no GPUs, joining
   60 s after its Machine is created.
+- KubeadmControlPlane: replicas 1, a version gets its `v`, rolloutStrategy RollingUpdate with
+  maxSurge 1, `machineTemplate.infrastructureRef.namespace` is the object's namespace.
 
 Validation: versions look like v1.37.2; a selector matches its template's labels; maxSurge and
 maxUnavailable are not both 0; `clusterName` never changes; template cpu and memory are
 quantities; a SandboxMachineTemplate's `spec.template.spec` never changes (make a new template
-and point the MachineDeployment at it, as with any Cluster API infrastructure template).
+and point the MachineDeployment at it, as with any Cluster API infrastructure template). A
+KubeadmControlPlane keeps an odd, positive number of replicas (etcd is stacked unless
+`kubeadmConfigSpec.clusterConfiguration.etcd.external` says otherwise), a maxSurge of 0 or 1,
+and a changed `spec.version` neither skips a minor release nor goes back from the version the
+control plane runs (`status.version`, else the old spec's): kubeadm upgrades one minor at a
+time and never downgrades. Its `sandbox.kubecrew.io/upgrade-seconds` is a number of seconds.
 Shapes (types, required fields, replicas >= 0) are the schemas' job (`schemas.py`); the hook
 leaves a malformed object as it is for them to reject.
 """
@@ -33,9 +40,11 @@ from typing import Any
 from sandbox import bootstrap
 from sandbox.clusterapi.vocabulary import (
     CLUSTER_NAME,
+    CONTROL_PLANE_GROUP,
     DEPLOYMENT_NAME,
     GROUP,
     INFRASTRUCTURE_GROUP,
+    UPGRADE_SECONDS,
 )
 from sandbox.errors import ApiError, Cause, invalid
 from sandbox.jsoncopy import deep_copy
@@ -44,9 +53,9 @@ from sandbox.quantity import parse_quantity
 from sandbox.registry import ResourceType
 from sandbox.selectors import LabelSelector
 from sandbox.store import Obj
-from sandbox.validation.causes import IMMUTABLE
+from sandbox.validation.causes import IMMUTABLE, forbidden
 from sandbox.validation.causes import invalid as invalid_value
-from sandbox.version import HINT, is_version
+from sandbox.version import HINT, is_version, precedes, release, skips_a_minor
 
 DEFAULT_PROVISION_SECONDS = 60
 TEMPLATE_DEFAULTS: dict[str, Any] = {
@@ -189,6 +198,23 @@ def _default_template(obj: Obj) -> None:
             spec.setdefault(key, value)
 
 
+def _default_control_plane(obj: Obj) -> None:
+    spec = _map(obj, "spec")
+    if spec is None:
+        return
+    spec.setdefault("replicas", 1)
+    namespace = obj["metadata"].get("namespace", "")
+    _machine_spec(spec, namespace)  # the version's `v`
+    template = spec.get("machineTemplate")
+    _machine_spec(template if isinstance(template, dict) else None, namespace)
+    strategy = _map(spec, "rolloutStrategy")
+    if strategy is not None:
+        strategy.setdefault("type", "RollingUpdate")
+        rolling = _map(strategy, "rollingUpdate")
+        if rolling is not None:
+            rolling.setdefault("maxSurge", 1)
+
+
 # -- validation --------------------------------------------------------------------------------
 
 
@@ -268,13 +294,69 @@ def _validate_template(obj: Obj, old: Obj | None) -> list[Cause]:
     return causes
 
 
+def _validate_control_plane(obj: Obj, old: Obj | None) -> list[Cause]:
+    causes = _version(obj, ("spec", "version")) + _upgrade_seconds(obj)
+    replicas = _path(obj, "spec", "replicas")
+    external = _path(obj, "spec", "kubeadmConfigSpec", "clusterConfiguration", "etcd", "external")
+    if isinstance(replicas, int) and replicas <= 0:
+        causes.append(forbidden("spec.replicas", "replicas cannot be less than or equal to 0"))
+    elif isinstance(replicas, int) and replicas % 2 == 0 and not external:
+        detail = "replicas cannot be an even number when etcd is stacked: etcd needs a majority"
+        causes.append(forbidden("spec.replicas", detail))
+    surge = _path(obj, "spec", "rolloutStrategy", "rollingUpdate", "maxSurge")
+    if surge is not None and str(surge) not in ("0", "1"):
+        where = "spec.rolloutStrategy.rollingUpdate.maxSurge"
+        causes.append(invalid_value(where, surge, "value must be 1 or 0"))
+    return causes + _version_step(obj, old)
+
+
+def _upgrade_seconds(obj: Obj) -> list[Cause]:
+    value = (obj["metadata"].get("annotations") or {}).get(UPGRADE_SECONDS)
+    if value is None:
+        return []
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = -1.0
+    if 0 <= seconds < float("inf"):
+        return []
+    where = f"metadata.annotations[{UPGRADE_SECONDS}]"
+    return [invalid_value(where, value, "must be a number of seconds, such as 120")]
+
+
+def _version_step(obj: Obj, old: Obj | None) -> list[Cause]:
+    """A changed spec.version may go one minor up from what the control plane runs, not two,
+    and not down: kubeadm upgrades one minor release at a time and cannot downgrade."""
+    wanted = _path(obj, "spec", "version")
+    if old is None or wanted == _path(old, "spec", "version") or not is_version(wanted):
+        return []
+    current = _path(old, "status", "version")
+    if not is_version(current):
+        current = _path(old, "spec", "version")
+    if not is_version(current):
+        return []
+    change = f"cannot update Kubernetes version from {current} to {wanted}"
+    if precedes(wanted, current):
+        detail = f"{change}: a control plane cannot be downgraded; keep {current} or go up"
+        return [forbidden("spec.version", detail)]
+    if skips_a_minor(current, wanted):
+        major, minor, _ = release(current)
+        detail = (
+            f"{change}: upgrade one minor version at a time, to v{major}.{minor + 1}.x first, "
+            f"then to {wanted} once status.version shows the first step done"
+        )
+        return [forbidden("spec.version", detail)]
+    return []
+
+
 Defaulter = Callable[[Obj], None]
 Validator = Callable[[Obj, Obj | None], list[Cause]]
 
-_GROUPS = frozenset({GROUP, INFRASTRUCTURE_GROUP})
+_GROUPS = frozenset({GROUP, INFRASTRUCTURE_GROUP, CONTROL_PLANE_GROUP})
 _RULES: dict[str, tuple[Defaulter, Validator]] = {
     "MachineDeployment": (_default_deployment, _validate_deployment),
     "MachineSet": (_default_set, _validate_set),
     "Machine": (_default_machine, _validate_machine),
     "SandboxMachineTemplate": (_default_template, _validate_template),
+    "KubeadmControlPlane": (_default_control_plane, _validate_control_plane),
 }

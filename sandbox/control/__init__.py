@@ -29,6 +29,7 @@
     expansion.py      PVC expansion in stages: Resizing, FileSystemResizePending
     volumes.py        PV phases and reclaim (the volume worker); storage keys and annotations
     clusters.py       Cluster API Clusters: provisioned at once (the sandbox is the cluster)
+    controlplanes.py  KubeadmControlPlanes: the sandbox's API server, upgraded on the clock
     machinedeployments.py  MachineSets per machine template, rolled like a Deployment
     machinesets.py    Machines for a MachineSet, deleted unhealthy-first; status from their Nodes
     machines.py       the infrastructure provider: provisioning, Nodes joining, drain, deletion
@@ -46,6 +47,7 @@ from sandbox.control import (
     autoscaling,
     claims,
     clusters,
+    controlplanes,
     cronjobs,
     daemonsets,
     deployments,
@@ -85,6 +87,7 @@ MODULES = (
     disruption,
     autoscaling,
     clusters,
+    controlplanes,
     machinedeployments,
     machinesets,
     machines,

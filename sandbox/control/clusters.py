@@ -7,7 +7,9 @@ plane, so the controller only reports it: phase Provisioned, `infrastructureRead
 `controlPlaneReady` true, and the InfrastructureReady, ControlPlaneReady and Ready conditions.
 
 Left out: ClusterClass topologies (`spec.topology` is kept, not acted on), control-plane and
-infrastructure references (kept, not followed), `spec.paused`, and the Cluster's finalizer:
+infrastructure references (kept, not followed: a KubeadmControlPlane named by
+`controlPlaneRef` labels itself with the Cluster, sandbox/control/controlplanes.py, and the
+Cluster reports ready whatever it says), `spec.paused`, and the Cluster's finalizer:
 deleting a Cluster deletes its MachineDeployments through the owner references their
 controller adds, and their Machines drain after the Cluster is gone.
 """

@@ -17,13 +17,19 @@ both, on the sandbox clock:
 - a deleted Machine goes Deleting: its Node is cordoned and drained with evictions that respect
   PodDisruptionBudgets (sandbox/control/draining.py; skipped with the
   `machine.cluster.x-k8s.io/exclude-node-draining` annotation), retried while a budget refuses,
-  then the Node is deleted and the finalizer removed.
+  then the Node is deleted and the finalizer removed;
+- Cluster API's deletion hooks hold that deletion while the Machine carries an annotation whose
+  key starts with `pre-drain.delete.hook.machine.cluster.x-k8s.io` (before the cordon and drain;
+  only for a Machine that has a Node) or `pre-terminate.delete.hook.machine.cluster.x-k8s.io`
+  (after the drain, before the Node goes): the `PreDrainDeleteHookSucceeded` or
+  `PreTerminateDeleteHookSucceeded` condition is False (`WaitingExternalHook`, naming the
+  annotations) until their owner removes the last of them, which wakes the Machine again.
 Events are those Cluster API records: SuccessfulSetNodeRef, SuccessfulDrainNode, FailedDrainNode.
 
 Left out: bootstrap providers (a Machine needs no bootstrap data; `spec.bootstrap` is kept),
 per-Machine infrastructure objects (`infrastructureRef` names the template itself), node drain
-and deletion timeouts, volume detachment, pre-drain/pre-terminate hooks, and the version skew a
-kubelet newer than the control plane would meet.
+and deletion timeouts (a hook or a budget may hold a Machine forever), volume detachment, and
+the version skew a kubelet newer than the control plane would meet.
 """
 
 from __future__ import annotations
@@ -45,11 +51,18 @@ from sandbox.clusterapi.vocabulary import (
     NODE_CLUSTER_NAMESPACE,
     NODE_HEALTHY,
     NODE_MACHINE,
+    PRE_DRAIN_HOOK,
+    PRE_DRAIN_HOOK_SUCCEEDED,
+    PRE_TERMINATE_HOOK,
+    PRE_TERMINATE_HOOK_SUCCEEDED,
     READY,
     TEMPLATE_KIND,
+    WAITING_EXTERNAL_HOOK,
     MachinePhase,
     Severity,
     condition,
+    find_condition,
+    hooks_of,
     phase_of,
     pool_of,
 )
@@ -228,20 +241,40 @@ class MachineController(Controller):
         node_name = ((machine.get("status") or {}).get("nodeRef") or {}).get("name")
         node = self.get(NODES, "", node_name) if node_name else None
         if node is not None and node_name is not None:
-            if EXCLUDE_NODE_DRAINING not in (meta.get("annotations") or {}):
+            machine, waiting = self._hooks(machine, PRE_DRAIN_HOOK, PRE_DRAIN_HOOK_SUCCEEDED)
+            if waiting:
+                return None  # the hook's owner removing its annotation wakes the Machine
+            drained = (find_condition(machine, DRAINING_SUCCEEDED) or {}).get("status") == "True"
+            if not drained and EXCLUDE_NODE_DRAINING not in (meta.get("annotations") or {}):
                 self._draining[node_name] = (meta["namespace"], meta["name"])
                 again = self._drain(machine, node)
                 if again is not None:
                     return again
+                machine = self.get(MACHINES, meta["namespace"], meta["name"]) or machine
+        machine, waiting = self._hooks(machine, PRE_TERMINATE_HOOK, PRE_TERMINATE_HOOK_SUCCEEDED)
+        if waiting:
+            return None
+        if node is not None and node_name is not None:
             self.delete(NODES, "", node_name)
             collect_orphans(self, node_name)
             self._draining.pop(node_name, None)
+        meta = machine["metadata"]
         finalizers = [f for f in meta.get("finalizers") or () if f != MACHINE_FINALIZER]
         kept = {**meta, "finalizers": finalizers} if finalizers else dict(meta)
         if not finalizers:
             kept.pop("finalizers", None)
         self.write(MACHINES, {**machine, "metadata": kept}, machine)
         return None
+
+    def _hooks(self, machine: Obj, prefix: str, kind: str) -> tuple[Obj, bool]:
+        """The Machine with condition `kind` saying whether hooks of `prefix` hold it, and
+        whether they do."""
+        hooks = hooks_of(machine, prefix)
+        if not hooks:
+            return self._status(machine, "Deleting", self._true(kind)), False
+        waiting = "waiting for the hook's owner to remove " + ", ".join(hooks)
+        hold = self._false(kind, WAITING_EXTERNAL_HOOK, waiting)
+        return self._status(machine, "Deleting", hold), True
 
     def _drain(self, machine: Obj, node: Obj) -> float | None:
         """None once the Node is drained, else seconds until the next try."""

@@ -1,6 +1,8 @@
 """A compiled subset of Kubernetes' JSONPath: what CRD `additionalPrinterColumns` use.
 
-Supported: `.field` (with `\\.` for a literal dot), `['key']` and `["a","b"]`, `[2]` and `[-1]`,
+Supported: `.field` (with `\\.` for a literal dot), `['key']` and `["a","b"]` (where, as in
+Kubernetes, a backslash escapes the next character: `['cluster\\.x-k8s\\.io/cluster-name']`,
+as Cluster API's columns write it, names the label), `[2]` and `[-1]`,
 `[1:3]`, `[*]` and `.*`, `..field` (recursive descent), and filters such as
 `[?(@.type=="Ready")]` (`==`, `!=`, `<`, `<=`, `>`, `>=` against a quoted string, number, `true`,
 `false` or `null`) or `[?(@.field)]` (the field exists). Braces and a leading `$` are optional.
@@ -213,12 +215,13 @@ class _Parser:
         return step
 
     def quoted_list(self) -> list[str]:
-        names = [self.quoted()]
+        # Kubernetes re-reads `['a\.b']` as the field `.a\.b`, which drops every backslash
+        names = [self.quoted().replace("\\", "")]
         self.skip_spaces()
         while self.peek() == ",":
             self.pos += 1
             self.skip_spaces()
-            names.append(self.quoted())
+            names.append(self.quoted().replace("\\", ""))
             self.skip_spaces()
         return names
 

@@ -1,5 +1,6 @@
 """The control plane's version, as `/version` and `kubectl version` report it: moved by the admin
-endpoint (an upgrade of the control plane) or set by a scenario's `spec.version`."""
+endpoint (an upgrade of the control plane) or set by a scenario's `spec.version`, which a
+KubeadmControlPlane among its manifests agrees with."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from sandbox import scenario
 from sandbox.scenario import ScenarioError
 from sandbox.server import Sandbox
 from tests.support.kubectl import Kubectl
-from tests.support.machine_pools import pool
+from tests.support.machine_pools import control_plane, control_plane_of, pool
 from tests.support.simulation import Simulation
 
 VERSION = "/kubecrew/v1/version"
@@ -75,3 +76,21 @@ def test_a_scenario_version_must_be_a_release(tmp_path: Path) -> None:
         scenario.load(path)
     assert caught.value.field == "spec.version"
     assert "v1.37.2" in caught.value.reason
+
+
+def test_a_scenario_and_its_kubeadm_control_plane_agree_on_the_version(tmp_path: Path) -> None:
+    path = tmp_path / "kcp.yaml"
+    manifests = f"    - {json.dumps(control_plane('1.37.2'))}\n"
+    path.write_text(HEAD + f"spec:\n  nodes: 0\n  manifests:\n{manifests}")
+    plan = scenario.load(path)
+    assert plan.make_world().control_plane_version == "v1.37.2"
+    sim = Simulation(nodes=0, world=plan.make_world())
+    plan.apply(sim.cluster)
+    sim.run_for(300)
+    assert sim.world.control_plane_version == "v1.37.2"
+    assert control_plane_of(sim)["status"]["version"] == "v1.37.2"
+    path.write_text(HEAD + f"spec:\n  version: v1.37.0\n  manifests:\n{manifests}")
+    with pytest.raises(ScenarioError) as caught:
+        scenario.load(path)
+    assert caught.value.field == "spec.version"
+    assert "KubeadmControlPlane prod-control-plane asks for v1.37.2" in caught.value.reason

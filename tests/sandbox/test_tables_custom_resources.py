@@ -144,6 +144,9 @@ DOC: Json = {
         pytest.param("$.metadata.name", ["x"], id="dollar"),
         pytest.param(".metadata.labels.app\\.kubernetes\\.io/name", ["web"], id="escaped-dots"),
         pytest.param(".metadata.labels['app.kubernetes.io/name']", ["web"], id="quoted-key"),
+        pytest.param(
+            ".metadata.labels['app\\.kubernetes\\.io/name']", ["web"], id="quoted-escaped-key"
+        ),
         pytest.param(".spec.items[1].n", [2], id="index"),
         pytest.param(".spec.items[-1].n", [3], id="negative-index"),
         pytest.param(".spec.items[5].n", [], id="index-out-of-range"),

@@ -6,9 +6,7 @@ them (within PodDisruptionBudgets) before they go. The whole control plane runs.
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from sandbox.store import Obj
 from tests.support.machine_pools import (
     machine_deployment_status,
     machines,
@@ -16,52 +14,14 @@ from tests.support.machine_pools import (
     node_ready,
     pool,
     pool_nodes,
+    ready_pool,
+    running_web,
     scale,
+    web,
 )
 from tests.support.simulation import Simulation, condition
 
 NEW_VERSION = "v1.37.2"
-
-
-def ready_pool(replicas: int, **shape: Any) -> Simulation:
-    """A cluster with no nodes but a pool of `replicas` machines, all joined and Ready."""
-    sim = Simulation(nodes=0)
-    sim.apply(pool(replicas=replicas, **shape))
-    sim.run_for(60)
-    assert len([n for n in pool_nodes(sim) if node_ready(n)]) == replicas
-    return sim
-
-
-def web(replicas: int, *, spread: bool = False) -> Obj:
-    """A Deployment of nginx pods (one per node when `spread`)."""
-    spec: dict[str, Any] = {"containers": [{"name": "web", "image": "nginx:1.27"}]}
-    if spread:
-        term = {
-            "labelSelector": {"matchLabels": {"app": "web"}},
-            "topologyKey": "kubernetes.io/hostname",
-        }
-        spec["affinity"] = {
-            "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}
-        }
-    return {
-        "apiVersion": "apps/v1",
-        "kind": "Deployment",
-        "metadata": {"name": "web"},
-        "spec": {
-            "replicas": replicas,
-            "selector": {"matchLabels": {"app": "web"}},
-            "template": {"metadata": {"labels": {"app": "web"}}, "spec": spec},
-        },
-    }
-
-
-def running_web(sim: Simulation) -> list[Obj]:
-    return [
-        p
-        for p in sim.pods(app="web")
-        if not p["metadata"].get("deletionTimestamp")
-        and (condition(p, "Ready") or {}).get("status") == "True"
-    ]
 
 
 def test_scaling_up_adds_nodes_only_after_provision_seconds() -> None:
