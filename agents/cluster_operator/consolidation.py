@@ -14,6 +14,12 @@ holds its pods, since draining two at once could empty the room the first one's 
 counted into. The saving is the node's allocatable CPU and memory at
 `prices.PRICES`, an estimate for the owners to weigh.
 
+A node of a Cluster API pool (`placement`: its MachineDeployment, its Machine) is proposed only
+while its pool may lose a machine (`removal.floor`: not below the pool's min-size annotation nor
+a policy's minimum); once drained, the patrol takes it out through the pool (`removal.release`:
+its Machine marked for deletion, the MachineDeployment scaled down by one), so the pool does not
+bring a fresh node back. The proposal's rationale says so.
+
 The proposal (action drain on the node, its pods and the saving in the rationale) is made
 once and remembered in the store, its decision taken up by later reviews; nothing is cordoned
 or drained by the review itself. Once approved (at once or by a person later), the node joins
@@ -32,7 +38,7 @@ from typing import Any, TypedDict, cast
 
 from langgraph.store.base import BaseStore
 
-from agents.cluster_operator import maintenance, migration, nodes, proposals
+from agents.cluster_operator import maintenance, migration, nodes, placement, proposals, removal
 from agents.cluster_operator.capacity import SYSTEM, approver, gib, millicores, requests
 from agents.cluster_operator.clock import cluster_now
 from agents.runtime.prices import PRICES
@@ -63,6 +69,7 @@ class Room(TypedDict):
 
 class Consolidation(TypedDict):
     node: str
+    pool: str  # the MachineDeployment (namespace/name) it would leave, "" for a node of none
     cpu: float  # requested / allocatable
     memory: float
     pods: list[str]  # namespace/name of the pods that would move
@@ -85,9 +92,12 @@ async def review(toolbox: Toolbox, store: BaseStore) -> list[Consolidation]:
     if await in_progress(store):
         return []  # its pods have not moved yet: the room they need is not known to be free
     queued = {e["node"] for e in await maintenance.entries(store)}
-    found = candidate([r for r in rooms if r["node"] not in queued])
+    pools = await placement.read(toolbox)
+    held = {node for pool in pools if await removal.floor(toolbox, pool) for node in pool.machines}
+    found = candidate([r for r in rooms if r["node"] not in queued], keep=frozenset(held))
     if found is None:
         return []
+    found["pool"] = next((p.key for p in pools if found["node"] in p.machines), "")
     return [await _propose(toolbox, store, found)]
 
 
@@ -99,17 +109,18 @@ async def in_progress(store: BaseStore) -> list[str]:
     ]  # fmt: skip
 
 
-def candidate(rooms: list[Room]) -> Consolidation | None:
-    """The emptiest underused node whose pods the others can hold, unproposed."""
+def candidate(rooms: list[Room], *, keep: frozenset[str] = frozenset()) -> Consolidation | None:
+    """The emptiest underused node whose pods the others can hold, unproposed; the nodes in
+    `keep` hold pods, but are not given back."""
     underused = sorted(
-        (r for r in rooms if load(r) < UNDERUSED and len(rooms) > KEEP),
+        (r for r in rooms if load(r) < UNDERUSED and len(rooms) > KEEP and r["node"] not in keep),
         key=lambda r: r["cpu_used_m"] / r["cpu_m"] + r["memory_used_gib"] / r["memory_gib"],
     )
     for room in underused:
         if fits(room["pods"], [r for r in rooms if r["node"] != room["node"]]):
             saved = room["cpu_m"] / 1000 * PRICES["cpu"] + room["memory_gib"] * PRICES["memory_gib"]
             return Consolidation(
-                node=room["node"], cpu=round(room["cpu_used_m"] / room["cpu_m"], 3),
+                node=room["node"], pool="", cpu=round(room["cpu_used_m"] / room["cpu_m"], 3),
                 memory=round(room["memory_used_gib"] / room["memory_gib"], 3),
                 pods=[p["pod"] for p in room["pods"]], savings_per_month=round(saved, 2),
                 proposal="", outcome="", queued=False, approved_by="", runs="", steps=[],
@@ -156,6 +167,9 @@ async def _propose(toolbox: Toolbox, store: BaseStore, found: Consolidation) -> 
             f"them; giving it back saves about ${found['savings_per_month']:.2f} a month. "
             f"Pods that would move: {', '.join(pods) or 'none'}. Nothing is cordoned before "
             "the decision; the drain never breaks a PodDisruptionBudget."
+            + (f" It is a node of pool {found['pool']}: once drained, its Machine is marked for "
+               "deletion and the pool scaled down by one, so no fresh node replaces it."
+               if found["pool"] else "")
         ),
     )  # fmt: skip
     decided = proposals.decided(record)

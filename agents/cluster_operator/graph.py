@@ -1,5 +1,6 @@
 """The Cluster Operator graph: understand -> (patrol | capacity | fleet | nodes | drain_preview |
-savings | maintenance | readiness | upgrade_readiness | node_change | question | clarify) -> END.
+savings | maintenance | readiness | upgrade_readiness | upgrade | node_change | question |
+clarify) -> END.
 
 - understand: a procedure run (`patrol`, `capacity`, `fleet`) arrives with its task set; a
   question is read into its kind by `intents.read_question` ("which nodes are unhealthy?",
@@ -11,14 +12,20 @@ savings | maintenance | readiness | upgrade_readiness | node_change | question |
   unhealthy nodes (`nodes`) each taken as far as they may go now (`migration.migrate`, with the
   node's queued maintenance folded in), the nodes whose pods' restarts rise alone moved off
   the same way (`restarts`; the first patrol only records), then the maintenance queue
-  (`maintenance.run`: in the window, one node out at once); capacity: the underused
+  (`maintenance.run`: in the window, one node out at once), drained pool nodes taken out of
+  their pool (`removal`), an upgrade under way carried on (`upgrading.advance`), and pods the
+  scheduler cannot place answered with a pool's scale-up (`provisioning`); capacity: the underused
   workloads proposed and, as decided, applied (`capacity`; a workload that cannot lose replicas
   gets its CPU requests right-sized the same way, `rightsizing`), and the emptiest underused node
   whose pods fit elsewhere proposed for draining (`consolidation`); fleet: every cluster's
   health and load, an imbalance answered with a proposal (`fleet`). All write only through
   gated tools; other teams' workloads only under approved proposals.
 - maintenance: the reason queued against the node (one entry per node), the window told; the
-  patrol does the work. nodes / drain_preview / savings / readiness / upgrade_readiness
+  patrol does the work.
+- upgrade ("upgrade the cluster to 1.38"): read and refused with the reason, or planned and
+  asked back; on "yes" carried out (`upgrading`: the control plane, then each pool, the canary
+  first) as far as it goes now; "continue the upgrade" carries it on, "how is the upgrade
+  going?" reads it. nodes / drain_preview / savings / readiness / upgrade_readiness
   (`upgrades`: skew, removed APIs in git, drain blockers): readings, nothing changed.
 
 Two brains, one graph: with a model brain every node but clarify is `modelsteps.planned`:
@@ -54,16 +61,20 @@ from agents.cluster_operator import (
     node_changes,
     nodes,
     prompts,
+    provisioning,
     readiness,
+    removal,
     report,
     restarts,
     rightsizing,
     upgrades,
+    upgrading,
 )
 from agents.cluster_operator.clock import cluster_now
 from agents.cluster_operator.state import OperatorState
 from agents.runtime import questions, requests
 from agents.runtime.changes import asking, ops, words
+from agents.runtime.changes.words import affirmative
 from agents.runtime.errors import AgentError
 from agents.runtime.loop.validation import LoopSettings
 from agents.runtime.modelsteps import planned
@@ -83,6 +94,8 @@ async def understand(state: OperatorState) -> dict[str, Any]:
     if state.get("task") in ("patrol", "capacity", "fleet"):
         return {}
     question = state.get("question", "")
+    if upgrading.waits_for_yes(state.get("pending")) and affirmative(question):
+        return {"task": "upgrade"}
     if asking.confirmed(question, state.get("pending")):
         return {"task": "node-change"}
     read = requests.read(question)
@@ -91,6 +104,10 @@ async def understand(state: OperatorState) -> dict[str, Any]:
     task, node, reason = intents.read_question(question)
     if task == "upgrade-readiness" and isinstance(read, words.Asked):
         task = "unsupported"  # "upgrade web to 1.28": a workload's image, the Dev Team's
+    elif task == "upgrade-readiness" and not (
+        requests.asks(question) or intents.assesses(question)
+    ):
+        task = "upgrade"  # "upgrade the cluster to 1.38": asked back before it starts
     if task == "unsupported" and read is not None and not isinstance(read, words.Asked):
         task = "question"  # not one of its own questions: one every agent answers the same way
     return {"task": task, "node": node, "reason": reason, "pending": None}
@@ -122,7 +139,7 @@ async def node_change(state: OperatorState, runtime: Runtime[Context]) -> dict[s
 
 Route = Literal[
     "patrol", "capacity", "fleet", "nodes", "drain_preview", "savings", "maintenance",
-    "readiness", "upgrade_readiness", "node_change", "question", "clarify",
+    "readiness", "upgrade_readiness", "upgrade", "node_change", "question", "clarify",
 ]  # fmt: skip
 
 
@@ -144,15 +161,22 @@ async def patrol(state: OperatorState, runtime: Runtime[Context]) -> dict[str, A
     sick = frozenset(i["node"] for i in issues)
     degrading, handed = await restarts.patrol(toolbox, store, skip=sick)
     queue = await maintenance.run(toolbox, store, migrated={m["node"]: m for m in moved + handed})
+    removed = await removal.release(toolbox, store, queue)
+    upgraded = await upgrading.advance(toolbox, store)
+    provisioned = await provisioning.review(toolbox, store, busy=upgrading.rolling(upgraded))
     result = {
         "readiness": ready, "nodes": issues, "migrations": moved, "maintenance": queue,
-        "degrading": degrading, "restart_migrations": handed,
+        "degrading": degrading, "restart_migrations": handed, "pool_removals": removed,
+        "provisioning": provisioned, "upgrade": upgraded,
     }  # fmt: skip
     answer = report.patrol(issues, moved)
     extra = [
         restarts.said(degrading, handed),
         report.readiness(ready, applied=True),
         report.maintenance(queue),
+        report.pool_removals(removed),
+        report.provisioning(provisioned),
+        upgrading.said_pass(upgraded) if upgraded["steps"] else "",
     ]
     return {"result": result, "answer": "\n\n".join([answer, *(e for e in extra if e)])}
 
@@ -197,8 +221,41 @@ async def upgrade_readiness(state: OperatorState, runtime: Runtime[Context]) -> 
     removed APIs in git, drain blockers, warnings; read only."""
     question = state.get("question", "")
     found = await upgrades.readiness(runtime.context.toolbox, target=upgrades.target_in(question))
-    answer = upgrades.said(found, commanded=not requests.asks(question))
-    return {"result": {"upgrade": found}, "answer": answer}
+    return {"result": {"upgrade": found}, "answer": upgrades.said(found)}
+
+
+async def upgrade(state: OperatorState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """An upgrade of the cluster: planned and asked back, started on "yes", carried on when it
+    is under way ("continue the upgrade"), told when asked how it goes (then only read)."""
+    toolbox, store, question = runtime.context.toolbox, _store(runtime), state.get("question", "")
+    pending, under_way = state.get("pending"), await upgrading.current(store)
+    going = under_way is not None and under_way["state"] not in ("done", "rolled-back")
+    if going and not upgrading.waits_for_yes(pending):
+        if requests.asks(question):
+            told = upgrading.Pass(record=under_way, steps=[], waiting="", working=False)
+            return {"result": {"upgrade": under_way}, "answer": upgrading.said_pass(told)}
+        done = await upgrading.drive(toolbox, store)
+        return {"result": {"upgrade": done}, "answer": upgrading.said_pass(done)}
+    if pending is None and intents.read_question(question)[0] == "upgrade":
+        told = upgrading.Pass(record=under_way, steps=[], waiting="", working=False)
+        return {"result": {"upgrade": under_way}, "answer": upgrading.said_pass(told)}
+    release = str((pending or {}).get("upgrade") or "") or upgrading.release_in(
+        question, await upgrading.served(toolbox)
+    )
+    found, planned, refusals = await upgrading.plan(toolbox, release)
+    if planned is None:
+        answer = upgrading.said_refused(found, refusals)
+        if found["refused"] or upgrades.blockers(found):  # the reading says why: show it
+            answer += "\n\n" + upgrades.said(found)
+        return {"result": {"readiness": found, "refused": refusals}, "answer": answer,
+                "pending": None}  # fmt: skip
+    if not upgrading.waits_for_yes(pending):  # asked back: a front door asks "Go on?"
+        asked, said = {"upgrade": release}, upgrading.said_plan(planned, found)
+        return {"result": {"readiness": found, "plan": planned, "clarification": said,
+                           "confirm": asked}, "answer": said, "pending": asked}  # fmt: skip
+    await upgrading.start(store, planned)
+    done = await upgrading.drive(toolbox, store)
+    return {"result": {"upgrade": done}, "answer": upgrading.said_pass(done), "pending": None}
 
 
 async def capacity_review(state: OperatorState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -278,6 +335,7 @@ builder.add_node("fleet", planned(fleet_survey, ask=asked))
 builder.add_node("maintenance", planned(plan_maintenance, ask=asked))
 builder.add_node("readiness", planned(check_readiness, ask=asked))
 builder.add_node("upgrade_readiness", planned(upgrade_readiness, ask=asked))
+builder.add_node("upgrade", upgrade)
 builder.add_node("node_change", node_change)
 builder.add_node("question", question)
 builder.add_node("clarify", clarify)

@@ -11,9 +11,12 @@
   `nodes`;
 - a saving word (save, savings, cost, cheaper, underused, waste) is `savings`;
 - "clusters", "fleet" or "imbalance" is `fleet`;
+- the upgrade under way ("continue the upgrade", "how is the upgrade going?"): "upgrade" with
+  a word of carrying on or of progress is `upgrade`;
 - an upgrade of the cluster ("are we ready to upgrade to 1.38?", "what blocks a Kubernetes
   upgrade?"): "upgrade" with a version, or with a word of the cluster, readiness or blocking,
-  is `upgrade-readiness` (an upgrade of a workload's image is a change, read before this);
+  is `upgrade-readiness` (an upgrade of a workload's image is a change, read before this); the
+  graph makes it `upgrade` when it is a command ("upgrade the cluster to 1.38");
 - "node(s)" with "ready" or "readiness" is `readiness`;
 - anything else is `unsupported`, which the graph answers with what it can be asked.
 
@@ -44,7 +47,23 @@ _OF_CLUSTER = re.compile(
     r"ready|readiness|block|blocks|blocking|blocker|blockers|prepared?|safe)\b",
     re.IGNORECASE,
 )
+_GOING = re.compile(
+    r"\b(continue|resume|proceed|carry on|go on|status|progress)\b|\bgoing\b(?!\s+to\b)|"
+    r"\bwhere\s+(is|are)\b",
+    re.IGNORECASE,
+)
+_ASSESS = re.compile(
+    r"\b(ready|readiness|block|blocks|blocking|blocker|blockers|prepared?|safe|check|report|"
+    r"assess|plan|preview|stands?)\b",
+    re.IGNORECASE,
+)
 _SAVE = re.compile(r"\b(save|saving|savings|cost|costs|cheaper|underused|waste)\b", re.IGNORECASE)
+
+
+def assesses(question: str) -> bool:
+    """Whether words about an upgrade ask to assess it ("check upgrade readiness", "plan an
+    upgrade to 1.38"), not to carry it out ("upgrade the cluster to 1.38")."""
+    return _ASSESS.search(question) is not None
 
 
 def read_question(question: str) -> tuple[Task, str, str]:
@@ -67,6 +86,8 @@ def _reading(question: str) -> tuple[Task, str]:
         return "savings", ""
     if _FLEET.search(question):
         return "fleet", ""
+    if _UPGRADE.search(question) and _GOING.search(question):
+        return "upgrade", ""
     if _UPGRADE.search(question) and _OF_CLUSTER.search(question):
         return "upgrade-readiness", ""
     if _NODES.search(question) and _READY.search(question):

@@ -28,6 +28,7 @@ from typing import Literal, TypedDict
 
 from langgraph.store.base import BaseStore
 
+from agents.cluster_operator import pools
 from agents.cluster_operator.capacity import approver
 from agents.cluster_operator.clock import cluster_now
 from agents.cluster_operator.migration import Migration, move_off
@@ -118,7 +119,7 @@ async def run(
             shown["steps"].append(f"{node} moved off for its fault, its maintenance with it")
             done.append({**shown, "status": state, "migration": fault})
             continue
-        cordoned = await _cordoned(toolbox, node)
+        cordoned = await pools.cordoned(toolbox, node)
         if entry["state"] == "out" and not cordoned:
             await store.adelete(SPACE, node)
             out.remove(node)
@@ -164,10 +165,3 @@ async def run(
              "approved_by": by}
         )  # fmt: skip
     return done
-
-
-async def _cordoned(toolbox: Toolbox, node: str) -> bool:
-    got = await toolbox.call(
-        "get_resource", kind="Node", name=node, output="fields", fields=["spec.unschedulable"]
-    )
-    return bool(got.get("spec.unschedulable"))

@@ -19,7 +19,9 @@ from agents.cluster_operator.fleet import ClusterHealth, Move
 from agents.cluster_operator.maintenance import Entry, Maintenance
 from agents.cluster_operator.migration import Migration
 from agents.cluster_operator.nodes import NodeIssue
+from agents.cluster_operator.provisioning import Provisioning
 from agents.cluster_operator.readiness import Readiness
+from agents.cluster_operator.removal import Removal
 from agents.cluster_operator.rightsizing import Resize
 
 STATUS = {
@@ -97,6 +99,45 @@ def rightsizing(found: list[Resize], *, proposed: bool) -> str:
         lines += [f"  {step}" for step in r["steps"]]
     if not proposed:
         lines.append("Nothing was proposed or changed; a capacity review proposes these.")
+    return "\n".join(lines)
+
+
+PROVISIONED = {
+    "validated": "the new nodes joined Ready and its pods are bound",
+    "waiting-for-nodes": "scaled; the new nodes are still coming",
+    "waiting-for-approval": "waiting for a person to approve the scale-up",
+    "rejected": "not scaled: rejected",
+    "timed-out": "scaled, but the nodes did not serve its pods in time",
+    "failed": "not scaled: the scale failed",
+    "not-needed": "not scaled: its pods no longer wait",
+}
+
+
+def provisioning(found: Provisioning) -> str:
+    """The pods waiting for a node, each pool's scale-up with its steps, and the pods no pool
+    can take with why; "" when nothing was scaled, is under way or is explained."""
+    if not found["scale_ups"] and not found["unfit"]:
+        return ""
+    lines = [f"Provisioning: {len(found['waiting'])} pod(s) wait for a node."]
+    for s in found["scale_ups"]:
+        grown = f"{s['replicas_from']} -> {s['applied'] or s['replicas_to']}"
+        lines.append(
+            f"- pool {s['pool']} {grown} machine(s) for {len(s['pods'])} pod(s) "
+            f"({', '.join(s['pods'])}): {PROVISIONED[s['status']]}"
+        )
+        lines += [f"    {step}" for step in s["steps"]]
+    for u in found["unfit"]:
+        lines.append(f"- {u['pod']} waits and no pool was grown for it: {u['why']}")
+    return "\n".join(lines)
+
+
+def pool_removals(found: list[Removal]) -> str:
+    """The pool nodes drained for consolidation: removed through their pool, or kept, and why."""
+    lines = []
+    for r in found:
+        done = "removed from its pool" if r["removed"] else "kept, drained and cordoned"
+        lines.append(f"Node {r['node']} (pool {r['pool']}, machine {r['machine']}): {done}")
+        lines += [f"  {step}" for step in r["steps"]]
     return "\n".join(lines)
 
 
@@ -214,6 +255,17 @@ def changes(result: Mapping[str, Any]) -> list[Change]:
                     before="absent" if added else "present",
                     after="added" if added else "removed", how="gated write (taint)",
                     proposal="", approved_by=f"policy (NodeReadinessPolicy {r['policy']})",
+                    when="done",
+                )
+            )  # fmt: skip
+    for up in (result.get("provisioning") or {}).get("scale_ups") or []:
+        if up.get("applied") is not None and up["applied"] != up["replicas_from"]:
+            found.append(
+                Change(
+                    target=f"MachineDeployment {up['pool']}", field="replicas",
+                    before=str(up["replicas_from"]), after=str(up["applied"]),
+                    how="gated write (scale), for pods no node could hold",
+                    proposal=up["proposal"], approved_by=up.get("approved_by") or "",
                     when="done",
                 )
             )  # fmt: skip

@@ -19,6 +19,7 @@ Task = Literal[
     "maintenance",
     "readiness",
     "upgrade-readiness",
+    "upgrade",
     "node-change",
     "question",
     "unsupported",

@@ -410,17 +410,20 @@ def _named(namespace: str, name: str) -> str:
     return f"{namespace}/{name}" if namespace else name
 
 
-def said(found: Readiness, *, commanded: bool = False) -> str:
-    """The report a person reads: the verdict, the blockers with their owners, the warnings;
-    `commanded` (an upgrade asked for, not asked about) first says that none is started."""
+def blockers(found: Readiness) -> list[Finding]:
+    return [f for f in found["findings"] if f["severity"] == "blocker"]
+
+
+def said(found: Readiness) -> str:
+    """The report a person reads: the verdict, the blockers with their owners, the warnings."""
     current, target = found["current"] or "unknown", found["target"] or "the next minor"
-    blockers = [f for f in found["findings"] if f["severity"] == "blocker"]
+    blocking = blockers(found)
     warnings = [f for f in found["findings"] if f["severity"] == "warning"]
     if found["refused"]:
         head = f"No upgrade of {current} to {target}: {found['refused']}."
-    elif blockers:
+    elif blocking:
         head = (
-            f"Not ready to upgrade {current} to {target}: {len(blockers)} blocker(s) to fix "
+            f"Not ready to upgrade {current} to {target}: {len(blocking)} blocker(s) to fix "
             f"first, {len(warnings)} warning(s)."
         )
     else:
@@ -431,11 +434,9 @@ def said(found: Readiness, *, commanded: bool = False) -> str:
     lines = [head]
     if found["pools"]:
         lines.append(_pools_said(found["pools"], Minor.parse(found["target"])))
-    if commanded:
-        lines.insert(0, "I do not carry out cluster upgrades yet; here is what stands in the way.")
     if found["kubelets"]:
         lines.append(f"Kubelets: {_kubelet_summary(found['kubelets'])}.")
-    for title, group in (("Blockers (fix before upgrading):", blockers), ("Warnings:", warnings)):
+    for title, group in (("Blockers (fix before upgrading):", blocking), ("Warnings:", warnings)):
         if group:
             lines.append(title)
             lines += [f"- {f['what']}{_owned(f)}: {f['why']}" for f in group]

@@ -59,6 +59,8 @@ _KINDS = {
     "RoleBinding": ("rolebinding", "rolebindings"),
     "Secret": ("secret", "secrets"),
     "MachineDeployment": ("machinedeployment", "machinedeployments", "md"),  # a node pool
+    "Machine": ("machine", "machines", "ma"),
+    "KubeadmControlPlane": ("kubeadmcontrolplane", "kubeadmcontrolplanes", "kcp"),
 }
 _KIND_OF = {alias: kind for kind, aliases in _KINDS.items() for alias in (*aliases, kind.lower())}
 CLUSTER_SCOPED = frozenset({"Node", "Namespace"})

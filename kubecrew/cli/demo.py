@@ -35,6 +35,7 @@ class Scene:
     title: str
     about: str
     play: Play
+    nodes: int = 3  # the sandbox's own nodes (0: every node comes from the scene's pools)
 
 
 # Each scene imports its story when it plays, so `kubecrew --help` loads no agent.
@@ -69,6 +70,12 @@ def node_lifecycle(world: World) -> None:
     node_lifecycle(world)
 
 
+def upgrade(world: World) -> None:
+    from kubecrew.demo.upgrade import upgrade
+
+    upgrade(world)
+
+
 SCENES = (
     Scene("tour", "The practice cluster", "a kubectl tour of the sandbox", tour),
     Scene(
@@ -95,6 +102,13 @@ SCENES = (
         "a GPU fault: cordon, plan, intent, wait for the checkpoint, drain within the PDB",
         node_lifecycle,
     ),
+    Scene(
+        "upgrade",
+        "5. A zero-downtime upgrade",
+        "v1.37 -> v1.38: control plane, then each pool; a training Job kept until it checkpoints",
+        upgrade,
+        nodes=0,
+    ),
 )
 BY_NAME = {scene.name: scene for scene in SCENES}
 
@@ -115,7 +129,7 @@ def play(scene: Scene, console: Console) -> bool:
     console.rule(f"[bold]{escape(scene.title)} [dim]({scene.name})", align="left")
     started = time.monotonic()
     try:
-        with fresh_world(console) as world:
+        with fresh_world(console, nodes=scene.nodes) as world:
             scene.play(world)
     except StepFailed as exc:
         print_failure(f"scene {scene.name}: {exc}", label="demo failed")

@@ -9,10 +9,12 @@ speaks as the same identity and remembers across turns the same way in every sto
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from typing import Literal
 
 import anyio
 
+from agents.cluster_operator.conversation import Conversation
 from agents.cluster_operator.conversation import conversation as operator_conversation
 from agents.platform.conversation import conversation as platform_conversation
 from agents.runtime.brain import Deterministic
@@ -37,6 +39,22 @@ def operator_turn(
 ) -> Outcome:
     """One Cluster Operator turn (`patrol` or `capacity`), its tool calls told in one line;
     `counters="refuse"` is an operator that leaves every counter-offer to someone else."""
+    return _operator(world, VERBS[task], lambda talk: talk.perform(task), counters=counters)
+
+
+def operator_ask(world: World, question: str, *, thread: str | None = None) -> Outcome:
+    """One message to the Cluster Operator; the same `thread` carries on a conversation."""
+    return _operator(world, "reads and acts with", lambda talk: talk.ask(question), thread=thread)
+
+
+def _operator(
+    world: World,
+    verb: str,
+    turn: Callable[[Conversation], Awaitable[Outcome]],
+    *,
+    counters: Literal["accept", "refuse"] = "accept",
+    thread: str | None = None,
+) -> Outcome:
     called: Counter[str] = Counter()
 
     async def go() -> Outcome:
@@ -46,11 +64,12 @@ def operator_turn(
             home=world.root / "agents" / "cluster_operator",
             on_call=lambda tool, _arguments: called.update([tool]),
             counters=counters,
+            thread=thread,
         ) as talk:
-            return await talk.perform(task)
+            return await turn(talk)
 
     outcome = anyio.run(go)
-    world.narrator.say(OPERATOR, VERBS[task], _told(called))
+    world.narrator.say(OPERATOR, verb, _told(called))
     return outcome
 
 

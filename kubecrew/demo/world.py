@@ -216,11 +216,12 @@ class World:
 
 
 @contextmanager
-def fresh_world(console: Console) -> Iterator[World]:
-    """A new sandbox in a temporary home, stopped (and the home removed) when the scene ends."""
+def fresh_world(console: Console, *, nodes: int = 3) -> Iterator[World]:
+    """A new sandbox of `nodes` nodes in a temporary home, stopped (and the home removed) when
+    the scene ends."""
     with tempfile.TemporaryDirectory(prefix="kubecrew-demo-") as tmp:
         root = Path(tmp)
-        sandbox = Sandbox(Options(home=root / "sandbox", nodes=3, rate=DEMO_RATE))
+        sandbox = Sandbox(Options(home=root / "sandbox", nodes=nodes, rate=DEMO_RATE))
         try:
             sandbox.start()
         except Exception as exc:  # whatever breaks start-up, the scene fails with one line

@@ -114,12 +114,20 @@ class Settle(_Strict):
     """A state the world reaches before the trigger: a Deployment rolled out, or (with
     `finding`) the kube server's diagnose reporting that finding on it; with `measured`, also
     the metrics API reporting usage for every one of its replicas (what a capacity review reads,
-    so a review before the first scrape would be judging nothing)."""
+    so a review before the first scrape would be judging nothing); or (`pool`, no deployment)
+    a Cluster API MachineDeployment with every machine available, its nodes joined."""
 
-    namespace: Name
-    deployment: Name
+    namespace: Name = "default"
+    deployment: Name | None = None
+    pool: Name | None = None
     finding: str | None = None
     measured: bool = False
+
+    @model_validator(mode="after")
+    def _one_thing(self) -> Self:
+        if (self.deployment is None) == (self.pool is None):
+            raise ValueError("give a deployment or a pool to settle, one of them")
+        return self
 
 
 class Edit(_Strict):

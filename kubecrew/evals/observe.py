@@ -50,6 +50,11 @@ KINDS: dict[str, tuple[str, str, bool]] = {
     "Job": ("/apis/batch/v1", "jobs", True),
     "CronJob": ("/apis/batch/v1", "cronjobs", True),
     "MachineDeployment": ("/apis/cluster.x-k8s.io/v1beta1", "machinedeployments", True),
+    "KubeadmControlPlane": (
+        "/apis/controlplane.cluster.x-k8s.io/v1beta1",
+        "kubeadmcontrolplanes",
+        True,
+    ),
 }
 # pods come and go by themselves; Jobs run to their end, made by CronJobs and by the crew's own
 # prober (a check, not a change): neither is a write the fingerprint should see

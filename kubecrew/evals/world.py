@@ -203,6 +203,8 @@ def _settle(built: Built, states: list[Settle]) -> None:
         deadline = time.monotonic() + SETTLE_SECONDS
         while not _reached(built, kube, state):
             if time.monotonic() > deadline:
+                if state.pool is not None:
+                    raise WorldFailed(f"pool {state.namespace}/{state.pool} never came up whole")
                 what = state.finding or "a complete rollout"
                 what += ", measured" if state.measured else ""
                 raise WorldFailed(
@@ -212,6 +214,11 @@ def _settle(built: Built, states: list[Settle]) -> None:
 
 
 def _reached(built: Built, kube: KubeSettings, state: Settle) -> bool:
+    if state.pool is not None:
+        pool = built.cluster.get("MachineDeployment", state.pool, state.namespace) or {}
+        want = (pool.get("spec") or {}).get("replicas")
+        return want is not None and (pool.get("status") or {}).get("availableReplicas") == want
+    assert state.deployment is not None
     if state.measured and not _measured(built.cluster, state):
         return False
     if state.finding is None:
@@ -224,7 +231,7 @@ def _reached(built: Built, kube: KubeSettings, state: Settle) -> bool:
 def _measured(cluster: Cluster, state: Settle) -> bool:
     """Whether the metrics API reports usage for as many of the namespace's pods as the
     Deployment wants replicas."""
-    deployment = cluster.get("Deployment", state.deployment, state.namespace) or {}
+    deployment = cluster.get("Deployment", str(state.deployment), state.namespace) or {}
     want = int((deployment.get("spec") or {}).get("replicas", 1))
     path = f"/apis/metrics.k8s.io/v1beta1/namespaces/{state.namespace}/pods"
     return len(cluster.client.get_json(path).get("items", [])) >= want

@@ -22,7 +22,7 @@ from kubecrew.demo.world import World
 KUBECREW = str(Path(sys.executable).with_name("kubecrew"))
 
 
-def kubecrew_demo(*args: str, timeout: float = 150) -> subprocess.CompletedProcess[str]:
+def kubecrew_demo(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [KUBECREW, "demo", *args],
         capture_output=True,
@@ -58,6 +58,7 @@ def test_make_demo_plays_every_scene(
         "self-heal": "passed",
         "governance": "passed",
         "node-lifecycle": "passed",
+        "upgrade": "passed",
     }
 
 
@@ -149,6 +150,21 @@ def test_node_lifecycle_waits_for_the_checkpoint_then_drains_within_the_budget(
     assert waiting < annotated < evicted  # nothing moved before the Job checkpointed
     assert "Cluster Operator validates web is healthy on node-2, node-3" in told
     assert "evicted 3 pod(s) under proposal p-" in told
+
+
+def test_upgrade_moves_the_control_plane_then_each_pool_within_the_budget(
+    demo: subprocess.CompletedProcess[str],
+) -> None:
+    told = section(demo.stdout, "upgrade")
+    assert "Reply 'yes' to start" in told
+    waiting = told.index("waiting for training Job ml/train to checkpoint")
+    annotated = told.index("kubecrew.io/checkpointed-at=")
+    evicted = told.index("evicted 1 pod(s) under proposal p-")
+    assert told.index("the control plane runs v1.38.0") < waiting < annotated < evicted
+    assert "pool default/gpu runs v1.38.0; validated: healthy" in told
+    assert "pool default/workers runs v1.38.0; validated: healthy" in told
+    assert re.search(r"never fewer than 2 healthy pods \(2 required\)", told)
+    assert "Server Version: v1.38.0" in told
 
 
 def test_one_scene_by_name_and_the_list() -> None:

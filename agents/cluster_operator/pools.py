@@ -1,0 +1,208 @@
+"""The node pools an upgrade rolls (Cluster API MachineDeployments), read through the agent's
+tools: the control planes, the pools in upgrade order (the canary first, then the smallest), why a
+pool cannot roll, its machines, its nodes, the teams on them, and what is wrong after a wave.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from typing import Any
+
+from agents.cluster_operator.placement import POOL_LABEL
+from agents.cluster_operator.upgrades import Minor
+from agents.runtime.errors import ToolFailed
+from agents.runtime.toolbox import Toolbox
+
+DEPLOYMENT_LABEL = "cluster.x-k8s.io/deployment-name"
+CANARY_LABEL = "kubecrew.io/canary"
+HOOK = "pre-drain.delete.hook.machine.cluster.x-k8s.io/kubecrew"  # the crew's pre-drain hook
+
+
+async def cordoned(toolbox: Toolbox, node: str) -> bool:
+    got = await toolbox.call(
+        "get_resource", kind="Node", name=node, output="fields", fields=["spec.unschedulable"]
+    )
+    return bool(got.get("spec.unschedulable"))
+
+
+async def control_planes(toolbox: Toolbox) -> list[str]:
+    try:
+        listed = await toolbox.call("list_resources", kind="kubeadmcontrolplanes", limit=10)
+    except ToolFailed as exc:
+        if "has no resource type" in exc.reason:
+            return []
+        raise
+    return [f"{row['namespace']}/{row['name']}" for row in listed.get("items", [])]
+
+
+async def in_order(toolbox: Toolbox) -> list[dict[str, Any]]:
+    """The MachineDeployments, the canary first, then the smallest first."""
+    try:
+        listed = await toolbox.call(
+            "list_resources", kind="machinedeployments", output="fields", limit=200,
+            fields=["spec.template.spec.version", "spec.replicas", "metadata.labels"],
+        )  # fmt: skip
+    except ToolFailed as exc:
+        if "has no resource type" in exc.reason:
+            return []
+        raise
+    pools = [
+        {
+            "pool": f"{row['namespace']}/{row['name']}",
+            "version": str(row.get("spec.template.spec.version") or ""),
+            "replicas": int(row.get("spec.replicas") or 0),
+            "canary": (row.get("metadata.labels") or {}).get(CANARY_LABEL) == "true",
+        }
+        for row in listed.get("items", [])
+    ]
+    return sorted(pools, key=lambda p: (not p["canary"], p["replicas"], p["pool"]))
+
+
+async def cannot_roll(toolbox: Toolbox, pool: dict[str, Any]) -> list[str]:
+    """Why `pool` cannot roll: no surge nor unavailability allowed, or its surge refused by
+    policy."""
+    namespace, name = pool["pool"].split("/", 1)
+    got = await read(toolbox, pool["pool"])
+    replicas = int(got.get("spec.replicas") or 0)
+    surge = _count(got.get("spec.strategy.rollingUpdate.maxSurge"), replicas, default=1, up=True)
+    unavailable = _count(got.get("spec.strategy.rollingUpdate.maxUnavailable"), replicas,
+                         default=0, up=False)  # fmt: skip
+    if not surge and not unavailable:
+        return [f"pool {pool['pool']}: maxSurge and maxUnavailable are both 0, so no machine can "
+                "be replaced"]  # fmt: skip
+    if not surge:
+        return []
+    judged = await toolbox.call(
+        "evaluate_action", action="scale", target=f"machinedeployment/{name}",
+        namespace=namespace, from_replicas=replicas, replicas=replicas + surge,
+    )  # fmt: skip
+    if judged.get("verdict") != "reject":
+        return []
+    why = "; ".join(f"{f['citation']}: {f['why']}" for f in judged.get("fired", [])
+                    if f.get("effect") == "reject")  # fmt: skip
+    return [f"pool {pool['pool']} has no room for its surge of {surge} machine(s) "
+            f"({replicas} -> {replicas + surge}): {why or 'policy refuses it'}"]  # fmt: skip
+
+
+def _count(value: object, replicas: int, *, default: int, up: bool) -> int:
+    """maxSurge / maxUnavailable as a number of machines (a percentage of `replicas`, rounded
+    up for surge and down for unavailability, as Cluster API does)."""
+    if value is None:
+        return default
+    text = str(value)
+    if text.endswith("%"):
+        share = replicas * float(text[:-1]) / 100
+        return math.ceil(share) if up else math.floor(share)
+    return int(text)
+
+
+async def read(toolbox: Toolbox, pool: str) -> dict[str, Any]:
+    namespace, name = pool.split("/", 1)
+    return await toolbox.call(
+        "get_resource", kind="machinedeployments", name=name, namespace=namespace,
+        output="fields", fields=[
+            "spec.replicas", "spec.template.spec.version", "status.availableReplicas",
+            "status.updatedReplicas", "spec.strategy.rollingUpdate.maxSurge",
+            "spec.strategy.rollingUpdate.maxUnavailable",
+        ],
+    )  # fmt: skip
+
+
+async def machines(toolbox: Toolbox, pool: str) -> list[dict[str, Any]]:
+    namespace, name = pool.split("/", 1)
+    listed = await toolbox.call(
+        "list_resources", kind="machines", namespace=namespace,
+        label_selector=f"{DEPLOYMENT_LABEL}={name}", output="fields", limit=500,
+        fields=["spec.version", "status.phase", "status.nodeRef.name", "status.failureMessage",
+                "metadata.deletionTimestamp", "metadata.annotations"],
+    )  # fmt: skip
+    found = []
+    for row in listed.get("items", []):
+        node = str(row.get("status.nodeRef.name") or "")
+        found.append({
+            "name": str(row["name"]), "namespace": namespace, "node": node,
+            "version": str(row.get("spec.version") or ""),
+            "phase": str(row.get("status.phase") or ""),
+            "failure": str(row.get("status.failureMessage") or ""),
+            "deleting": bool(row.get("metadata.deletionTimestamp")),
+            "hooked": HOOK in (row.get("metadata.annotations") or {}),
+            "cordoned": False,
+        })  # fmt: skip
+    return found
+
+
+async def nodes_of(toolbox: Toolbox, name: str) -> list[str]:
+    listed = await toolbox.call(
+        "list_resources", kind="Node", output="fields", fields=["spec.unschedulable"],
+        label_selector=f"{POOL_LABEL}={name}", limit=500,
+    )  # fmt: skip
+    return sorted(str(row["name"]) for row in listed.get("items", []))
+
+
+async def teams_on(toolbox: Toolbox, nodes: list[str]) -> list[str]:
+    teams: set[str] = set()
+    for node in nodes:
+        plan = await toolbox.call("drain_plan", node=node)
+        teams |= {p["pod"].split("/", 1)[0] for p in plan["pods"] if p["action"] == "evict"}
+    return sorted(teams)
+
+
+async def ready(toolbox: Toolbox, node: str) -> tuple[bool, datetime | None]:
+    """Whether the node is Ready, and since when it has said so (or not)."""
+    try:
+        got = await toolbox.call("get_resource", kind="Node", name=node, output="fields",
+                                 fields=["status.conditions"])  # fmt: skip
+    except ToolFailed:
+        return False, None
+    for found in got.get("status.conditions") or []:
+        if found.get("type") == "Ready":
+            since = str(found.get("lastTransitionTime") or "").replace("Z", "+00:00")
+            return found.get("status") == "True", datetime.fromisoformat(since) if since else None
+    return False, None
+
+
+def _is_ready(conditions: object) -> bool:
+    return any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in conditions or []  # type: ignore[attr-defined]
+        if isinstance(c, dict)
+    )
+
+
+async def validate(toolbox: Toolbox, pool: str, target: str) -> list[str]:
+    """What is wrong after a wave: pool nodes not Ready or not at the target, Deployments not
+    fully available, budgets below their promise."""
+    wrong: list[str] = []
+    listed = await toolbox.call(
+        "list_resources", kind="Node", label_selector=f"{POOL_LABEL}={pool.split('/', 1)[1]}",
+        output="fields", fields=["status.nodeInfo.kubeletVersion", "status.conditions"],
+        limit=500,
+    )  # fmt: skip
+    goal = Minor.parse(target)
+    for row in listed.get("items", []):
+        if Minor.parse(str(row.get("status.nodeInfo.kubeletVersion") or "")) != goal:
+            wrong.append(f"node {row['name']} runs {row.get('status.nodeInfo.kubeletVersion')}")
+        if not _is_ready(row.get("status.conditions")):
+            wrong.append(f"node {row['name']} is not Ready")
+    deployments = await toolbox.call(
+        "list_resources", kind="deployments", output="fields",
+        fields=["spec.replicas", "status.availableReplicas"], limit=500,
+    )  # fmt: skip
+    for row in deployments.get("items", []):
+        want, have = (
+            int(row.get("spec.replicas") or 0),
+            int(row.get("status.availableReplicas") or 0),
+        )
+        if have < want:
+            wrong.append(f"Deployment {row['namespace']}/{row['name']}: {have}/{want} available")
+    budgets = await toolbox.call(
+        "list_resources", kind="poddisruptionbudgets", output="fields",
+        fields=["status.currentHealthy", "status.desiredHealthy"], limit=500,
+    )  # fmt: skip
+    for row in budgets.get("items", []):
+        healthy, desired = row.get("status.currentHealthy"), row.get("status.desiredHealthy")
+        if healthy is not None and desired is not None and int(healthy) < int(desired):
+            wrong.append(f"PodDisruptionBudget {row['namespace']}/{row['name']}: {healthy} "
+                         f"healthy, {desired} required")  # fmt: skip
+    return wrong

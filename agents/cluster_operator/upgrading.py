@@ -1,0 +1,510 @@
+"""A Kubernetes minor upgrade carried out: the control plane first, then each node pool in turn,
+with no workload losing what its PodDisruptionBudget promises.
+
+`plan` reads what the upgrade needs (`upgrades.readiness`) and refuses before anything starts
+when the skew policy forbids the target, something blocks it, the control plane cannot be moved
+through the API (no Cluster API KubeadmControlPlane and the API server not yet at the target),
+or a pool can neither surge nor lose a machine. Otherwise it is a `Record` in the agent's store,
+one per cluster, and `advance` takes it as far as it may go now, every pass starting from what
+the cluster says (so a crash resumes at the wave it was in and repeats no write):
+
+1. the control plane: the KubeadmControlPlane's `spec.version` set under a proposal the owners'
+   policies judge, then waited for until `/version` reports the target;
+2. the pools, one wave each, the canary first (a MachineDeployment labelled
+   `kubecrew.io/canary=true`, else the smallest), then the others, smallest first. A wave starts
+   only inside the maintenance window (ChangePolicy, judged at the cluster's time) and once its
+   surge (`maxSurge` more machines) passes the cost and capacity policies; its own proposal
+   names the teams on the pool; every old Machine gets the crew's pre-drain hook
+   (`HOOK`), and the MachineDeployment's version is set. Cluster API then adds a new machine and
+   deletes an old one at a time; each old Machine waits at the hook until the crew has moved
+   its node off as any other (`migration.move_off`: cordon, the eviction intent the owners'
+   policies answer, training Jobs kept until they checkpoint, PDB-respecting evictions within
+   the hourly blast radius, validation), and only then is the hook lifted;
+3. after each wave, validation: every node of the pool Ready at the target kubelet, the
+   MachineDeployment fully available, and no Deployment or PodDisruptionBudget left below what
+   it wants. A wave whose new machine fails to provision, or whose new node is not Ready
+   `JOIN_GRACE` cluster seconds after it joined, is rolled back (its version set back under a
+   rollback proposal; Cluster API replaces the new machines with old ones) and the upgrade stops
+   there, the pools after it untouched. The control plane is not rolled back (Kubernetes does
+   not downgrade it): kubelets one minor behind it are within the skew policy.
+
+`drive` repeats `advance` while the cluster is doing the work, saying each step as it happens,
+and returns when the upgrade is over or waits for something outside it (a window, a person's
+decision, a training checkpoint, a budget); the patrol carries a waiting upgrade on.
+Left out: golden signals per wave (a Prometheus query when one is configured; the workloads'
+availability stands for them here), several pools rolled at once, and control planes managed
+by a cloud provider (they are upgraded there, then the pools here).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal, TypedDict
+
+import anyio
+from langgraph.store.base import BaseStore
+
+from agents.cluster_operator import pools, proposals
+from agents.cluster_operator.clock import cluster_now
+from agents.cluster_operator.maintenance import window
+from agents.cluster_operator.migration import move_off
+from agents.cluster_operator.upgrades import Minor, Readiness, blockers, readiness
+from agents.runtime.progress import Pace, Progress
+from agents.runtime.toolbox import Toolbox
+
+SPACE, KEY = ("cluster_operator", "upgrades"), "cluster"
+HOOK_OWNER = "kubecrew-cluster-operator"
+JOIN_GRACE = 180.0  # cluster seconds a new node may stay not Ready before its wave rolls back
+PAUSE = 1.0  # wall seconds between passes while the cluster works
+
+State = Literal["control-plane", "pools", "done", "rolled-back"]
+WaveState = Literal["pending", "rolling", "rolling-back", "done", "rolled-back"]
+
+
+class Wave(TypedDict):
+    pool: str  # namespace/name of the MachineDeployment
+    from_version: str  # its version before the wave, what a rollback returns to
+    state: WaveState
+    proposal: str  # the upgrade's proposal, then the rollback's
+    why: str  # why it was rolled back ("" otherwise)
+
+
+class Record(TypedDict):
+    target: str  # the release every part ends at: "v1.38.0"
+    from_version: str  # the control plane's version when it began
+    control_plane: str  # namespace/name of the KubeadmControlPlane ("" when already there)
+    state: State
+    proposal: str  # the control plane's proposal
+    waves: list[Wave]
+
+
+class Pass(TypedDict):
+    record: Record | None
+    steps: list[str]  # what this pass did and saw
+    waiting: str  # what it waits for, "" when it is over or the cluster is working
+    working: bool  # the cluster is rolling something: look again soon
+
+
+async def current(store: BaseStore) -> Record | None:
+    kept = await store.aget(SPACE, KEY)
+    return Record(**kept.value) if kept is not None else None  # type: ignore[typeddict-item]
+
+
+async def plan(toolbox: Toolbox, release: str) -> tuple[Readiness, Record | None, list[str]]:
+    """The readiness report, the upgrade to `release` ("v1.38.0") as a record to start, and why
+    it cannot start (the record is None then)."""
+    goal = Minor.parse(release)
+    found = await readiness(toolbox, target=goal)
+    refusals = [found["refused"]] if found["refused"] else []
+    refusals += [f"{f['what']}: {f['why']}" for f in blockers(found)]
+    if not found["current"] or goal is None:
+        refusals.append("the API server's version could not be read")
+    if refusals:
+        return found, None, refusals
+    control_plane = ""
+    if Minor.parse(found["current"]) != goal:
+        planes = await pools.control_planes(toolbox)
+        if not planes:
+            refusals.append(
+                f"the control plane runs {found['current']} and no KubeadmControlPlane manages "
+                f"it here: upgrade it to {release} with its provider first, then ask again "
+                "for the node pools"
+            )
+        control_plane = planes[0] if planes else ""
+    waves = []
+    for pool in await pools.in_order(toolbox):
+        if Minor.parse(pool["version"]) == goal:
+            continue
+        refusals += await pools.cannot_roll(toolbox, pool)
+        waves.append(Wave(pool=pool["pool"], from_version=pool["version"], state="pending",
+                          proposal="", why=""))  # fmt: skip
+    if refusals:
+        return found, None, refusals
+    record = Record(target=release, from_version=found["current"], control_plane=control_plane,
+                    state="control-plane", proposal="", waves=waves)  # fmt: skip
+    return found, record, []
+
+
+def waits_for_yes(pending: dict[str, Any] | None) -> bool:
+    """Whether the conversation's waiting change is an upgrade asked back."""
+    return bool(pending and pending.get("upgrade"))
+
+
+async def served(toolbox: Toolbox) -> str:
+    """The API server's version ("v1.37.0"; "" when it gives none)."""
+    return str((await toolbox.call("overview")).get("server_version") or "")
+
+
+async def start(store: BaseStore, record: Record) -> None:
+    await store.aput(SPACE, KEY, dict(record))
+
+
+async def drive(toolbox: Toolbox, store: BaseStore, *, passes: int = 900) -> Pass:
+    """`advance` again and again while the cluster works (at most `passes` passes, a second
+    apart), each step said as it happens; the last pass, with every step taken."""
+    pace, steps = Pace(5.0), []
+    for _ in range(passes):
+        done = await advance(toolbox, store)
+        steps += done["steps"]
+        record = done["record"]
+        if record is not None:
+            pace(Progress("upgrading", _where(record, done)))
+        if not done["working"]:
+            return {**done, "steps": steps}
+        await anyio.sleep(PAUSE)
+    return {**done, "steps": steps, "waiting": "the cluster is still rolling; ask again later"}
+
+
+async def advance(toolbox: Toolbox, store: BaseStore) -> Pass:
+    """One pass: the upgrade in the store taken as far as it may go now."""
+    record = await current(store)
+    if record is None or record["state"] in ("done", "rolled-back"):
+        return Pass(record=record, steps=[], waiting="", working=False)
+    steps: list[str] = []
+    waiting, working = "", False
+    if record["state"] == "control-plane":
+        waiting, working = await _control_plane(toolbox, record, steps)
+        if not waiting and not working:
+            record["state"] = "pools"
+    if record["state"] == "pools":
+        for wave in record["waves"]:
+            if wave["state"] == "done":
+                continue
+            waiting, working = await _wave(toolbox, store, record, wave, steps)
+            now: WaveState = wave["state"]  # the wave moved on: read it again
+            if now == "rolled-back":
+                record["state"] = "rolled-back"
+            if waiting or working or now != "done":
+                break
+        else:
+            record["state"] = "done"
+            steps.append(await _done(toolbox, record["target"]))
+    await store.aput(SPACE, KEY, dict(record))
+    return Pass(record=record, steps=steps, waiting=waiting, working=working)
+
+
+async def _done(toolbox: Toolbox, target: str) -> str:
+    """The last step said: every node at `target`, or the nodes no pool holds that are not."""
+    listed = await toolbox.call("list_resources", kind="Node", output="fields", limit=500,
+                                fields=["status.nodeInfo.kubeletVersion"])  # fmt: skip
+    behind = sorted(
+        str(row["name"])
+        for row in listed.get("items", [])
+        if Minor.parse(str(row.get("status.nodeInfo.kubeletVersion") or "")) != Minor.parse(target)
+    )
+    if not behind:
+        return f"the upgrade to {target} is done: every node runs it"
+    return (
+        f"the upgrade to {target} is done for the control plane and every pool; "
+        f"{len(behind)} node(s) no pool manages still run an older kubelet "
+        f"({', '.join(behind[:5])}{', ...' if len(behind) > 5 else ''}): upgrade them where "
+        "they are managed (an older kubelet within three minors is allowed)"
+    )
+
+
+def rolling(done: Pass) -> frozenset[str]:
+    """The pools the upgrade is rolling (or rolling back) now."""
+    record = done["record"]
+    waves = record["waves"] if record is not None and record["state"] == "pools" else []
+    return frozenset(w["pool"] for w in waves if w["state"] in ("rolling", "rolling-back"))
+
+
+# -- the control plane ---------------------------------------------------------------------------
+
+
+async def _control_plane(toolbox: Toolbox, record: Record, steps: list[str]) -> tuple[str, bool]:
+    target = record["target"]
+    now = await served(toolbox)
+    if Minor.parse(now) == Minor.parse(target):
+        steps.append(f"the control plane runs {now}")
+        return "", False
+    namespace, name = record["control_plane"].split("/", 1)
+    got = await toolbox.call(
+        "get_resource", kind="kubeadmcontrolplanes", name=name, namespace=namespace,
+        output="fields", fields=["spec.version"],
+    )  # fmt: skip
+    if got.get("spec.version") == target:
+        return "", True  # it rolls; /version moves when it is done
+    if not record["proposal"]:
+        record["proposal"] = await _propose(
+            toolbox, "patch", f"kubeadmcontrolplane/{name}", namespace,
+            f"Upgrade the control plane from {now} to {target}, before any node pool "
+            "(kubelets may trail the API server, never lead it). The API server stays "
+            "available while its instances roll.",
+        )  # fmt: skip
+    decided = await _decided(toolbox, record["proposal"], waiter="upgrade control-plane")
+    if not decided.approved:
+        return _undecided(decided, "the control plane's upgrade", steps), False
+    await toolbox.call(
+        "patch", kind="kubeadmcontrolplanes", name=name, namespace=namespace,
+        patch={"spec": {"version": target}}, patch_type="merge", proposal=record["proposal"],
+    )  # fmt: skip
+    steps.append(f"control plane {record['control_plane']}: version {now} -> {target} "
+                 f"under proposal {record['proposal']}")  # fmt: skip
+    return "", True
+
+
+# -- a pool's wave -------------------------------------------------------------------------------
+
+
+async def _wave(
+    toolbox: Toolbox, store: BaseStore, record: Record, wave: Wave, steps: list[str]
+) -> tuple[str, bool]:
+    if wave["state"] == "pending":
+        return await _begin(toolbox, record, wave, steps)
+    pool = await pools.read(toolbox, wave["pool"])
+    machines = await pools.machines(toolbox, wave["pool"])
+    if wave["state"] == "rolling":
+        failed = await _failed_join(toolbox, machines, record["target"])
+        if failed:
+            return await _roll_back(toolbox, wave, failed, steps)
+        for machine in machines:
+            if machine["deleting"] and machine["hooked"]:
+                held = await _move_off(toolbox, store, record, wave, machine, steps)
+                if held:
+                    return held, False
+        if not _settled(pool, machines, record["target"]):
+            return "", True
+        unhealthy = await pools.validate(toolbox, wave["pool"], record["target"])
+        await _unhook(toolbox, machines, steps)
+        wave["state"] = "done"
+        verdict = "healthy" if not unhealthy else "NOT healthy: " + "; ".join(unhealthy)
+        steps.append(f"pool {wave['pool']} runs {record['target']}; validated: {verdict}")
+        return "", False
+    if not _settled(pool, machines, wave["from_version"]):  # rolling back
+        return "", True
+    await _unhook(toolbox, machines, steps)
+    wave["state"] = "rolled-back"
+    steps.append(f"pool {wave['pool']} is back on {wave['from_version']}; the upgrade stopped "
+                 f"there ({wave['why']}); the pools after it were not touched")  # fmt: skip
+    return "", False
+
+
+async def _begin(
+    toolbox: Toolbox, record: Record, wave: Wave, steps: list[str]
+) -> tuple[str, bool]:
+    """The wave started, once its window is open and its proposal decided."""
+    namespace, name = wave["pool"].split("/", 1)
+    nodes = await pools.nodes_of(toolbox, name)
+    if nodes:
+        plan = await toolbox.call("drain_plan", node=nodes[0])
+        pods = sum(1 for p in plan["pods"] if p["action"] == "evict")
+        at = await cluster_now(toolbox)
+        opens = await window(toolbox, nodes[0], pods, at=at)
+        if opens:
+            said = f"pool {wave['pool']} waits for its maintenance window: it opens at {opens}"
+            steps.append(said + f" (cluster time now {at.isoformat()})")
+            return said, False
+    if not wave["proposal"]:
+        teams = await pools.teams_on(toolbox, nodes)
+        wave["proposal"] = await _propose(
+            toolbox, "patch", f"machinedeployment/{name}", namespace,
+            f"Upgrade node pool {wave['pool']} from {wave['from_version']} to "
+            f"{record['target']}: Cluster API adds a new machine, then each old node is "
+            "cordoned and drained through the Eviction API (never breaking a "
+            "PodDisruptionBudget, training Jobs kept until they checkpoint) before it goes. "
+            f"Workloads of {', '.join(teams) or 'no team'} move.",
+        )  # fmt: skip
+    decided = await _decided(toolbox, wave["proposal"], waiter=f"upgrade {wave['pool']}")
+    if not decided.approved:
+        return _undecided(decided, f"the upgrade of pool {wave['pool']}", steps), False
+    machines = await pools.machines(toolbox, wave["pool"])
+    for machine in machines:
+        if not machine["hooked"]:
+            await _hook(toolbox, machine, HOOK_OWNER)
+    steps.append(f"pool {wave['pool']}: {len(machines)} machine(s) wait for the crew before "
+                 "their drain (pre-drain hook)")  # fmt: skip
+    await _set_version(toolbox, wave, record["target"])
+    wave["state"] = "rolling"
+    steps.append(f"pool {wave['pool']}: version {wave['from_version']} -> {record['target']} "
+                 f"under proposal {wave['proposal']}")  # fmt: skip
+    return "", True
+
+
+async def _move_off(
+    toolbox: Toolbox, store: BaseStore, record: Record, wave: Wave, machine: dict[str, Any],
+    steps: list[str],
+) -> str:  # fmt: skip
+    """The node of a Machine Cluster API is deleting, moved off by the crew; the hook lifted once
+    it is empty. What holds it, "" when the hook was lifted."""
+    node = machine["node"]
+    if node:
+        moved = await move_off(
+            toolbox, store, node, cordoned=await pools.cordoned(toolbox, node),
+            because=f"the upgrade of pool {wave['pool']} to {record['target']} replaces it",
+            first=f"node {node} is replaced by the upgrade of pool {wave['pool']}",
+        )  # fmt: skip
+        steps += moved["steps"]
+        if moved["status"] != "drained":
+            return f"node {node}: {moved['status']}"
+    await _hook(toolbox, machine, None)
+    steps.append(f"machine {machine['name']} may go: its node is empty")
+    return ""
+
+
+async def _roll_back(
+    toolbox: Toolbox, wave: Wave, failed: str, steps: list[str]
+) -> tuple[str, bool]:
+    namespace, name = wave["pool"].split("/", 1)
+    wave["why"] = failed
+    steps.append(f"pool {wave['pool']} paused: {failed}")
+    wave["proposal"] = await _propose(
+        toolbox, "patch", f"machinedeployment/{name}", namespace,
+        f"Roll node pool {wave['pool']} back to {wave['from_version']}: {failed}. Cluster API "
+        "replaces the new machines with machines of the old version; the drains stay "
+        "PDB-respecting.",
+    )  # fmt: skip
+    decided = await _decided(toolbox, wave["proposal"], waiter=f"rollback {wave['pool']}")
+    if not decided.approved:
+        return _undecided(decided, f"the rollback of pool {wave['pool']}", steps), False
+    await _set_version(toolbox, wave, wave["from_version"])
+    wave["state"] = "rolling-back"
+    steps.append(f"pool {wave['pool']}: rolling back to {wave['from_version']} under proposal "
+                 f"{wave['proposal']}")  # fmt: skip
+    return "", True
+
+
+async def _set_version(toolbox: Toolbox, wave: Wave, version: str) -> None:
+    """The pool's machines asked for at `version`, under the wave's proposal."""
+    namespace, name = wave["pool"].split("/", 1)
+    await toolbox.call(
+        "patch", kind="machinedeployments", name=name, namespace=namespace,
+        patch={"spec": {"template": {"spec": {"version": version}}}}, patch_type="merge",
+        proposal=wave["proposal"],
+    )  # fmt: skip
+
+
+async def _hook(toolbox: Toolbox, machine: dict[str, Any], owner: str | None) -> None:
+    """The crew's pre-drain hook put on the Machine (`owner`), or lifted (None)."""
+    await toolbox.call(
+        "patch", kind="machines", name=machine["name"], namespace=machine["namespace"],
+        patch={"metadata": {"annotations": {pools.HOOK: owner}}}, patch_type="merge",
+    )  # fmt: skip
+
+
+async def _failed_join(toolbox: Toolbox, machines: list[dict[str, Any]], target: str) -> str:
+    """Why a new machine of the wave failed, "" while none has."""
+    now = await cluster_now(toolbox)
+    for machine in machines:
+        if machine["version"] != target or machine["deleting"]:
+            continue
+        if machine["phase"] == "Failed":
+            return f"new machine {machine['name']} failed: {machine['failure'] or 'no reason'}"
+        if not machine["node"]:
+            continue
+        ready, since = await pools.ready(toolbox, machine["node"])
+        if not ready and since is not None and (now - since).total_seconds() > JOIN_GRACE:
+            return (f"new node {machine['node']} joined at {target} and is not Ready after "
+                    f"{JOIN_GRACE:.0f} s")  # fmt: skip
+    return ""
+
+
+def _settled(pool: dict[str, Any], machines: list[dict[str, Any]], version: str) -> bool:
+    """Every machine of the pool at `version`, none going, all of them available."""
+    wanted = int(pool.get("spec.replicas") or 0)
+    return (
+        pool.get("spec.template.spec.version") == version
+        and len(machines) == wanted
+        and all(m["version"] == version and not m["deleting"] for m in machines)
+        and int(pool.get("status.availableReplicas") or 0) == wanted
+        and int(pool.get("status.updatedReplicas") or 0) == wanted
+    )
+
+
+async def _unhook(toolbox: Toolbox, machines: list[dict[str, Any]], steps: list[str]) -> None:
+    for machine in machines:
+        if machine["hooked"] and not machine["deleting"]:
+            await _hook(toolbox, machine, None)
+            steps.append(f"machine {machine['name']}: the crew's pre-drain hook removed")
+
+
+# -- proposals -------------------------------------------------------------------------------------
+
+
+async def _propose(toolbox: Toolbox, action: str, target: str, namespace: str, why: str) -> str:
+    record = await toolbox.call("propose", action=action, target=target, namespace=namespace,
+                                rationale=why, risk="medium")  # fmt: skip
+    return str(record["proposal"])
+
+
+async def _decided(toolbox: Toolbox, proposal: str, *, waiter: str) -> proposals.Decided:
+    shown = await toolbox.call("get_proposal", proposal_id=proposal)
+    return await proposals.settle(toolbox, proposals.decided(shown), waiter=waiter)
+
+
+def _undecided(decided: proposals.Decided, what: str, steps: list[str]) -> str:
+    if decided.outcome == "rejected":
+        said = f"{what} was rejected: {'; '.join(decided.reasons) or decided.text}"
+    else:
+        said = f"{what} waits for a person's decision (approval {decided.approval})"
+    steps.append(said)
+    return said
+
+
+def _where(record: Record, done: Pass) -> str:
+    if record["state"] == "control-plane":
+        return f"control plane to {record['target']}"
+    rolling = [w["pool"] for w in record["waves"] if w["state"] in ("rolling", "rolling-back")]
+    finished = sum(1 for w in record["waves"] if w["state"] == "done")
+    head = f"pool {rolling[0]}" if rolling else record["state"]
+    return f"{head}; {finished} of {len(record['waves'])} pool(s) done" + (
+        f"; waiting: {done['waiting']}" if done["waiting"] else ""
+    )
+
+
+# -- what a person reads -------------------------------------------------------------------------
+
+
+def release_in(question: str, current: str = "") -> str:
+    """The release an upgrade asked in words ends at: "1.38" is v1.38.0, "v1.38.2" itself; no
+    version named: the next minor after `current`."""
+    named = re.search(r"\bv?(\d+)\.(\d{1,2})(?:\.(\d+))?\b", question)
+    if named:
+        return f"v{named.group(1)}.{named.group(2)}.{named.group(3) or 0}"
+    now = Minor.parse(current)
+    return f"v{now.major}.{now.minor + 1}.0" if now else ""
+
+
+def said_plan(record: Record, found: Readiness) -> str:
+    """The upgrade about to start, asked back."""
+    lines = [f"Ready to upgrade {found['current']} to {record['target']}. The plan:"]
+    if record["control_plane"]:
+        lines.append(f"1. the control plane ({record['control_plane']}) first;")
+    first = 2 if record["control_plane"] else 1
+    for n, wave in enumerate(record["waves"], start=first):
+        canary = " (the canary)" if n == first else ""
+        lines.append(f"{n}. pool {wave['pool']}{canary}, from {wave['from_version']}, one "
+                     "machine at a time inside its maintenance window;")  # fmt: skip
+    warnings = [f for f in found["findings"] if f["severity"] == "warning"]
+    if warnings:
+        lines.append("Warnings: " + "; ".join(f"{f['what']}: {f['why']}" for f in warnings) + ".")
+    lines.append(
+        "Each node is drained through the Eviction API (no PodDisruptionBudget broken, training "
+        "Jobs kept until they checkpoint) after its owners are told; a wave whose new node "
+        "does not come up Ready is rolled back. Reply 'yes' to start, anything else to leave "
+        "the cluster as it is."
+    )
+    return "\n".join(lines)
+
+
+def said_refused(found: Readiness, refusals: list[str]) -> str:
+    head = f"Not started: the upgrade of {found['current'] or 'the cluster'} to {found['target']} "
+    lines = [head + "cannot begin. Nothing was changed."]
+    lines += [f"- {why}" for why in refusals]
+    return "\n".join(lines)
+
+
+def said_pass(done: Pass) -> str:
+    record = done["record"]
+    if record is None:
+        return "No cluster upgrade is in progress. Nothing was changed."
+    head = {
+        "done": f"The cluster is upgraded to {record['target']}: the control plane and every pool.",
+        "rolled-back": f"The upgrade to {record['target']} was stopped and its last wave rolled "
+        "back.",
+    }.get(record["state"], f"Upgrading to {record['target']}: {_where(record, done)}.")
+    lines = [head, *(f"- {step}" for step in done["steps"])]
+    if done["waiting"] and record["state"] not in ("done", "rolled-back"):
+        lines.append(f"Waiting: {done['waiting']}. I carry on at the next patrol, or when you say "
+                     "'continue the upgrade'.")  # fmt: skip
+    return "\n".join(lines)
