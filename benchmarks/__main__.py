@@ -37,7 +37,7 @@ from typing import Any
 
 import yaml
 
-from benchmarks import changes, heal, living_cluster, mcp_peers, mcp_tools
+from benchmarks import changes, heal, living_cluster, mcp_peers, mcp_tools, upgrade
 from benchmarks import exec as exec_suite
 from benchmarks.client import Connection
 from sandbox.app import App
@@ -337,6 +337,9 @@ async def run(quick: bool, suite: str) -> dict[str, Any]:
     if suite == "changes":  # benchmarks/changes.py: request to validated change
         await changes.run(start_server, results, quick=quick)
         return results
+    if suite == "upgrade":  # benchmarks/upgrade.py: 50 nodes, 3 pools, one minor up at 10x
+        await upgrade.run(start_server, results, quick=quick)
+        return results
     if suite == "exec":  # benchmarks/exec.py: an exec round trip beside a get, on 5,000 pods
         await exec_suite.run(start_server, fill_bench, results, quick=quick)
         return results
@@ -389,13 +392,14 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the results to this file")
     parser.add_argument(
         "--suite",
-        choices=("all", "api", "cluster", "peers", "heal", "changes", "exec"),
+        choices=("all", "api", "cluster", "peers", "heal", "changes", "exec", "upgrade"),
         default="all",
         help="api: the API server alone; cluster: the living cluster at size; all: both; "
         "peers: the kube MCP server beside two peers from PyPI (installs them; not in all); "
         "heal: fault injection to validated fix, and diagnose on 5,000 pods (not in all); "
         "changes: request to validated change, for each kind of everyday change (not in all); "
-        "exec: an exec round trip beside a get pod, kubectl and the Python client (not in all)",
+        "exec: an exec round trip beside a get pod, kubectl and the Python client (not in all); "
+        "upgrade: the Cluster Operator upgrades 50 nodes in 3 pools at a 10x clock (not in all)",
     )
     args = parser.parse_args()
     results = asyncio.run(run(args.quick, args.suite))

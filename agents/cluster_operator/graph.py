@@ -13,7 +13,8 @@ clarify) -> END.
   node's queued maintenance folded in), the nodes whose pods' restarts rise alone moved off
   the same way (`restarts`; the first patrol only records), then the maintenance queue
   (`maintenance.run`: in the window, one node out at once), drained pool nodes taken out of
-  their pool (`removal`), an upgrade under way carried on (`upgrading.advance`), and pods the
+  their pool (`removal`), an upgrade under way carried on (`upgrading.advance`), nodes below
+  a PatchPolicy rolled onto its template the same way (`patching`), and pods the
   scheduler cannot place answered with a pool's scale-up (`provisioning`); capacity: the underused
   workloads proposed and, as decided, applied (`capacity`; a workload that cannot lose replicas
   gets its CPU requests right-sized the same way, `rightsizing`), and the emptiest underused node
@@ -60,6 +61,7 @@ from agents.cluster_operator import (
     migration,
     node_changes,
     nodes,
+    patching,
     prompts,
     provisioning,
     readiness,
@@ -163,11 +165,13 @@ async def patrol(state: OperatorState, runtime: Runtime[Context]) -> dict[str, A
     queue = await maintenance.run(toolbox, store, migrated={m["node"]: m for m in moved + handed})
     removed = await removal.release(toolbox, store, queue)
     upgraded = await upgrading.advance(toolbox, store)
-    provisioned = await provisioning.review(toolbox, store, busy=upgrading.rolling(upgraded))
+    patched = await patching.patrol(toolbox, store)
+    busy = upgrading.rolling(upgraded) | upgrading.rolling(patched["roll"])
+    provisioned = await provisioning.review(toolbox, store, busy=busy)
     result = {
         "readiness": ready, "nodes": issues, "migrations": moved, "maintenance": queue,
         "degrading": degrading, "restart_migrations": handed, "pool_removals": removed,
-        "provisioning": provisioned, "upgrade": upgraded,
+        "provisioning": provisioned, "upgrade": upgraded, "patching": patched,
     }  # fmt: skip
     answer = report.patrol(issues, moved)
     extra = [
@@ -177,6 +181,7 @@ async def patrol(state: OperatorState, runtime: Runtime[Context]) -> dict[str, A
         report.pool_removals(removed),
         report.provisioning(provisioned),
         upgrading.said_pass(upgraded) if upgraded["steps"] else "",
+        patching.said(patched),
     ]
     return {"result": result, "answer": "\n\n".join([answer, *(e for e in extra if e)])}
 

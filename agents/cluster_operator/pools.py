@@ -6,16 +6,24 @@ pool cannot roll, its machines, its nodes, the teams on them, and what is wrong 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 from agents.cluster_operator.placement import POOL_LABEL
-from agents.cluster_operator.upgrades import Minor
 from agents.runtime.errors import ToolFailed
 from agents.runtime.toolbox import Toolbox
 
 DEPLOYMENT_LABEL = "cluster.x-k8s.io/deployment-name"
 CANARY_LABEL = "kubecrew.io/canary"
+NODE_FIELDS = (
+    "status.nodeInfo.kubeletVersion", "status.nodeInfo.kernelVersion", "status.nodeInfo.osImage",
+)  # fmt: skip
+# Where a MachineDeployment's template holds what a wave changes (`upgrading.Field`).
+TEMPLATE_FIELDS = {
+    "version": "spec.template.spec.version",
+    "template": "spec.template.spec.infrastructureRef.name",
+}
 HOOK = "pre-drain.delete.hook.machine.cluster.x-k8s.io/kubecrew"  # the crew's pre-drain hook
 
 
@@ -102,7 +110,7 @@ async def read(toolbox: Toolbox, pool: str) -> dict[str, Any]:
     return await toolbox.call(
         "get_resource", kind="machinedeployments", name=name, namespace=namespace,
         output="fields", fields=[
-            "spec.replicas", "spec.template.spec.version", "status.availableReplicas",
+            "spec.replicas", *TEMPLATE_FIELDS.values(), "status.availableReplicas",
             "status.updatedReplicas", "spec.strategy.rollingUpdate.maxSurge",
             "spec.strategy.rollingUpdate.maxUnavailable",
         ],
@@ -114,7 +122,8 @@ async def machines(toolbox: Toolbox, pool: str) -> list[dict[str, Any]]:
     listed = await toolbox.call(
         "list_resources", kind="machines", namespace=namespace,
         label_selector=f"{DEPLOYMENT_LABEL}={name}", output="fields", limit=500,
-        fields=["spec.version", "status.phase", "status.nodeRef.name", "status.failureMessage",
+        fields=["spec.version", "spec.infrastructureRef.name", "status.phase",
+                "status.nodeRef.name", "status.failureMessage",
                 "metadata.deletionTimestamp", "metadata.annotations"],
     )  # fmt: skip
     found = []
@@ -123,6 +132,7 @@ async def machines(toolbox: Toolbox, pool: str) -> list[dict[str, Any]]:
         found.append({
             "name": str(row["name"]), "namespace": namespace, "node": node,
             "version": str(row.get("spec.version") or ""),
+            "template": str(row.get("spec.infrastructureRef.name") or ""),
             "phase": str(row.get("status.phase") or ""),
             "failure": str(row.get("status.failureMessage") or ""),
             "deleting": bool(row.get("metadata.deletionTimestamp")),
@@ -170,19 +180,20 @@ def _is_ready(conditions: object) -> bool:
     )
 
 
-async def validate(toolbox: Toolbox, pool: str, target: str) -> list[str]:
-    """What is wrong after a wave: pool nodes not Ready or not at the target, Deployments not
-    fully available, budgets below their promise."""
+async def validate(
+    toolbox: Toolbox, pool: str, lacks: Callable[[dict[str, Any]], str]
+) -> list[str]:
+    """What is wrong after a wave: pool nodes not Ready or lacking what the wave was for
+    (`lacks` of a node's row of `NODE_FIELDS`: "kubelet v1.37.0"), Deployments not fully
+    available, budgets below their promise."""
     wrong: list[str] = []
     listed = await toolbox.call(
         "list_resources", kind="Node", label_selector=f"{POOL_LABEL}={pool.split('/', 1)[1]}",
-        output="fields", fields=["status.nodeInfo.kubeletVersion", "status.conditions"],
-        limit=500,
+        output="fields", fields=[*NODE_FIELDS, "status.conditions"], limit=500,
     )  # fmt: skip
-    goal = Minor.parse(target)
     for row in listed.get("items", []):
-        if Minor.parse(str(row.get("status.nodeInfo.kubeletVersion") or "")) != goal:
-            wrong.append(f"node {row['name']} runs {row.get('status.nodeInfo.kubeletVersion')}")
+        if lacking := lacks(row):
+            wrong.append(f"node {row['name']}: {lacking}")
         if not _is_ready(row.get("status.conditions")):
             wrong.append(f"node {row['name']} is not Ready")
     deployments = await toolbox.call(

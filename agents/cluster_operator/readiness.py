@@ -14,7 +14,7 @@ Knows no Kubernetes client; reads and writes only through the tools.
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, TypedDict, TypeVar
 
 import yaml
 from pydantic import ValidationError
@@ -22,9 +22,11 @@ from pydantic import ValidationError
 from agents.cluster_operator.nodes import said
 from agents.runtime.errors import AgentError
 from agents.runtime.toolbox import Toolbox
+from core.policy.documents.patch import PatchPolicy
 from core.policy.documents.readiness import NodeReadinessPolicy, ReadinessRule
 
 KIND = "NodeReadinessPolicy"
+D = TypeVar("D", NodeReadinessPolicy, PatchPolicy)
 NODE_FIELDS = ["metadata.name", "metadata.labels", "spec.taints", "status.conditions"]
 POD_FIELDS = [
     "metadata.name", "metadata.labels", "metadata.ownerReferences", "metadata.deletionTimestamp",
@@ -49,17 +51,24 @@ class Readiness(TypedDict):
 
 
 async def policies(toolbox: Toolbox) -> list[NodeReadinessPolicy]:
-    if not toolbox.has("list_policies"):  # no policy server: no rules declared, nothing gated
+    return await documents(toolbox, NodeReadinessPolicy)
+
+
+async def documents(toolbox: Toolbox, model: type[D]) -> list[D]:
+    """The policy server's documents of one kind (NodeReadinessPolicy, PatchPolicy), read back
+    whole and sorted by name; none without a policy server."""
+    kind = str(model.model_fields["kind"].default)
+    if not toolbox.has("list_policies"):  # no policy server: nothing declared
         return []
-    listed = await toolbox.call("list_policies", kind=KIND, limit=200)
-    found: list[NodeReadinessPolicy] = []
+    listed = await toolbox.call("list_policies", kind=kind, limit=200)
+    found: list[D] = []
     for row in listed.get("policies", []):
-        got = await toolbox.call("get_policy", name=row["name"], kind=KIND)
+        got = await toolbox.call("get_policy", name=row["name"], kind=kind)
         try:
-            found.append(NodeReadinessPolicy.model_validate(yaml.safe_load(got["yaml"])))
+            found.append(model.model_validate(yaml.safe_load(got["yaml"])))
         except (yaml.YAMLError, ValidationError) as exc:
             raise AgentError(
-                f"the policy server's {KIND} {row['name']} does not read back as one ({exc}); "
+                f"the policy server's {kind} {row['name']} does not read back as one ({exc}); "
                 f"check {row.get('source') or 'its file'} with `kubecrew policy validate`"
             ) from exc
     return sorted(found, key=lambda p: p.metadata.name)

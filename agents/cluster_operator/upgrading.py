@@ -39,6 +39,7 @@ by a cloud provider (they are upgraded there, then the pools here).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any, Literal, TypedDict
 
 import anyio
@@ -51,26 +52,34 @@ from agents.cluster_operator.migration import move_off
 from agents.cluster_operator.upgrades import Minor, Readiness, blockers, readiness
 from agents.runtime.progress import Pace, Progress
 from agents.runtime.toolbox import Toolbox
+from core.policy.documents.patch import PatchSpec
 
-SPACE, KEY = ("cluster_operator", "upgrades"), "cluster"
+SPACE, KEY = ("cluster_operator", "upgrades"), "cluster"  # a patch roll: key PATCH
+PATCH = "patch"
 HOOK_OWNER = "kubecrew-cluster-operator"
 JOIN_GRACE = 180.0  # cluster seconds a new node may stay not Ready before its wave rolls back
 PAUSE = 1.0  # wall seconds between passes while the cluster works
 
 State = Literal["control-plane", "pools", "done", "rolled-back"]
 WaveState = Literal["pending", "rolling", "rolling-back", "done", "rolled-back"]
+Field = Literal["version", "template"]  # what a wave changes: the machines' version or template
+FIELDS: dict[Field, str] = {"version": "version", "template": "machine template"}
 
 
 class Wave(TypedDict):
     pool: str  # namespace/name of the MachineDeployment
-    from_version: str  # its version before the wave, what a rollback returns to
+    field: Field
+    before: str  # the pool's version (template) before the wave, what a rollback returns to
+    after: str  # what it rolls to
     state: WaveState
-    proposal: str  # the upgrade's proposal, then the rollback's
+    proposal: str  # the roll's proposal, then the rollback's
     why: str  # why it was rolled back ("" otherwise)
 
 
 class Record(TypedDict):
-    target: str  # the release every part ends at: "v1.38.0"
+    purpose: Literal["upgrade", "patch"]  # a Kubernetes upgrade, or a security patch roll
+    floor: dict[str, str]  # a patch roll: the PatchPolicy's minimums ("kernel", "os_image")
+    target: str  # the release every part ends at ("v1.38.0"); the PatchPolicy's name
     from_version: str  # the control plane's version when it began
     control_plane: str  # namespace/name of the KubeadmControlPlane ("" when already there)
     state: State
@@ -85,8 +94,8 @@ class Pass(TypedDict):
     working: bool  # the cluster is rolling something: look again soon
 
 
-async def current(store: BaseStore) -> Record | None:
-    kept = await store.aget(SPACE, KEY)
+async def current(store: BaseStore, key: str = KEY) -> Record | None:
+    kept = await store.aget(SPACE, key)
     return Record(**kept.value) if kept is not None else None  # type: ignore[typeddict-item]
 
 
@@ -116,12 +125,13 @@ async def plan(toolbox: Toolbox, release: str) -> tuple[Readiness, Record | None
         if Minor.parse(pool["version"]) == goal:
             continue
         refusals += await pools.cannot_roll(toolbox, pool)
-        waves.append(Wave(pool=pool["pool"], from_version=pool["version"], state="pending",
-                          proposal="", why=""))  # fmt: skip
+        waves.append(Wave(pool=pool["pool"], field="version", before=pool["version"],
+                          after=release, state="pending", proposal="", why=""))  # fmt: skip
     if refusals:
         return found, None, refusals
-    record = Record(target=release, from_version=found["current"], control_plane=control_plane,
-                    state="control-plane", proposal="", waves=waves)  # fmt: skip
+    record = Record(purpose="upgrade", floor={}, target=release, from_version=found["current"],
+                    control_plane=control_plane, state="control-plane", proposal="",
+                    waves=waves)  # fmt: skip
     return found, record, []
 
 
@@ -136,15 +146,19 @@ async def served(toolbox: Toolbox) -> str:
 
 
 async def start(store: BaseStore, record: Record) -> None:
-    await store.aput(SPACE, KEY, dict(record))
+    await store.aput(SPACE, _key(record), dict(record))
 
 
-async def drive(toolbox: Toolbox, store: BaseStore, *, passes: int = 900) -> Pass:
+def _key(record: Record) -> str:
+    return PATCH if record["purpose"] == "patch" else KEY
+
+
+async def drive(toolbox: Toolbox, store: BaseStore, *, key: str = KEY, passes: int = 900) -> Pass:
     """`advance` again and again while the cluster works (at most `passes` passes, a second
     apart), each step said as it happens; the last pass, with every step taken."""
     pace, steps = Pace(5.0), []
     for _ in range(passes):
-        done = await advance(toolbox, store)
+        done = await advance(toolbox, store, key=key)
         steps += done["steps"]
         record = done["record"]
         if record is not None:
@@ -155,9 +169,10 @@ async def drive(toolbox: Toolbox, store: BaseStore, *, passes: int = 900) -> Pas
     return {**done, "steps": steps, "waiting": "the cluster is still rolling; ask again later"}
 
 
-async def advance(toolbox: Toolbox, store: BaseStore) -> Pass:
-    """One pass: the upgrade in the store taken as far as it may go now."""
-    record = await current(store)
+async def advance(toolbox: Toolbox, store: BaseStore, *, key: str = KEY) -> Pass:
+    """One pass: the upgrade (or patch roll, `key` PATCH) in the store taken as far as it may
+    go now."""
+    record = await current(store, key)
     if record is None or record["state"] in ("done", "rolled-back"):
         return Pass(record=record, steps=[], waiting="", working=False)
     steps: list[str] = []
@@ -178,13 +193,16 @@ async def advance(toolbox: Toolbox, store: BaseStore) -> Pass:
                 break
         else:
             record["state"] = "done"
-            steps.append(await _done(toolbox, record["target"]))
-    await store.aput(SPACE, KEY, dict(record))
+            steps.append(await _done(toolbox, record))
+    await store.aput(SPACE, key, dict(record))
     return Pass(record=record, steps=steps, waiting=waiting, working=working)
 
 
-async def _done(toolbox: Toolbox, target: str) -> str:
-    """The last step said: every node at `target`, or the nodes no pool holds that are not."""
+async def _done(toolbox: Toolbox, record: Record) -> str:
+    """The last step said: every node at the target, or the nodes no pool holds that are not."""
+    target = record["target"]
+    if record["purpose"] == "patch":
+        return f"the patch roll of {target} is done: every pool it covers runs its template"
     listed = await toolbox.call("list_resources", kind="Node", output="fields", limit=500,
                                 fields=["status.nodeInfo.kubeletVersion"])  # fmt: skip
     behind = sorted(
@@ -202,9 +220,9 @@ async def _done(toolbox: Toolbox, target: str) -> str:
     )
 
 
-def rolling(done: Pass) -> frozenset[str]:
-    """The pools the upgrade is rolling (or rolling back) now."""
-    record = done["record"]
+def rolling(done: Pass | None) -> frozenset[str]:
+    """The pools the upgrade (or patch roll) is rolling, or rolling back, now."""
+    record = done["record"] if done is not None else None
     waves = record["waves"] if record is not None and record["state"] == "pools" else []
     return frozenset(w["pool"] for w in waves if w["state"] in ("rolling", "rolling-back"))
 
@@ -255,7 +273,7 @@ async def _wave(
     pool = await pools.read(toolbox, wave["pool"])
     machines = await pools.machines(toolbox, wave["pool"])
     if wave["state"] == "rolling":
-        failed = await _failed_join(toolbox, machines, record["target"])
+        failed = await _failed_join(toolbox, machines, wave)
         if failed:
             return await _roll_back(toolbox, wave, failed, steps)
         for machine in machines:
@@ -263,20 +281,20 @@ async def _wave(
                 held = await _move_off(toolbox, store, record, wave, machine, steps)
                 if held:
                     return held, False
-        if not _settled(pool, machines, record["target"]):
+        if not _settled(pool, machines, wave["field"], wave["after"]):
             return "", True
-        unhealthy = await pools.validate(toolbox, wave["pool"], record["target"])
+        unhealthy = await pools.validate(toolbox, wave["pool"], _lacks(record))
         await _unhook(toolbox, machines, steps)
         wave["state"] = "done"
         verdict = "healthy" if not unhealthy else "NOT healthy: " + "; ".join(unhealthy)
-        steps.append(f"pool {wave['pool']} runs {record['target']}; validated: {verdict}")
+        steps.append(f"pool {wave['pool']} runs {wave['after']}; validated: {verdict}")
         return "", False
-    if not _settled(pool, machines, wave["from_version"]):  # rolling back
+    if not _settled(pool, machines, wave["field"], wave["before"]):  # rolling back
         return "", True
     await _unhook(toolbox, machines, steps)
     wave["state"] = "rolled-back"
-    steps.append(f"pool {wave['pool']} is back on {wave['from_version']}; the upgrade stopped "
-                 f"there ({wave['why']}); the pools after it were not touched")  # fmt: skip
+    steps.append(f"pool {wave['pool']} is back on {wave['before']}; the {record['purpose']} "
+                 f"stopped there ({wave['why']}); the pools after it were not touched")  # fmt: skip
     return "", False
 
 
@@ -299,25 +317,25 @@ async def _begin(
         teams = await pools.teams_on(toolbox, nodes)
         wave["proposal"] = await _propose(
             toolbox, "patch", f"machinedeployment/{name}", namespace,
-            f"Upgrade node pool {wave['pool']} from {wave['from_version']} to "
-            f"{record['target']}: Cluster API adds a new machine, then each old node is "
-            "cordoned and drained through the Eviction API (never breaking a "
+            f"{_why(record)}: roll node pool {wave['pool']} from {FIELDS[wave['field']]} "
+            f"{wave['before']} to {wave['after']}: Cluster API adds a new machine, then each "
+            "old node is cordoned and drained through the Eviction API (never breaking a "
             "PodDisruptionBudget, training Jobs kept until they checkpoint) before it goes. "
             f"Workloads of {', '.join(teams) or 'no team'} move.",
         )  # fmt: skip
-    decided = await _decided(toolbox, wave["proposal"], waiter=f"upgrade {wave['pool']}")
+    decided = await _decided(toolbox, wave["proposal"], waiter=f"{_key(record)} {wave['pool']}")
     if not decided.approved:
-        return _undecided(decided, f"the upgrade of pool {wave['pool']}", steps), False
+        return _undecided(decided, f"the roll of pool {wave['pool']}", steps), False
     machines = await pools.machines(toolbox, wave["pool"])
     for machine in machines:
         if not machine["hooked"]:
             await _hook(toolbox, machine, HOOK_OWNER)
     steps.append(f"pool {wave['pool']}: {len(machines)} machine(s) wait for the crew before "
                  "their drain (pre-drain hook)")  # fmt: skip
-    await _set_version(toolbox, wave, record["target"])
+    await _set(toolbox, wave, wave["after"])
     wave["state"] = "rolling"
-    steps.append(f"pool {wave['pool']}: version {wave['from_version']} -> {record['target']} "
-                 f"under proposal {wave['proposal']}")  # fmt: skip
+    steps.append(f"pool {wave['pool']}: {FIELDS[wave['field']]} {wave['before']} -> "
+                 f"{wave['after']} under proposal {wave['proposal']}")  # fmt: skip
     return "", True
 
 
@@ -331,8 +349,9 @@ async def _move_off(
     if node:
         moved = await move_off(
             toolbox, store, node, cordoned=await pools.cordoned(toolbox, node),
-            because=f"the upgrade of pool {wave['pool']} to {record['target']} replaces it",
-            first=f"node {node} is replaced by the upgrade of pool {wave['pool']}",
+            because=f"the {record['purpose']} of pool {wave['pool']} to {wave['after']} "
+            "replaces it",
+            first=f"node {node} is replaced by the {record['purpose']} of pool {wave['pool']}",
         )  # fmt: skip
         steps += moved["steps"]
         if moved["status"] != "drained":
@@ -350,26 +369,59 @@ async def _roll_back(
     steps.append(f"pool {wave['pool']} paused: {failed}")
     wave["proposal"] = await _propose(
         toolbox, "patch", f"machinedeployment/{name}", namespace,
-        f"Roll node pool {wave['pool']} back to {wave['from_version']}: {failed}. Cluster API "
-        "replaces the new machines with machines of the old version; the drains stay "
-        "PDB-respecting.",
+        f"Roll node pool {wave['pool']} back to {FIELDS[wave['field']]} {wave['before']}: "
+        f"{failed}. Cluster API replaces the new machines with machines as they were; the "
+        "drains stay PDB-respecting.",
     )  # fmt: skip
     decided = await _decided(toolbox, wave["proposal"], waiter=f"rollback {wave['pool']}")
     if not decided.approved:
         return _undecided(decided, f"the rollback of pool {wave['pool']}", steps), False
-    await _set_version(toolbox, wave, wave["from_version"])
+    await _set(toolbox, wave, wave["before"])
     wave["state"] = "rolling-back"
-    steps.append(f"pool {wave['pool']}: rolling back to {wave['from_version']} under proposal "
+    steps.append(f"pool {wave['pool']}: rolling back to {wave['before']} under proposal "
                  f"{wave['proposal']}")  # fmt: skip
     return "", True
 
 
-async def _set_version(toolbox: Toolbox, wave: Wave, version: str) -> None:
-    """The pool's machines asked for at `version`, under the wave's proposal."""
+def _why(record: Record) -> str:
+    if record["purpose"] == "patch":
+        return f"Security patch (PatchPolicy {record['target']})"
+    return f"Kubernetes upgrade to {record['target']}"
+
+
+def _lacks(record: Record) -> Callable[[dict[str, Any]], str]:
+    """What a node's row (`pools.NODE_FIELDS`) lacks after a wave of `record`, "" if nothing."""
+    if record["purpose"] == "patch":
+        floor = PatchSpec.model_construct(
+            minimumKernel=record["floor"].get("kernel", ""),
+            minimumOSImage=record["floor"].get("os_image", ""),
+        )
+
+        def unpatched(row: dict[str, Any]) -> str:
+            lacks = floor.below(str(row.get("status.nodeInfo.kernelVersion") or ""),
+                                str(row.get("status.nodeInfo.osImage") or ""))  # fmt: skip
+            return "; ".join(lacks)
+
+        return unpatched
+    goal = Minor.parse(record["target"])
+
+    def behind(row: dict[str, Any]) -> str:
+        kubelet = str(row.get("status.nodeInfo.kubeletVersion") or "")
+        return "" if Minor.parse(kubelet) == goal else f"kubelet {kubelet or '?'}"
+
+    return behind
+
+
+async def _set(toolbox: Toolbox, wave: Wave, value: str) -> None:
+    """The pool's machines asked for at version (or on machine template) `value`, under the
+    wave's proposal."""
     namespace, name = wave["pool"].split("/", 1)
+    field = (
+        {"version": value} if wave["field"] == "version" else {"infrastructureRef": {"name": value}}
+    )
     await toolbox.call(
         "patch", kind="machinedeployments", name=name, namespace=namespace,
-        patch={"spec": {"template": {"spec": {"version": version}}}}, patch_type="merge",
+        patch={"spec": {"template": {"spec": field}}}, patch_type="merge",
         proposal=wave["proposal"],
     )  # fmt: skip
 
@@ -382,11 +434,11 @@ async def _hook(toolbox: Toolbox, machine: dict[str, Any], owner: str | None) ->
     )  # fmt: skip
 
 
-async def _failed_join(toolbox: Toolbox, machines: list[dict[str, Any]], target: str) -> str:
+async def _failed_join(toolbox: Toolbox, machines: list[dict[str, Any]], wave: Wave) -> str:
     """Why a new machine of the wave failed, "" while none has."""
-    now = await cluster_now(toolbox)
+    now, target = await cluster_now(toolbox), wave["after"]
     for machine in machines:
-        if machine["version"] != target or machine["deleting"]:
+        if machine[wave["field"]] != target or machine["deleting"]:
             continue
         if machine["phase"] == "Failed":
             return f"new machine {machine['name']} failed: {machine['failure'] or 'no reason'}"
@@ -399,13 +451,15 @@ async def _failed_join(toolbox: Toolbox, machines: list[dict[str, Any]], target:
     return ""
 
 
-def _settled(pool: dict[str, Any], machines: list[dict[str, Any]], version: str) -> bool:
-    """Every machine of the pool at `version`, none going, all of them available."""
+def _settled(
+    pool: dict[str, Any], machines: list[dict[str, Any]], field: Field, value: str
+) -> bool:
+    """Every machine of the pool at `value` (of `field`), none going, all of them available."""
     wanted = int(pool.get("spec.replicas") or 0)
     return (
-        pool.get("spec.template.spec.version") == version
+        pool.get(pools.TEMPLATE_FIELDS[field]) == value
         and len(machines) == wanted
-        and all(m["version"] == version and not m["deleting"] for m in machines)
+        and all(m[field] == value and not m["deleting"] for m in machines)
         and int(pool.get("status.availableReplicas") or 0) == wanted
         and int(pool.get("status.updatedReplicas") or 0) == wanted
     )
@@ -473,7 +527,7 @@ def said_plan(record: Record, found: Readiness) -> str:
     first = 2 if record["control_plane"] else 1
     for n, wave in enumerate(record["waves"], start=first):
         canary = " (the canary)" if n == first else ""
-        lines.append(f"{n}. pool {wave['pool']}{canary}, from {wave['from_version']}, one "
+        lines.append(f"{n}. pool {wave['pool']}{canary}, from {wave['before']}, one "
                      "machine at a time inside its maintenance window;")  # fmt: skip
     warnings = [f for f in found["findings"] if f["severity"] == "warning"]
     if warnings:
@@ -498,13 +552,21 @@ def said_pass(done: Pass) -> str:
     record = done["record"]
     if record is None:
         return "No cluster upgrade is in progress. Nothing was changed."
-    head = {
-        "done": f"The cluster is upgraded to {record['target']}: the control plane and every pool.",
-        "rolled-back": f"The upgrade to {record['target']} was stopped and its last wave rolled "
-        "back.",
-    }.get(record["state"], f"Upgrading to {record['target']}: {_where(record, done)}.")
+    if record["purpose"] == "patch":
+        what = f"The patch roll of PatchPolicy {record['target']}"
+        head = {
+            "done": f"{what} is done: every pool it covers runs its template.",
+            "rolled-back": f"{what} was stopped and its last wave rolled back.",
+        }.get(record["state"], f"{what}: {_where(record, done)}.")
+    else:
+        head = {
+            "done": f"The cluster is upgraded to {record['target']}: the control plane and "
+            "every pool.",
+            "rolled-back": f"The upgrade to {record['target']} was stopped and its last wave "
+            "rolled back.",
+        }.get(record["state"], f"Upgrading to {record['target']}: {_where(record, done)}.")
     lines = [head, *(f"- {step}" for step in done["steps"])]
     if done["waiting"] and record["state"] not in ("done", "rolled-back"):
-        lines.append(f"Waiting: {done['waiting']}. I carry on at the next patrol, or when you say "
-                     "'continue the upgrade'.")  # fmt: skip
+        also = " or when you say 'continue the upgrade'" if record["purpose"] == "upgrade" else ""
+        lines.append(f"Waiting: {done['waiting']}. I carry on at the next patrol{also}.")
     return "\n".join(lines)

@@ -23,6 +23,7 @@ from core.policy.documents import (
     NamespaceBlueprint,
     NodeReadinessPolicy,
     Ownership,
+    PatchPolicy,
     PriorityPolicy,
 )
 from core.policy.documents.blueprint import Amounts
@@ -63,6 +64,8 @@ def _body(document: object) -> list[str]:
         return _images(document)
     if isinstance(document, NodeReadinessPolicy):
         return _readiness(document)
+    if isinstance(document, PatchPolicy):
+        return _patch(document)
     return []
 
 
@@ -247,6 +250,20 @@ def _readiness(policy: NodeReadinessPolicy) -> list[str]:
     return lines
 
 
+def _patch(policy: PatchPolicy) -> list[str]:
+    spec = policy.spec
+    pools = ", ".join(spec.pools) or "every pool"
+    wants = [f"kernel {spec.minimumKernel} or later"] if spec.minimumKernel else []
+    wants += [f"OS image {spec.minimumOSImage} or later"] if spec.minimumOSImage else []
+    return [
+        f"Selects the nodes of {pools}",
+        f"requires {' and '.join(wants)}",
+        f"a node below is rolled onto machine template {spec.template} within "
+        f"{format_duration(spec.within)}",
+        "The Cluster Operator finds such nodes on its patrol and rolls their pool like an upgrade",
+    ]
+
+
 def _change(policy: ChangePolicy) -> list[str]:
     spec = policy.spec
     lines = [f"Selects {spec.selector.describe()}"]
@@ -305,6 +322,10 @@ def summary(document: object) -> str:
         ready = document.spec
         rules = ", ".join(rule.name for rule in ready.rules)
         return f"{_nodes(ready.nodeSelector)} tainted {ready.taint.describe()} until {rules}"
+    if isinstance(document, PatchPolicy):
+        patch = document.spec
+        floor = ", ".join(v for v in (patch.minimumKernel, patch.minimumOSImage) if v)
+        return f"{', '.join(patch.pools) or 'every pool'} at {floor} or later, via {patch.template}"
     return ""
 
 

@@ -13,6 +13,7 @@ from core.policy.documents.common import API_VERSION, Concern
 from core.policy.documents.cost import CostPolicy
 from core.policy.documents.egress import EgressPolicy
 from core.policy.documents.images import ImagePolicy
+from core.policy.documents.patch import PatchPolicy
 from core.policy.documents.priority import Ownership, PriorityPolicy
 from core.policy.documents.readiness import NodeReadinessPolicy
 
@@ -26,10 +27,12 @@ PolicyDocument = (
     | NamespaceBlueprint
     | ImagePolicy
     | NodeReadinessPolicy  # read by the Cluster Operator: when a node may serve
+    | PatchPolicy  # read by the Cluster Operator: what kernel and OS image nodes must run
 )
 
-# The last three are read by one agent: the Platform agent two (blueprints, audits), the
-# Cluster Operator the last (node readiness); of them, the ImagePolicy also judges actions.
+# The last four are read by one agent: the Platform agent two (blueprints, audits), the
+# Cluster Operator the last two (node readiness, patch levels); of them, the ImagePolicy also
+# judges actions.
 MODELS: dict[str, type[PolicyDocument]] = {
     model.model_fields["kind"].default: model
     for model in (
@@ -42,6 +45,7 @@ MODELS: dict[str, type[PolicyDocument]] = {
         NamespaceBlueprint,
         ImagePolicy,
         NodeReadinessPolicy,
+        PatchPolicy,
     )
 }
 KINDS = tuple(MODELS)
@@ -66,6 +70,7 @@ __all__ = [
     "NamespaceBlueprint",
     "NodeReadinessPolicy",
     "Ownership",
+    "PatchPolicy",
     "PolicyDocument",
     "PriorityPolicy",
 ]
