@@ -13,7 +13,9 @@ an option block and every agent reaches the world the same way:
 
 The crew file also names the image registries the crew may ask (`registries`, a mapping of
 registry host, or `*`, to the base URL of its `/v2/`: `mcp_servers.kube.registries`); none
-named, no registry is asked and image fixes come from what the cluster ran.
+named, no registry is asked and image fixes come from what the cluster ran. And the clusters of
+the fleet (`clusters`, a list of kubeconfig contexts of its kubeconfig): the Cluster Operator's
+fleet survey (`kubecrew run --fleet`) reads each and moves replicas between them.
 
 An option given on the command line wins over the crew file, `$KUBECREW_HOME/crew.yaml`
 (relative paths in it are read from its folder); what neither names falls back to the defaults:
@@ -66,7 +68,10 @@ if TYPE_CHECKING:
 CREW_FILE = "crew.yaml"
 FOLLOWING = "kubecrew.following"  # in a command's click meta: its state follows its cluster
 _CONTEXT = "kubecrew_context"  # the click context, handed by Typer to `crew_options` commands
-KEYS = ("kubeconfig", "context", "repo", "policies", "policy_store", "prometheus", "registries")
+KEYS = (
+    "kubeconfig", "context", "repo", "policies", "policy_store", "prometheus", "registries",
+    "clusters",
+)  # fmt: skip
 _PATHS = ("kubeconfig", "repo")
 
 
@@ -90,6 +95,7 @@ class CrewOptions:
     policy_store: str | None = None
     prometheus: str | None = None
     registries: Mapping[str, str] = field(default_factory=dict, hash=False)  # crew file only
+    clusters: tuple[str, ...] = ()  # the fleet's kubeconfig contexts (crew file only)
 
     def over(self, under: CrewOptions) -> CrewOptions:
         """These options, with what they leave unsaid taken from `under`."""
@@ -101,6 +107,7 @@ class CrewOptions:
             policy_store=self.policy_store or under.policy_store,
             prometheus=self.prometheus or under.prometheus,
             registries=self.registries or under.registries,
+            clusters=self.clusters or under.clusters,
         )
 
 
@@ -116,6 +123,7 @@ class Crew:
     prometheus: str | None
     kubeconfig_from_file: bool = False  # the crew file named it, not the person
     registries: Mapping[str, str] = field(default_factory=dict, hash=False)  # host -> base URL
+    clusters: tuple[str, ...] = ()  # the fleet's kubeconfig contexts; () for one cluster
     environ: Mapping[str, str] = field(default_factory=lambda: os.environ, repr=False)
 
     def servers(self, agent: str) -> Servers:
@@ -212,6 +220,8 @@ def read_crew_file(path: Path) -> CrewOptions:
             values[key] = _relative(path, str(value))
         elif key == "registries":
             values[key] = _mirrors(path, value)
+        elif key == "clusters":
+            values[key] = _contexts(path, value)
         else:
             values[key] = str(value)
     return CrewOptions(**values)
@@ -226,6 +236,14 @@ def _mirrors(crew: Path, value: object) -> dict[str, str]:
             "its /v2/, e.g. {'*': 'https://mirror.example/{host}', 'ghcr.io': 'direct'}"
         )
     return dict(value)
+
+
+def _contexts(crew: Path, value: object) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(c, str) and c for c in value):
+        raise InvalidArgument(
+            f"crew file {crew}: clusters must list kubeconfig contexts, e.g. [east, west]"
+        )
+    return tuple(value)
 
 
 def _relative(crew: Path, text: str) -> Path:
@@ -251,6 +269,7 @@ def resolve(given: CrewOptions, environ: Mapping[str, str] = os.environ) -> Crew
         policy_store=chosen.policy_store,
         prometheus=chosen.prometheus,
         registries=chosen.registries,
+        clusters=chosen.clusters,
         kubeconfig_from_file=given.kubeconfig is None
         and given.context is None
         and from_file.kubeconfig is not None,

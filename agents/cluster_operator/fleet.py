@@ -9,17 +9,28 @@ not place) over the CPU its nodes offer. One at or above `SATURATED` next to one
 proposed to move some replicas, as many as the other can take while staying under `SATURATED`
 and at most half of them, through the policy store (`propose` scale down here, the move in the
 rationale); the owners and people decide, and a move is proposed once (remembered in the store).
+
+A decided move is carried out as paired changes, each resumable from the store (`carry_on`,
+once per fleet run): first the same Deployment in the target cluster scaled up by the replicas
+moving, under a proposal of its own there, and validated (its rollout done); only then the
+source scaled down under the approved proposal, and validated. So the replicas are never fewer
+than before at any moment. A target without that Deployment gets nothing: the move waits and
+says so (deploying a workload into another cluster is its owners' change, by their GitOps).
+Left out: moves by pull request where git defines the workloads (the scales are gated API
+writes here), and moving anything but a Deployment.
 """
 
 from __future__ import annotations
 
 import math
-from typing import TypedDict
+from typing import Any, Literal, TypedDict, cast
 
+import anyio
 from langgraph.store.base import BaseStore
 
 from agents.cluster_operator import nodes, proposals
 from agents.cluster_operator.capacity import SYSTEM, millicores, requests
+from agents.runtime.errors import ToolFailed
 from agents.runtime.toolbox import Toolbox
 
 SATURATED, ROOM = 0.8, 0.5
@@ -46,6 +57,10 @@ class ClusterHealth(TypedDict):
     load: float  # requested / offered
 
 
+MoveState = Literal["proposed", "scaled-up", "done", "rejected", "no-target"]
+LOOKS, PAUSE = 120, 0.5  # a side's rollout is looked at for up to a minute
+
+
 class Move(TypedDict):
     workload: str  # Deployment/namespace/name in `source`
     source: str
@@ -55,6 +70,10 @@ class Move(TypedDict):
     proposal: str
     outcome: str
     rationale: str
+    state: MoveState
+    target_proposal: str  # the scale-up's proposal in the target cluster
+    target_replicas: list[int]  # the target's replicas before and after its scale-up, once made
+    steps: list[str]
 
 
 async def survey(toolbox: Toolbox, clusters: list[str]) -> list[ClusterHealth]:
@@ -116,7 +135,7 @@ async def balance(toolbox: Toolbox, store: BaseStore, health: list[ClusterHealth
     key = f"{busy['cluster']}/{workload}"
     kept = await store.aget(SPACE, key)
     if kept is not None:
-        return [Move(**kept.value)]  # type: ignore[typeddict-item]
+        return [await carry_on(toolbox, store, key, {**_fresh(), **kept.value})]
     _, namespace, name = workload.split("/", 2)
     why = (
         f"Move {moving} of {replicas} replicas of {workload} from cluster {busy['cluster']} "
@@ -127,17 +146,110 @@ async def balance(toolbox: Toolbox, store: BaseStore, health: list[ClusterHealth
     record = await toolbox.call(
         "propose", action="scale", target=f"deployment/{name}", namespace=namespace,
         from_replicas=replicas, replicas=replicas - moving, rationale=why, risk="medium",
-        labels={"kubecrew.io/cluster": busy["cluster"]},
+        cluster=busy["cluster"],
         metrics={"cluster_cpu_load": busy["load"], "target_cluster_cpu_load": roomy["load"]},
     )  # fmt: skip
     decided = proposals.decided(record)
     move = Move(
         workload=workload, source=busy["cluster"], target=roomy["cluster"], replicas=replicas,
         moving=moving, proposal=decided.proposal, outcome=decided.outcome or "escalated",
-        rationale=why,
+        rationale=why, state="proposed", target_proposal="", target_replicas=[], steps=[],
     )  # fmt: skip
     await store.aput(SPACE, key, dict(move))
-    return [move]
+    return [await carry_on(toolbox, store, key, dict(move))]
+
+
+def _fresh() -> dict[str, Any]:
+    """A move remembered before moves were carried out: where it starts."""
+    return {"state": "proposed", "target_proposal": "", "target_replicas": [], "steps": []}
+
+
+async def carry_on(toolbox: Toolbox, store: BaseStore, key: str, kept: dict[str, Any]) -> Move:
+    """The move taken as far as it may go now: its decision taken up, then the target scaled
+    up and validated, then the source scaled down and validated."""
+    move = cast(Move, kept)
+    move["steps"] = []
+    if move["state"] in ("done", "rejected"):
+        return move
+    _, namespace, name = move["workload"].split("/", 2)
+    decision = await proposals.current(toolbox, move["proposal"], waiter=f"move {key}")
+    move["outcome"] = decision.outcome or move["outcome"]
+    if decision.outcome == "rejected":
+        move["state"] = "rejected"
+        move["steps"].append(f"the move was rejected: {'; '.join(decision.reasons)}")
+    elif not decision.approved:
+        move["steps"].append("the move waits for its decision")
+    elif move["state"] in ("proposed", "no-target"):
+        await _scale_up(toolbox, move, namespace, name, decision)
+    if move["state"] == "scaled-up":
+        to = move["replicas"] - move["moving"]
+        await toolbox.call(
+            "scale", kind="deployment", name=name, namespace=namespace, replicas=to,
+            context=move["source"], proposal=move["proposal"],
+        )  # fmt: skip
+        done = await _rolled_out(toolbox, name, namespace, move["source"])
+        move["steps"].append(
+            f"cluster {move['source']}: {move['workload']} {move['replicas']} -> {to} replicas "
+            f"under proposal {move['proposal']}; rollout: {done}"
+        )
+        move["state"] = "done"
+    await store.aput(SPACE, key, {**move, "steps": []})
+    return move
+
+
+async def _scale_up(
+    toolbox: Toolbox, move: Move, namespace: str, name: str, decision: proposals.Decided
+) -> None:
+    """The target's side: the same Deployment scaled up by the replicas moving, validated."""
+    try:
+        there = await toolbox.call("get_resource", kind="deployment", name=name,
+                                   namespace=namespace, output="fields",
+                                   fields=["spec.replicas"], context=move["target"])  # fmt: skip
+    except ToolFailed:
+        move["state"] = "no-target"
+        move["steps"].append(
+            f"cluster {move['target']} has no Deployment {namespace}/{name}: nothing moved; "
+            "deploy it there (its owners' change), and the next fleet run carries the move on"
+        )
+        return
+    before = int(there.get("spec.replicas") or 0)
+    after = before + move["moving"]
+    if not move["target_proposal"]:
+        record = await toolbox.call(
+            "propose", action="scale", target=f"deployment/{name}", namespace=namespace,
+            from_replicas=before, replicas=after, risk="low",
+            cluster=move["target"],
+            rationale=f"The target side of proposal {decision.proposal}: " + move["rationale"],
+        )  # fmt: skip
+        move["target_proposal"] = str(record["proposal"])
+    waiter = f"move-up {move['target']}/{move['workload']}"
+    up = await proposals.current(toolbox, move["target_proposal"], waiter=waiter)
+    if not up.approved:
+        move["steps"].append(f"the scale-up in {move['target']} is {up.outcome or 'undecided'}")
+        return
+    await toolbox.call("scale", kind="deployment", name=name, namespace=namespace,
+                       replicas=after, context=move["target"],
+                       proposal=move["target_proposal"])  # fmt: skip
+    move["target_replicas"] = [before, after]
+    done = await _rolled_out(toolbox, name, namespace, move["target"])
+    move["steps"].append(
+        f"cluster {move['target']}: {move['workload']} {before} -> {after} replicas under "
+        f"proposal {move['target_proposal']}; rollout: {done}"
+    )
+    if done == "done":
+        move["state"] = "scaled-up"
+
+
+async def _rolled_out(toolbox: Toolbox, name: str, namespace: str, context: str) -> str:
+    """ "done", or what the rollout still waits for after `LOOKS` looks."""
+    status: dict[str, Any] = {}
+    for _ in range(LOOKS):
+        status = await toolbox.call("rollout_status", name=name, namespace=namespace,
+                                    context=context)  # fmt: skip
+        if status.get("done"):
+            return "done"
+        await anyio.sleep(PAUSE)
+    return str(status.get("message") or "not done")
 
 
 async def _largest(toolbox: Toolbox, cluster: str) -> tuple[str, int, float] | None:

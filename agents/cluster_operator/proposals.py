@@ -78,3 +78,9 @@ async def settle(toolbox: Toolbox, decision: Decided, *, waiter: str) -> Decided
         approval="",
         text=str(final.get("text", "")) or f"approval {decision.approval} {state}",
     )
+
+
+async def current(toolbox: Toolbox, proposal: str, *, waiter: str) -> Decided:
+    """A proposal's decision as the store holds it now, a person's answer taken up once."""
+    shown = await toolbox.call("get_proposal", proposal_id=proposal)
+    return await settle(toolbox, decided(shown), waiter=waiter)

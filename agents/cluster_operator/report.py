@@ -198,11 +198,17 @@ def fleet(health: list[ClusterHealth], moves: list[Move]) -> str:
             f"{h['pending']} pod(s) pending{sick}"
         )
     for m in moves:
-        lines.append(
+        head = (
             f"Imbalance: proposed moving {m['moving']} replica(s) of {m['workload']} from "
-            f"{m['source']} to {m['target']} as {m['proposal']} ({m['outcome']}); nothing was "
-            "changed: the owners decide."
+            f"{m['source']} to {m['target']} as {m['proposal']} ({m['outcome']})"
         )
+        lines.append(head + {
+            "done": f"; moved: {m['target']} scaled up and validated first, then {m['source']} "
+                    "scaled down and validated.",
+            "scaled-up": f"; {m['target']} is scaled up, {m['source']} not yet down.",
+            "rejected": "; rejected: nothing was changed.",
+        }.get(m.get("state", ""), "; nothing was changed yet: the owners decide."))  # fmt: skip
+        lines += [f"  - {step}" for step in m.get("steps", [])]
     return "\n".join(lines)
 
 
@@ -258,6 +264,7 @@ def changes(result: Mapping[str, Any]) -> list[Change]:
                     when="done",
                 )
             )  # fmt: skip
+    found += _fleet_changes(result.get("moves") or [])
     for up in (result.get("provisioning") or {}).get("scale_ups") or []:
         if up.get("applied") is not None and up["applied"] != up["replicas_from"]:
             found.append(
@@ -269,6 +276,27 @@ def changes(result: Mapping[str, Any]) -> list[Change]:
                     when="done",
                 )
             )  # fmt: skip
+    return found
+
+
+def _fleet_changes(moves: list[Mapping[str, Any]]) -> list[Change]:
+    """The scales a fleet run made: each side of a move, told by the run that scaled it."""
+    found: list[Change] = []
+    for move in moves:
+        workload = move["workload"].split("/", 1)[1]
+        sides = [(move["target"], *(move.get("target_replicas") or ["?", "?"]),
+                  move.get("target_proposal", "")),
+                 (move["source"], move["replicas"], move["replicas"] - move["moving"],
+                  move["proposal"])]  # fmt: skip
+        found += [
+            Change(
+                target=f"Deployment {workload} in cluster {cluster}", field="replicas",
+                before=str(before), after=str(after), how="gated write (scale), a fleet move",
+                proposal=proposal, approved_by="", when="done",
+            )
+            for cluster, before, after, proposal in sides
+            if any(step.startswith(f"cluster {cluster}: ") for step in move.get("steps", []))
+        ]  # fmt: skip
     return found
 
 

@@ -250,7 +250,7 @@ async def _control_plane(toolbox: Toolbox, record: Record, steps: list[str]) -> 
             "(kubelets may trail the API server, never lead it). The API server stays "
             "available while its instances roll.",
         )  # fmt: skip
-    decided = await _decided(toolbox, record["proposal"], waiter="upgrade control-plane")
+    decided = await proposals.current(toolbox, record["proposal"], waiter="upgrade control-plane")
     if not decided.approved:
         return _undecided(decided, "the control plane's upgrade", steps), False
     await toolbox.call(
@@ -323,7 +323,8 @@ async def _begin(
             "PodDisruptionBudget, training Jobs kept until they checkpoint) before it goes. "
             f"Workloads of {', '.join(teams) or 'no team'} move.",
         )  # fmt: skip
-    decided = await _decided(toolbox, wave["proposal"], waiter=f"{_key(record)} {wave['pool']}")
+    waiter = f"{_key(record)} {wave['pool']}"
+    decided = await proposals.current(toolbox, wave["proposal"], waiter=waiter)
     if not decided.approved:
         return _undecided(decided, f"the roll of pool {wave['pool']}", steps), False
     machines = await pools.machines(toolbox, wave["pool"])
@@ -373,7 +374,7 @@ async def _roll_back(
         f"{failed}. Cluster API replaces the new machines with machines as they were; the "
         "drains stay PDB-respecting.",
     )  # fmt: skip
-    decided = await _decided(toolbox, wave["proposal"], waiter=f"rollback {wave['pool']}")
+    decided = await proposals.current(toolbox, wave["proposal"], waiter=f"rollback {wave['pool']}")
     if not decided.approved:
         return _undecided(decided, f"the rollback of pool {wave['pool']}", steps), False
     await _set(toolbox, wave, wave["before"])
@@ -479,11 +480,6 @@ async def _propose(toolbox: Toolbox, action: str, target: str, namespace: str, w
     record = await toolbox.call("propose", action=action, target=target, namespace=namespace,
                                 rationale=why, risk="medium")  # fmt: skip
     return str(record["proposal"])
-
-
-async def _decided(toolbox: Toolbox, proposal: str, *, waiter: str) -> proposals.Decided:
-    shown = await toolbox.call("get_proposal", proposal_id=proposal)
-    return await proposals.settle(toolbox, proposals.decided(shown), waiter=waiter)
 
 
 def _undecided(decided: proposals.Decided, what: str, steps: list[str]) -> str:

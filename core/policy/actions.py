@@ -76,13 +76,20 @@ class TargetRef(_Model):
     kind: str
     name: str
     namespace: str | None = None
+    # the kubeconfig context a fleet's action is for (None: the one cluster the crew looks
+    # after); part of the target's identity, so an approval in one cluster carries nothing in
+    # another
+    cluster: str | None = None
 
     def __str__(self) -> str:
         where = f"{self.namespace}/" if self.namespace else ""
-        return f"{self.kind} {where}{self.name}"
+        there = f" in cluster {self.cluster}" if self.cluster else ""
+        return f"{self.kind} {where}{self.name}{there}"
 
 
-def parse_target(text: str, *, namespace: str | None = None) -> TargetRef:
+def parse_target(
+    text: str, *, namespace: str | None = None, cluster: str | None = None
+) -> TargetRef:
     """`deployment/web` or `deploy/web` or `Node/worker-1` -> a TargetRef, as kubectl reads them."""
     resource, slash, name = text.partition("/")
     kind = _KIND_OF.get(resource.lower())
@@ -93,8 +100,8 @@ def parse_target(text: str, *, namespace: str | None = None) -> TargetRef:
             f"kinds: {known}"
         )
     if kind in CLUSTER_SCOPED:
-        return TargetRef(kind=kind, name=name)
-    return TargetRef(kind=kind, name=name, namespace=namespace or "default")
+        return TargetRef(kind=kind, name=name, cluster=cluster)
+    return TargetRef(kind=kind, name=name, namespace=namespace or "default", cluster=cluster)
 
 
 class ReplicaChange(_Model):

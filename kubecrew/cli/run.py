@@ -60,6 +60,8 @@ JOBS = (
         "the node patrol (health, readiness, migration off a degrading node)"),
     Job("capacity", "cluster_operator", "1h",
         "the capacity review (downscales, right-sizing, consolidation)"),
+    Job("fleet", "cluster_operator", "15m",
+        "the fleet survey across the crew file's clusters (moves replicas; needs two or more)"),
     Job("escalations", "platform", "5m",
         "the Platform's answers to escalations org policy settles"),
     Job("propagate", "platform", "15m", "egress propagation to team namespaces"),
@@ -80,10 +82,11 @@ def _every(job: Job) -> Any:
 def run(
     patrol: Annotated[str, _every(JOBS[0])] = JOBS[0].every,
     capacity: Annotated[str, _every(JOBS[1])] = JOBS[1].every,
-    escalations: Annotated[str, _every(JOBS[2])] = JOBS[2].every,
-    propagate: Annotated[str, _every(JOBS[3])] = JOBS[3].every,
-    audit: Annotated[str, _every(JOBS[4])] = JOBS[4].every,
-    blueprints: Annotated[str, _every(JOBS[5])] = JOBS[5].every,
+    fleet: Annotated[str, _every(JOBS[2])] = JOBS[2].every,
+    escalations: Annotated[str, _every(JOBS[3])] = JOBS[3].every,
+    propagate: Annotated[str, _every(JOBS[4])] = JOBS[4].every,
+    audit: Annotated[str, _every(JOBS[5])] = JOBS[5].every,
+    blueprints: Annotated[str, _every(JOBS[6])] = JOBS[6].every,
     once: Annotated[
         bool, typer.Option("--once", help="Run each enabled job once, then exit (1 if any failed).")
     ] = False,
@@ -98,7 +101,8 @@ def run(
     crew: CrewOptions,
 ) -> None:
     """Run the Cluster Operator's and the Platform agent's scheduled work until Ctrl-C: node
-    patrol, capacity review, escalations, egress propagation, fleet audit, blueprint sync.
+    patrol, capacity review, fleet survey (with two or more `clusters` in the crew file),
+    escalations, egress propagation, fleet audit, blueprint sync.
 
     Every change still goes through policy: proposals, approvals, pull requests. Each job runs
     at start, then every period; one at a time.
@@ -114,16 +118,18 @@ def run(
     from agents.runtime.brain import planner_from_env
     from core.errors import ToolError
 
-    asked = dict(zip((j.name for j in JOBS), (patrol, capacity, escalations, propagate, audit,
-                                               blueprints), strict=True))  # fmt: skip
+    asked = dict(zip((j.name for j in JOBS), (patrol, capacity, fleet, escalations, propagate,
+                                               audit, blueprints), strict=True))  # fmt: skip
     periods = {job: period(asked[job.name], f"--{job.name}") for job in JOBS}
-    enabled = [job for job in JOBS if periods[job] is not None]
-    if not enabled:
-        fail("every job is turned off (0); give at least one a period, e.g. --patrol 5m")
     try:
         resolved = resolve(crew)
     except ToolError as exc:
         fail(exc.message)
+    if len(resolved.clusters) < 2:  # one cluster: no fleet to survey
+        periods = {job: None if job.name == "fleet" else every for job, every in periods.items()}
+    enabled = [job for job in JOBS if periods[job] is not None]
+    if not enabled:
+        fail("every job is turned off (0); give at least one a period, e.g. --patrol 5m")
     log = Console(stderr=True, highlight=False, soft_wrap=True)
     runner = _Runner(resolved, planner_from_env(), log, verbose)
     stop = threading.Event()
@@ -229,6 +235,8 @@ class _Runner:
             extra["repos"] = {gitops.label_value: gitops} if gitops is not None else {}
         else:
             from agents.cluster_operator.conversation import conversation as opened
+
+            extra["clusters"] = self.crew.clusters
         async with opened(servers, self.planner, home=home, **extra) as talk:
             outcome = await talk.perform(job.name)
         return str(outcome.answer), dict(outcome.data or {})

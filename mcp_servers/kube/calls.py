@@ -61,11 +61,15 @@ Planner = Callable[[Writes, Api, KubeSettings, Mapping[str, Any]], list[Planned]
 def plan_call(
     writes: Writes, settings: KubeSettings, tool: str, arguments: Mapping[str, Any]
 ) -> list[Planned]:
-    """The actions the write tool `tool` makes with `arguments` (its bound call)."""
-    api = writes.api(arguments.get("context"))
+    """The actions the write tool `tool` makes with `arguments` (its bound call); a call that
+    names a kubeconfig context acts on that cluster's objects (`TargetRef.cluster`)."""
+    context = arguments.get("context")
+    api = writes.api(context)
     planned = _PLANNERS[tool](writes, api, settings, arguments)
     if not planned:
         raise InvalidArgument(f"{tool}: the call names no object to change")
+    if context:
+        planned = [replace(p, action=_in_cluster(p.action, str(context))) for p in planned]
     labels: dict[str, dict[str, str]] = {}
     for each in planned:
         namespace = each.action.target.namespace
@@ -73,6 +77,11 @@ def plan_call(
             labels[namespace] = _namespace_labels(writes, api, namespace)
     return [replace(p, namespace_labels=labels.get(p.action.target.namespace or "", {}))
             for p in planned]  # fmt: skip
+
+
+def _in_cluster(action: Action, cluster: str) -> Action:
+    target = action.target.model_copy(update={"cluster": cluster})
+    return action.model_copy(update={"target": target})
 
 
 def _namespace_labels(writes: Writes, api: Api, namespace: str) -> dict[str, str]:

@@ -324,7 +324,11 @@ def _other_resources(asked: Action, approved: Action) -> str:
 
 
 def same_target(one: TargetRef, other: TargetRef) -> bool:
-    return (one.kind, one.namespace, one.name) == (other.kind, other.namespace, other.name)
+    """The same object in the same cluster (an approval in one cluster carries nothing in
+    another of the fleet)."""
+    return (one.kind, one.namespace, one.name, one.cluster) == (
+        other.kind, other.namespace, other.name, other.cluster
+    )  # fmt: skip
 
 
 def judged(report: EvaluationReport, now: datetime) -> tuple[str, str]:

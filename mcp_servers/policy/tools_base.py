@@ -83,11 +83,12 @@ def build_action(
     via: Via,
     labels: dict[str, str] | None,
     actor: str | None = None,
+    cluster: str | None = None,
 ) -> Action:
     """The typed Action the tool arguments describe, or InvalidArgument naming what is wrong."""
     if namespace:
         arguments.namespace(namespace)
-    ref = parse_target(target, namespace=namespace or None)
+    ref = parse_target(target, namespace=namespace or None, cluster=cluster or None)
     arguments.name(ref.name, argument="target name")
     try:
         change = None if replicas is None else ReplicaChange(from_=from_replicas, to=replicas)

@@ -126,6 +126,7 @@ def register_propose(mcp: FastMCP, deps: Deps) -> None:
         deadline: str = "",
         counters: Literal["accept", "refuse"] = "accept",
         resources: list[dict[str, str]] | None = None,
+        cluster: str = "",
     ) -> dict[str, Any]:
         """Propose an action to its stakeholders and get the decision: approved, approved as
         countered (act on the decision's action, not yours), rejected (citing the rules), or
@@ -134,7 +135,9 @@ def register_propose(mcp: FastMCP, deps: Deps) -> None:
         deadline, and counters: `refuse` sends any counter-offer to a person instead.
         resources (action resize): one entry per container, {"container": "web", "cpu":
         "100m", "from_cpu": "500m", "memory": "64Mi", "from_memory": "128Mi"}, the requests
-        asked and the current ones; the approved values are the ones set_resources may write."""
+        asked and the current ones; the approved values are the ones set_resources may write.
+        cluster: the kubeconfig context the action is for, in a fleet (the write then names the
+        same context; an approval in one cluster carries nothing in another)."""
         now = deps.now()
         typed = build_action(
             action,
@@ -146,6 +149,7 @@ def register_propose(mcp: FastMCP, deps: Deps) -> None:
             via=via,
             labels=labels,
             actor=str(deps.identity),
+            cluster=cluster,
         )
         try:
             proposal = Proposal(

@@ -64,7 +64,8 @@ class TargetState(BaseModel):
 
 
 def target_key(target: TargetRef) -> str:
-    return f"{target.kind}/{target.namespace or ''}/{target.name}"
+    there = f"@{target.cluster}" if target.cluster else ""
+    return f"{target.kind}/{target.namespace or ''}/{target.name}{there}"
 
 
 def proposed_event(proposal: Proposal) -> TranscriptEvent:

@@ -12,9 +12,11 @@ from pathlib import Path
 import anyio
 import pytest
 
+from agents.cluster_operator import report
 from agents.cluster_operator.conversation import conversation
 from agents.runtime.brain import Deterministic
 from agents.runtime.contract import Outcome
+from agents.runtime.errors import ToolFailed
 from kubecrew.demo.shop import deployment, manifests, namespace
 from sandbox.server import Options, Sandbox
 from tests.support.clock import RATE
@@ -95,3 +97,75 @@ def test_the_fleet_reports_imbalance_and_proposes_a_move(
     assert [m["proposal"] for m in again.data["moves"]] == [move["proposal"]]
     assert replicas(west_kubectl) == 4  # never acted
     assert [r for r in operator.mutations() if r.result == "applied"] == []
+
+
+def test_a_decided_move_scales_the_target_up_first_then_the_source_down(
+    sandbox: Sandbox, west: Sandbox, operator: Operator, kubectl: Kubectl, tmp_path: Path
+) -> None:
+    west_kubectl = Kubectl(west.kubeconfig, tmp_path / "west-cache")
+    west_kubectl("apply", "-f", "-", input=BUSY)
+    kubectl("apply", "-f", "-", input=IDLE)  # the same service, one replica in east
+    eventually(lambda: replicas(kubectl) == 1 and ready(kubectl) == 1, what="east's api ready")
+    eventually(lambda: pending(west_kubectl) == 1, what="west's fourth api pod pending")
+    operator.kubeconfig = fleet_kubeconfig(
+        tmp_path / "fleet.kubeconfig", {"east": sandbox.kubeconfig, "west": west.kubeconfig}
+    )
+
+    async def survey() -> Outcome:
+        async with conversation(
+            operator.servers(), Deterministic(), home=operator.home, clusters=("east", "west")
+        ) as talk:
+            return await talk.fleet()
+
+    outcome = anyio.run(survey)
+
+    [move] = outcome.data["moves"]
+    assert move["state"] == "done", outcome.answer
+    assert (replicas(kubectl), replicas(west_kubectl)) == (3, 2), outcome.answer
+    assert ready(kubectl) == 3 and pending(west_kubectl) == 0
+    written = [r.summary for r in operator.mutations() if r.result == "applied"]
+    assert [w.split(" under ")[0] for w in written] == [
+        "scale: scale Deployment shop/api in cluster east 1 -> 3 replicas directly",
+        "scale: scale Deployment shop/api in cluster west 4 -> 2 replicas directly",
+    ], written  # the target first: never fewer replicas than before
+    assert "moved: east scaled up and validated first" in outcome.answer
+    told = [report.change_line(c) for c in report.changes(outcome.data)]
+    assert [t.split(", proposal")[0] for t in told] == [
+        "Deployment shop/api in cluster east: replicas 1 -> 3 by gated write (scale), a fleet move",
+        "Deployment shop/api in cluster west: replicas 4 -> 2 by gated write (scale), a fleet move",
+    ], told
+
+    again = anyio.run(survey)  # done once: nothing more is written
+    assert len([r for r in operator.mutations() if r.result == "applied"]) == 2
+    assert again.data["imbalance"] is False
+
+    async def borrowed() -> str:  # west's approval used on east's api of the same name
+        async with conversation(operator.servers(), Deterministic(), home=operator.home) as talk:
+            record = await talk.toolbox.call(
+                "propose", action="scale", target="deployment/api", namespace="shop",
+                from_replicas=2, replicas=1, rationale="west only", cluster="west",
+            )  # fmt: skip
+            try:
+                await talk.toolbox.call("scale", name="api", namespace="shop", replicas=1,
+                                        context="east", proposal=record["proposal"])  # fmt: skip
+            except ToolFailed as refused:
+                return refused.reason
+            return "carried"
+
+    refusal = anyio.run(borrowed)
+    east, west = "Deployment shop/api in cluster east", "Deployment shop/api in cluster west"
+    assert f"target {east}, not {west}" in refusal, refusal
+    assert replicas(kubectl) == 3
+
+
+IDLE = manifests(namespace(), deployment("api", replicas=1, cpu="1200m", memory="256Mi"))
+
+
+def ready(kubectl: Kubectl) -> int:
+    status = kubectl.json("get", "deploy", "api", "-n", "shop")["status"]
+    return int(status.get("readyReplicas") or 0)
+
+
+def pending(kubectl: Kubectl) -> int:
+    pods = kubectl.json("get", "pods", "-n", "shop")["items"]
+    return sum(1 for p in pods if not p["spec"].get("nodeName"))

@@ -9,12 +9,15 @@ import signal
 import subprocess
 from pathlib import Path
 
+from sandbox.server import Options, Sandbox
+from tests.support.clock import RATE
 from tests.support.crew import crew_args, crew_env
+from tests.support.fleet import fleet_kubeconfig
 from tests.support.mcp_hosts import KUBECREW
 from tests.support.team import Team, escalate, mutations, state_of
 
-OFF = {name: "0" for name in ("patrol", "capacity", "escalations", "propagate", "audit",
-                              "blueprints")}  # fmt: skip
+OFF = {name: "0" for name in ("patrol", "capacity", "fleet", "escalations", "propagate",
+                              "audit", "blueprints")}  # fmt: skip
 
 
 def kubecrew_run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -64,6 +67,25 @@ def test_bad_periods_and_an_unreachable_cluster_are_one_line(tmp_path: Path) -> 
     assert failed.returncode == 1 and "Traceback" not in failed.stderr, failed.stderr
     [line] = failed.stderr.strip().splitlines()
     assert " patrol (Cluster Operator) failed: no cluster reachable" in line, line
+
+
+def test_the_fleet_job_surveys_the_crew_files_clusters(sandbox: Sandbox, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    with Sandbox(Options(home=tmp_path / "west", nodes=1, rate=RATE)) as west:
+        fleet = fleet_kubeconfig(
+            tmp_path / "fleet.kubeconfig", {"east": sandbox.kubeconfig, "west": west.kubeconfig}
+        )
+        (home / "crew.yaml").write_text(f"kubeconfig: {fleet}\nclusters: [east, west]\n")
+        done = kubecrew_run(home, "--once", *only(fleet="5m"))
+    assert done.returncode == 0, done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert " fleet (Cluster Operator), " in line and "2 cluster(s)" in line, line
+
+    (home / "crew.yaml").write_text(f"kubeconfig: {fleet}\nclusters: east\n")
+    bad = kubecrew_run(home, "--once", *only(fleet="5m"))
+    assert bad.returncode == 1 and "clusters must list kubeconfig contexts" in bad.stderr
+    assert "Traceback" not in bad.stderr
 
 
 DEAD_CLUSTER = """\
