@@ -141,6 +141,7 @@ class Crew:
             policy_store=self.policy_store,
             agent=agent,
             registries=self.registries,
+            fleet=self.clusters,
         )
         return Servers(
             kube=self._own_identity(kube, agent),

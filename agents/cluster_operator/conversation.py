@@ -60,9 +60,14 @@ async def conversation(
     async with agent_parts(AGENT, servers, home=home, on_call=on_call) as parts:
         context = Context(
             parts.toolbox, planner, parts.role, parts.skills, thread or uuid.uuid4().hex,
-            counters=counters, clusters=clusters,
+            counters=counters, clusters=clusters or _fleet(servers),
         )  # fmt: skip
         yield Conversation(compile_graph(parts.durable), context)
+
+
+def _fleet(servers: Servers) -> tuple[str, ...]:
+    """The clusters the crew's kube server looks after (the crew file's `clusters`)."""
+    return servers.kube.fleet if servers.kube is not None else ()
 
 
 entry = Agent(name=AGENT, open=conversation)

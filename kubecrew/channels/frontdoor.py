@@ -77,7 +77,7 @@ AGENTS: dict[AgentName, str] = {
 _STEMS: dict[AgentName, tuple[str, ...]] = {
     "cluster_operator": (
         "node", "capacity", "cost", "drain", "upgrad", "cordon", "spend", "maintenance",
-        "utiliz", "operator",
+        "utiliz", "operator", "clusters", "imbalanc",
     ),
     "dev_team": (
         "workload", "deploy", "fail", "log", "crash", "broke", "error", "pod", "restart",

@@ -42,7 +42,7 @@ class Reads:
     # -- plumbing shared by every read ---------------------------------------------------------
 
     def api(self, context: str | None) -> Api:
-        return self.clusters.api(context or self.settings.context)
+        return self.clusters.api(self.settings.check_context(context))
 
     def row(self, api: Api, obj: Json, *, kind: str) -> Row:
         """`obj`'s summary row, aged on the cluster's clock."""

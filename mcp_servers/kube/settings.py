@@ -38,6 +38,8 @@ class KubeSettings:
     agent: str = AGENT  # who the audit log says wrote, and whom the policies judge
     # registry host -> base URL of its /v2/ (see the module docstring); empty: ask none
     registries: Mapping[str, str] = field(default_factory=dict, hash=False)
+    # the kubeconfig contexts a fleet's tools may name (`context=`); empty: any of the file's
+    fleet: tuple[str, ...] = ()
 
     @staticmethod
     def policy_list(
@@ -71,6 +73,16 @@ class KubeSettings:
 
     def allows(self, namespace: str) -> bool:
         return self.namespaces is None or namespace in self.namespaces
+
+    def check_context(self, context: str | None) -> str | None:
+        """The context a call acts in (its own, else the server's), refused outside the fleet."""
+        chosen = context or self.context
+        if context and self.fleet and context not in self.fleet and context != self.context:
+            raise PermissionDenied(
+                f"context {context!r} is not a cluster of this crew's fleet "
+                f"({', '.join(self.fleet)}); name one of those"
+            )
+        return chosen
 
     def check_namespace(self, namespace: str) -> str:
         if not self.allows(namespace):

@@ -85,7 +85,7 @@ class Writes:
     # -- resolving and the dry-run-first write -----------------------------------------------
 
     def api(self, context: str | None) -> Api:
-        return self.clusters.api(context or self.settings.context)
+        return self.clusters.api(self.settings.check_context(context))
 
     def target(self, api: Api, kind: str, name: str, namespace: str | None) -> Target:
         return self._scoped(self.catalog.resolve(api, kind), name, namespace)

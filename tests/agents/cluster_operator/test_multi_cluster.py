@@ -17,7 +17,9 @@ from agents.cluster_operator.conversation import conversation
 from agents.runtime.brain import Deterministic
 from agents.runtime.contract import Outcome
 from agents.runtime.errors import ToolFailed
+from core.errors import PermissionDenied
 from kubecrew.demo.shop import deployment, manifests, namespace
+from mcp_servers.kube.settings import KubeSettings
 from sandbox.server import Options, Sandbox
 from tests.support.clock import RATE
 from tests.support.cluster_operator import Operator
@@ -169,3 +171,11 @@ def ready(kubectl: Kubectl) -> int:
 def pending(kubectl: Kubectl) -> int:
     pods = kubectl.json("get", "pods", "-n", "shop")["items"]
     return sum(1 for p in pods if not p["spec"].get("nodeName"))
+
+
+def test_a_kube_server_for_a_fleet_acts_in_its_clusters_only(sandbox: Sandbox) -> None:
+    settings = KubeSettings(kubeconfig=sandbox.kubeconfig, fleet=("east", "west"))
+    with pytest.raises(PermissionDenied, match="context 'north' is not a cluster of this crew"):
+        settings.check_context("north")
+    assert settings.check_context("west") == "west"
+    assert settings.check_context(None) is None  # the kubeconfig's current context

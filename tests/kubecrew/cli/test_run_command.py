@@ -78,7 +78,13 @@ def test_the_fleet_job_surveys_the_crew_files_clusters(sandbox: Sandbox, tmp_pat
         )
         (home / "crew.yaml").write_text(f"kubeconfig: {fleet}\nclusters: [east, west]\n")
         done = kubecrew_run(home, "--once", *only(fleet="5m"))
+        asked = subprocess.run(
+            [KUBECREW, "ask", "how are the clusters?", "-q"], capture_output=True, text=True,
+            env=crew_env(home), timeout=120, check=False,
+        )  # fmt: skip
     assert done.returncode == 0, done.stderr
+    assert asked.returncode == 0 and asked.stdout.startswith("2 cluster(s):"), asked.stderr
+    assert "- east: " in asked.stdout and "- west: 1 node(s)" in asked.stdout, asked.stdout
     [line] = done.stderr.strip().splitlines()
     assert " fleet (Cluster Operator), " in line and "2 cluster(s)" in line, line
 
