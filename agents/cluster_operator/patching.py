@@ -121,7 +121,7 @@ async def _plan(
         refusals += await pools.cannot_roll(toolbox, pool)
         waves.append(upgrading.Wave(
             pool=pool["pool"], field="template", before=now, after=spec.template,
-            state="pending", proposal="", why="",
+            state="pending", proposal="", rollback="", why="",
         ))  # fmt: skip
     if refusals or not waves:
         return None, refusals

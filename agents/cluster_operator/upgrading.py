@@ -39,7 +39,7 @@ by a cloud provider (they are upgraded there, then the pools here).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Literal, TypedDict
 
 import anyio
@@ -59,6 +59,7 @@ PATCH = "patch"
 HOOK_OWNER = "kubecrew-cluster-operator"
 JOIN_GRACE = 180.0  # cluster seconds a new node may stay not Ready before its wave rolls back
 PAUSE = 1.0  # wall seconds between passes while the cluster works
+Save = Callable[[], Awaitable[None]]  # keeps the record in the store as it stands
 
 State = Literal["control-plane", "pools", "done", "rolled-back"]
 WaveState = Literal["pending", "rolling", "rolling-back", "done", "rolled-back"]
@@ -72,7 +73,8 @@ class Wave(TypedDict):
     before: str  # the pool's version (template) before the wave, what a rollback returns to
     after: str  # what it rolls to
     state: WaveState
-    proposal: str  # the roll's proposal, then the rollback's
+    proposal: str  # the roll's proposal
+    rollback: str  # the rollback's proposal ("" unless it is rolled back)
     why: str  # why it was rolled back ("" otherwise)
 
 
@@ -126,7 +128,8 @@ async def plan(toolbox: Toolbox, release: str) -> tuple[Readiness, Record | None
             continue
         refusals += await pools.cannot_roll(toolbox, pool)
         waves.append(Wave(pool=pool["pool"], field="version", before=pool["version"],
-                          after=release, state="pending", proposal="", why=""))  # fmt: skip
+                          after=release, state="pending", proposal="", rollback="",
+                          why=""))  # fmt: skip
     if refusals:
         return found, None, refusals
     record = Record(purpose="upgrade", floor={}, target=release, from_version=found["current"],
@@ -177,15 +180,19 @@ async def advance(toolbox: Toolbox, store: BaseStore, *, key: str = KEY) -> Pass
         return Pass(record=record, steps=[], waiting="", working=False)
     steps: list[str] = []
     waiting, working = "", False
+
+    async def save() -> None:  # after each write, so a crash never repeats one
+        await store.aput(SPACE, key, dict(record))
+
     if record["state"] == "control-plane":
-        waiting, working = await _control_plane(toolbox, record, steps)
+        waiting, working = await _control_plane(toolbox, record, steps, save)
         if not waiting and not working:
             record["state"] = "pools"
     if record["state"] == "pools":
         for wave in record["waves"]:
             if wave["state"] == "done":
                 continue
-            waiting, working = await _wave(toolbox, store, record, wave, steps)
+            waiting, working = await _wave(toolbox, store, record, wave, steps, save)
             now: WaveState = wave["state"]  # the wave moved on: read it again
             if now == "rolled-back":
                 record["state"] = "rolled-back"
@@ -194,7 +201,7 @@ async def advance(toolbox: Toolbox, store: BaseStore, *, key: str = KEY) -> Pass
         else:
             record["state"] = "done"
             steps.append(await _done(toolbox, record))
-    await store.aput(SPACE, key, dict(record))
+    await save()
     return Pass(record=record, steps=steps, waiting=waiting, working=working)
 
 
@@ -230,7 +237,9 @@ def rolling(done: Pass | None) -> frozenset[str]:
 # -- the control plane ---------------------------------------------------------------------------
 
 
-async def _control_plane(toolbox: Toolbox, record: Record, steps: list[str]) -> tuple[str, bool]:
+async def _control_plane(
+    toolbox: Toolbox, record: Record, steps: list[str], save: Save
+) -> tuple[str, bool]:
     target = record["target"]
     now = await served(toolbox)
     if Minor.parse(now) == Minor.parse(target):
@@ -250,6 +259,7 @@ async def _control_plane(toolbox: Toolbox, record: Record, steps: list[str]) -> 
             "(kubelets may trail the API server, never lead it). The API server stays "
             "available while its instances roll.",
         )  # fmt: skip
+        await save()
     decided = await proposals.current(toolbox, record["proposal"], waiter="upgrade control-plane")
     if not decided.approved:
         return _undecided(decided, "the control plane's upgrade", steps), False
@@ -266,16 +276,16 @@ async def _control_plane(toolbox: Toolbox, record: Record, steps: list[str]) -> 
 
 
 async def _wave(
-    toolbox: Toolbox, store: BaseStore, record: Record, wave: Wave, steps: list[str]
+    toolbox: Toolbox, store: BaseStore, record: Record, wave: Wave, steps: list[str], save: Save
 ) -> tuple[str, bool]:
     if wave["state"] == "pending":
-        return await _begin(toolbox, record, wave, steps)
+        return await _begin(toolbox, record, wave, steps, save)
     pool = await pools.read(toolbox, wave["pool"])
     machines = await pools.machines(toolbox, wave["pool"])
     if wave["state"] == "rolling":
         failed = await _failed_join(toolbox, machines, wave)
         if failed:
-            return await _roll_back(toolbox, wave, failed, steps)
+            return await _roll_back(toolbox, wave, failed, steps, save)
         for machine in machines:
             if machine["deleting"] and machine["hooked"]:
                 held = await _move_off(toolbox, store, record, wave, machine, steps)
@@ -299,7 +309,7 @@ async def _wave(
 
 
 async def _begin(
-    toolbox: Toolbox, record: Record, wave: Wave, steps: list[str]
+    toolbox: Toolbox, record: Record, wave: Wave, steps: list[str], save: Save
 ) -> tuple[str, bool]:
     """The wave started, once its window is open and its proposal decided."""
     namespace, name = wave["pool"].split("/", 1)
@@ -323,6 +333,7 @@ async def _begin(
             "PodDisruptionBudget, training Jobs kept until they checkpoint) before it goes. "
             f"Workloads of {', '.join(teams) or 'no team'} move.",
         )  # fmt: skip
+        await save()
     waiter = f"{_key(record)} {wave['pool']}"
     decided = await proposals.current(toolbox, wave["proposal"], waiter=waiter)
     if not decided.approved:
@@ -335,6 +346,7 @@ async def _begin(
                  "their drain (pre-drain hook)")  # fmt: skip
     await _set(toolbox, wave, wave["after"])
     wave["state"] = "rolling"
+    await save()
     steps.append(f"pool {wave['pool']}: {FIELDS[wave['field']]} {wave['before']} -> "
                  f"{wave['after']} under proposal {wave['proposal']}")  # fmt: skip
     return "", True
@@ -363,24 +375,30 @@ async def _move_off(
 
 
 async def _roll_back(
-    toolbox: Toolbox, wave: Wave, failed: str, steps: list[str]
+    toolbox: Toolbox, wave: Wave, failed: str, steps: list[str], save: Save
 ) -> tuple[str, bool]:
+    """The wave paused and its rollback proposed (once: a later pass takes its decision up),
+    then carried out as decided."""
     namespace, name = wave["pool"].split("/", 1)
-    wave["why"] = failed
-    steps.append(f"pool {wave['pool']} paused: {failed}")
-    wave["proposal"] = await _propose(
-        toolbox, "patch", f"machinedeployment/{name}", namespace,
-        f"Roll node pool {wave['pool']} back to {FIELDS[wave['field']]} {wave['before']}: "
-        f"{failed}. Cluster API replaces the new machines with machines as they were; the "
-        "drains stay PDB-respecting.",
-    )  # fmt: skip
-    decided = await proposals.current(toolbox, wave["proposal"], waiter=f"rollback {wave['pool']}")
+    if not wave["rollback"]:
+        wave["why"] = failed
+        steps.append(f"pool {wave['pool']} paused: {failed}")
+        wave["rollback"] = await _propose(
+            toolbox, "patch", f"machinedeployment/{name}", namespace,
+            f"Roll node pool {wave['pool']} back to {FIELDS[wave['field']]} {wave['before']}: "
+            f"{failed}. Cluster API replaces the new machines with machines as they were; the "
+            "drains stay PDB-respecting.",
+        )  # fmt: skip
+        await save()
+    waiter = f"rollback {wave['pool']}"
+    decided = await proposals.current(toolbox, wave["rollback"], waiter=waiter)
     if not decided.approved:
         return _undecided(decided, f"the rollback of pool {wave['pool']}", steps), False
-    await _set(toolbox, wave, wave["before"])
+    await _set(toolbox, wave, wave["before"], proposal=wave["rollback"])
     wave["state"] = "rolling-back"
+    await save()
     steps.append(f"pool {wave['pool']}: rolling back to {wave['before']} under proposal "
-                 f"{wave['proposal']}")  # fmt: skip
+                 f"{wave['rollback']}")  # fmt: skip
     return "", True
 
 
@@ -413,7 +431,7 @@ def _lacks(record: Record) -> Callable[[dict[str, Any]], str]:
     return behind
 
 
-async def _set(toolbox: Toolbox, wave: Wave, value: str) -> None:
+async def _set(toolbox: Toolbox, wave: Wave, value: str, *, proposal: str = "") -> None:
     """The pool's machines asked for at version (or on machine template) `value`, under the
     wave's proposal."""
     namespace, name = wave["pool"].split("/", 1)
@@ -423,7 +441,7 @@ async def _set(toolbox: Toolbox, wave: Wave, value: str) -> None:
     await toolbox.call(
         "patch", kind="machinedeployments", name=name, namespace=namespace,
         patch={"spec": {"template": {"spec": field}}}, patch_type="merge",
-        proposal=wave["proposal"],
+        proposal=proposal or wave["proposal"],
     )  # fmt: skip
 
 
