@@ -38,7 +38,7 @@ typecheck: install
 	$(BIN)/mypy
 
 test: install
-	$(BIN)/pytest -n 2 --dist loadfile
+	$(BIN)/pytest -n 2 --dist loadfile --no-loadscope-reorder
 
 demo: install
 	$(BIN)/kubecrew demo

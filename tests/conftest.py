@@ -28,6 +28,17 @@ from tests.support.kubectl import Kubectl
 pytest.register_assert_rewrite("tests.sandbox.table_objects", "tests.sandbox.validation_objects")
 
 
+# The longest files start first, so the two workers of `make test` finish together: with
+# `--dist loadfile --no-loadscope-reorder` a file is one unit of work, handed out in collection
+# order (xdist's default reorder, most tests first, left the 13-minute corpus run for last).
+FIRST = ("tests/kubecrew/evals/test_corpus.py", "tests/kubecrew/demo/test_demo_scenes.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {path: n for n, path in enumerate(FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(FIRST)))
+
+
 @pytest.fixture(autouse=True, scope="session")
 def model_guard() -> Iterator[None]:
     saved = {name: os.environ.get(name) for name in (GUARD_ENV, MODEL_ENV)}
