@@ -18,7 +18,8 @@ A pool's scale-up is proposed in the policy store (action scale on the MachineDe
 replicas from and to, the pods and why in the rationale) and applied as decided: with the gated
 `scale` carrying the proposal's id, at the counter's count when countered; not at all when
 rejected (a CostPolicy capping the pool, say), the rules cited. Then validation: up to `SETTLE`
-cluster seconds for the new nodes to join Ready and the pods to be bound; what still waits is
+cluster seconds for the new nodes to join Ready and the pods to run on them (bound, and Running or
+done: a pod placed but still pulling its image has not got what it waited for); what still waits is
 said, and later patrols look again.
 
 Each scale-up is remembered in the agent's store (by proposal) until validated, so a later patrol
@@ -286,7 +287,7 @@ async def _look(toolbox: Toolbox, kept: dict[str, Any]) -> Verdict:
 
 
 async def _progress(toolbox: Toolbox, kept: dict[str, Any]) -> tuple[bool, str]:
-    """Whether the new nodes joined Ready and the pods are bound, in words either way."""
+    """Whether the new nodes joined Ready and the pods run, in words either way."""
     name = kept["pool"].split("/", 1)[1]
     nodes = await toolbox.call(
         "list_resources", kind="Node", label_selector=f"{POOL_LABEL}={name}", output="fields",
@@ -295,28 +296,31 @@ async def _progress(toolbox: Toolbox, kept: dict[str, Any]) -> tuple[bool, str]:
     new = [n for n in nodes.get("items", []) if str(n["name"]) not in kept["before"]]
     ready = sorted(str(n["name"]) for n in new if _ready(n.get("status.conditions")))
     wanted = int(kept["applied"] or kept["to"]) - int(kept["from"])
-    bound = await _bound(toolbox, kept["pods"])
-    placed = [f"{p} on {node}" for p, node in bound.items() if node]
-    waits = [p for p, node in bound.items() if node == ""]
+    running = await _running(toolbox, kept["pods"])
+    placed = [f"{p} runs on {node}" for p, node in running.items() if node]
+    waits = [p for p, node in running.items() if node == ""]
     said = f"{len(ready)} of {wanted} new node(s) joined Ready ({', '.join(ready) or 'none yet'})"
     said += f"; {'; '.join(placed)}" if placed else ""
     said += f"; still waiting: {', '.join(waits)}" if waits else ""
     return len(ready) >= wanted and not waits, said
 
 
-async def _bound(toolbox: Toolbox, pods: list[str]) -> dict[str, str]:
-    """Each pod's node, "" while unbound; pods gone since are left out."""
+async def _running(toolbox: Toolbox, pods: list[str]) -> dict[str, str]:
+    """Each pod's node once it runs there (or ran to its end), "" before; pods gone since are
+    left out."""
     found = {}
     for key in pods:
         namespace, name = key.split("/", 1)
         try:
             got = await toolbox.call("get_resource", kind="pods", name=name, namespace=namespace,
-                                     output="fields", fields=["spec.nodeName"])  # fmt: skip
+                                     output="fields",
+                                     fields=["spec.nodeName", "status.phase"])  # fmt: skip
         except ToolFailed as exc:
             if "not found" in exc.reason.lower():
                 continue
             raise
-        found[key] = str(got.get("spec.nodeName") or "")
+        runs = got.get("status.phase") in ("Running", "Succeeded")
+        found[key] = str(got.get("spec.nodeName") or "") if runs else ""
     return found
 
 

@@ -103,7 +103,7 @@ def rightsizing(found: list[Resize], *, proposed: bool) -> str:
 
 
 PROVISIONED = {
-    "validated": "the new nodes joined Ready and its pods are bound",
+    "validated": "the new nodes joined Ready and its pods run there",
     "waiting-for-nodes": "scaled; the new nodes are still coming",
     "waiting-for-approval": "waiting for a person to approve the scale-up",
     "rejected": "not scaled: rejected",

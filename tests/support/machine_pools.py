@@ -157,6 +157,19 @@ def web(replicas: int, *, spread: bool = False) -> Obj:
     }
 
 
+def budgeted_web(replicas: int, *, min_available: int) -> list[Obj]:
+    """web (pods that stop at once) and a PodDisruptionBudget keeping `min_available` of them."""
+    deployment = web(replicas)
+    deployment["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = 1
+    budget = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "web"},
+        "spec": {"minAvailable": min_available, "selector": {"matchLabels": {"app": "web"}}},
+    }
+    return [deployment, budget]
+
+
 def running_web(sim: Simulation) -> list[Obj]:
     return [
         p

@@ -19,8 +19,7 @@ from typing import Any
 import pytest
 
 from kubecrew.demo.upgrade import WORKLOADS, budget_samples
-from sandbox.server import Options, Sandbox
-from tests.support.clock import RATE
+from sandbox.server import Sandbox
 from tests.support.cluster_operator import Operator
 from tests.support.kubectl import Kubectl
 from tests.support.machine_pools import (
@@ -30,6 +29,7 @@ from tests.support.machine_pools import (
     machine_deployment,
     template,
 )
+from tests.support.pool_world import nodeless
 from tests.support.waiting import eventually
 
 GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
@@ -38,7 +38,7 @@ GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"
 @pytest.fixture
 def sandbox(tmp_path: Path) -> Iterator[Sandbox]:
     """A sandbox with no node of its own: every node comes from a pool `build` makes."""
-    with Sandbox(Options(home=tmp_path / "sandbox", nodes=0, rate=RATE)) as running:
+    with nodeless(tmp_path / "sandbox") as running:
         yield running
 
 

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.server import Options, Sandbox
-from tests.support.clock import RATE
+from sandbox.server import Sandbox
 from tests.support.cluster_operator import Operator
 from tests.support.kubectl import Kubectl
-from tests.support.machine_pools import cluster, machine_deployment, template
+from tests.support.machine_pools import budgeted_web, cluster, machine_deployment, template
+from tests.support.pool_world import nodeless
 from tests.support.waiting import eventually
 
 POLICY = """\
@@ -30,30 +30,12 @@ spec:
   template: %(template)s
   within: 72h
 """
-WEB = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: default}
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      terminationGracePeriodSeconds: 1
-      containers: [{name: web, image: "nginx:1.27"}]
----
-apiVersion: policy/v1
-kind: PodDisruptionBudget
-metadata: {name: web, namespace: default}
-spec: {minAvailable: 1, selector: {matchLabels: {app: web}}}
-"""
 
 
 @pytest.fixture
 def sandbox(tmp_path: Path) -> Iterator[Sandbox]:
     """No node of its own: every node is a workers machine."""
-    with Sandbox(Options(home=tmp_path / "sandbox", nodes=0, rate=RATE)) as running:
+    with nodeless(tmp_path / "sandbox") as running:
         yield running
 
 
@@ -72,7 +54,8 @@ def build(kubectl: Kubectl) -> None:
     for obj in objects:
         kubectl("apply", "-f", "-", input=json.dumps(obj))
     eventually(lambda: len(kernels(kubectl)) == 2, what="two workers nodes")
-    kubectl("apply", "-f", "-", input=WEB)
+    for obj in budgeted_web(2, min_available=1):
+        kubectl("apply", "-f", "-", input=json.dumps(obj))
     eventually(
         lambda: kubectl.json("get", "deploy", "web")["status"].get("availableReplicas") == 2,
         what="web available",

@@ -2,7 +2,8 @@
 to 1.38" --skip-permissions` is killed (SIGKILL) once the workers pool has started rolling; a new
 `kubecrew ask "continue the upgrade"` in the same home carries it to the end. The audit log then
 shows every write once: the control plane's version, the pool's version, and at most one drain
-per old node; every node runs v1.38. Checked on the API server's objects and the crew's policy store."""
+per old node; every node runs v1.38. Checked on the API server's objects and the crew's policy
+store."""
 
 from __future__ import annotations
 
@@ -18,38 +19,25 @@ import pytest
 
 from core.policy.store.sqlite import SqliteStore
 from kubecrew.demo.shop import OWNERSHIP
-from sandbox.server import Options, Sandbox
-from tests.support.clock import RATE
+from sandbox.server import Sandbox
 from tests.support.crew import crew_env
 from tests.support.kubectl import Kubectl
-from tests.support.machine_pools import cluster, control_plane, machine_deployment, template
+from tests.support.machine_pools import (
+    budgeted_web,
+    cluster,
+    control_plane,
+    machine_deployment,
+    template,
+)
 from tests.support.mcp_hosts import KUBECREW
+from tests.support.pool_world import nodeless
 from tests.support.waiting import eventually
-
-WEB = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: default}
-spec:
-  replicas: 3
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      terminationGracePeriodSeconds: 1
-      containers: [{name: web, image: "nginx:1.27"}]
----
-apiVersion: policy/v1
-kind: PodDisruptionBudget
-metadata: {name: web, namespace: default}
-spec: {minAvailable: 2, selector: {matchLabels: {app: web}}}
-"""
 
 
 @pytest.fixture
 def sandbox(tmp_path: Path) -> Iterator[Sandbox]:
     """No node of its own: every node is a workers machine."""
-    with Sandbox(Options(home=tmp_path / "sandbox", nodes=0, rate=RATE)) as running:
+    with nodeless(tmp_path / "sandbox") as running:
         yield running
 
 
@@ -65,7 +53,8 @@ def test_an_upgrade_killed_mid_wave_resumes_there_and_repeats_no_write(
     for obj in objects:
         kubectl("apply", "-f", "-", input=json.dumps(obj))
     eventually(lambda: len(kubelets(kubectl)) == 3, what="three workers nodes")
-    kubectl("apply", "-f", "-", input=WEB)
+    for obj in budgeted_web(3, min_available=2):
+        kubectl("apply", "-f", "-", input=json.dumps(obj))
     eventually(
         lambda: kubectl.json("get", "deploy", "web")["status"].get("availableReplicas") == 3,
         what="web available",
