@@ -15,11 +15,13 @@ the cluster says (so a crash resumes at the wave it was in and repeats no write)
    only inside the maintenance window (ChangePolicy, judged at the cluster's time) and once its
    surge (`maxSurge` more machines) passes the cost and capacity policies; its own proposal
    names the teams on the pool; every old Machine gets the crew's pre-drain hook
-   (`HOOK`), and the MachineDeployment's version is set. Cluster API then adds a new machine and
-   deletes an old one at a time; each old Machine waits at the hook until the crew has moved
-   its node off as any other (`migration.move_off`: cordon, the eviction intent the owners'
-   policies answer, training Jobs kept until they checkpoint, PDB-respecting evictions within
-   the hourly blast radius, validation), and only then is the hook lifted;
+   (`pools.HOOK`), and the MachineDeployment's version is set. Cluster API then adds new
+   machines and deletes old ones (a Machine held at a hook no longer counts as the pool's, so
+   new ones may all come before the first old node is drained); each old Machine waits at the
+   hook until the crew has moved its node off, one at a time, as any other
+   (`migration.move_off`: cordon, the eviction intent the owners' policies answer, training
+   Jobs kept until they checkpoint, PDB-respecting evictions within the hourly blast radius,
+   validation), and only then is the hook lifted;
 3. after each wave, validation: every node of the pool Ready at the target kubelet, the
    MachineDeployment fully available, and no Deployment or PodDisruptionBudget left below what
    it wants. A wave whose new machine fails to provision, or whose new node is not Ready
@@ -27,6 +29,9 @@ the cluster says (so a crash resumes at the wave it was in and repeats no write)
    rollback proposal; Cluster API replaces the new machines with old ones) and the upgrade stops
    there, the pools after it untouched. The control plane is not rolled back (Kubernetes does
    not downgrade it): kubelets one minor behind it are within the skew policy.
+
+A security patch roll (`patching`, key PATCH) is the same record with waves that change the
+pools' machine template instead of their version, and no control-plane step.
 
 `drive` repeats `advance` while the cluster is doing the work, saying each step as it happens,
 and returns when the upgrade is over or waits for something outside it (a window, a person's
