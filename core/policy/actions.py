@@ -16,7 +16,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from core.errors import InvalidArgument
 from core.policy.documents.blueprint import Quantity, quantity
@@ -80,6 +88,14 @@ class TargetRef(_Model):
     # after); part of the target's identity, so an approval in one cluster carries nothing in
     # another
     cluster: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _one_cluster_unsaid(self, dump: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A target of the one cluster dumps as it always has: no `cluster` key."""
+        data: dict[str, Any] = dump(self)
+        if self.cluster is None:
+            data.pop("cluster", None)
+        return data
 
     def __str__(self) -> str:
         where = f"{self.namespace}/" if self.namespace else ""
