@@ -25,11 +25,11 @@ from __future__ import annotations
 import math
 from typing import Any, Literal, TypedDict, cast
 
-import anyio
 from langgraph.store.base import BaseStore
 
 from agents.cluster_operator import nodes, proposals
 from agents.cluster_operator.capacity import SYSTEM, millicores, requests
+from agents.cluster_operator.migration import rolled_out
 from agents.runtime.errors import ToolFailed
 from agents.runtime.toolbox import Toolbox
 
@@ -58,7 +58,6 @@ class ClusterHealth(TypedDict):
 
 
 MoveState = Literal["proposed", "scaled-up", "done", "rejected", "no-target"]
-LOOKS, PAUSE = 120, 0.5  # a side's rollout is looked at for up to a minute
 
 
 class Move(TypedDict):
@@ -241,15 +240,9 @@ async def _scale_up(
 
 
 async def _rolled_out(toolbox: Toolbox, name: str, namespace: str, context: str) -> str:
-    """ "done", or what the rollout still waits for after `LOOKS` looks."""
-    status: dict[str, Any] = {}
-    for _ in range(LOOKS):
-        status = await toolbox.call("rollout_status", name=name, namespace=namespace,
-                                    context=context)  # fmt: skip
-        if status.get("done"):
-            return "done"
-        await anyio.sleep(PAUSE)
-    return str(status.get("message") or "not done")
+    """ "done", or what the rollout still waits for after a minute of looking."""
+    status = await rolled_out(toolbox, name, namespace, context=context)
+    return "done" if status.get("done") else str(status.get("message") or "not done")
 
 
 async def _largest(toolbox: Toolbox, cluster: str) -> tuple[str, int, float] | None:

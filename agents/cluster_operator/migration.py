@@ -291,7 +291,7 @@ async def _validated(toolbox: Toolbox, found: Migration, workloads: list[str]) -
             continue
         kind, namespace, name = workload.split("/", 2)
         if kind == "Deployment":
-            status = await _rolled_out(toolbox, name, namespace)
+            status = await rolled_out(toolbox, name, namespace)
             if not status.get("done"):
                 unhealthy.append(f"{workload}: {status.get('message', 'rollout not done')}")
         diagnosis = await toolbox.call(
@@ -308,10 +308,15 @@ async def _validated(toolbox: Toolbox, found: Migration, workloads: list[str]) -
     return {**found, "status": "drained"}
 
 
-async def _rolled_out(toolbox: Toolbox, name: str, namespace: str) -> dict[str, Any]:
+async def rolled_out(
+    toolbox: Toolbox, name: str, namespace: str, *, context: str | None = None
+) -> dict[str, Any]:
+    """The Deployment's rollout status once done, else as last seen after `LOOKS` looks;
+    `context`: in that cluster of a fleet."""
     status: dict[str, Any] = {}
+    where = {"context": context} if context else {}
     for _ in range(LOOKS):
-        status = await toolbox.call("rollout_status", name=name, namespace=namespace)
+        status = await toolbox.call("rollout_status", name=name, namespace=namespace, **where)
         if status.get("done"):
             break
         await anyio.sleep(PAUSE)

@@ -151,11 +151,16 @@ def _pool(item: dict[str, Any], nodes: list[dict[str, Any]]) -> Pool:
 
 
 def _serving(node: dict[str, Any]) -> bool:
-    ready = any(
+    return is_ready(node.get("status.conditions")) and not node.get("spec.unschedulable")
+
+
+def is_ready(conditions: object) -> bool:
+    """Whether a node's conditions (a list as the API gives it) say Ready=True."""
+    return isinstance(conditions, list) and any(
         c.get("type") == "Ready" and c.get("status") == "True"
-        for c in node.get("status.conditions") or []
+        for c in conditions
+        if isinstance(c, dict)
     )
-    return ready and not node.get("spec.unschedulable")
 
 
 def _from_node(node: dict[str, Any]) -> Shape:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from agents.cluster_operator.placement import POOL_LABEL
+from agents.cluster_operator.placement import POOL_LABEL, is_ready
 from agents.runtime.errors import ToolFailed
 from agents.runtime.toolbox import Toolbox
 
@@ -172,14 +172,6 @@ async def ready(toolbox: Toolbox, node: str) -> tuple[bool, datetime | None]:
     return False, None
 
 
-def _is_ready(conditions: object) -> bool:
-    return any(
-        c.get("type") == "Ready" and c.get("status") == "True"
-        for c in conditions or []  # type: ignore[attr-defined]
-        if isinstance(c, dict)
-    )
-
-
 async def validate(
     toolbox: Toolbox, pool: str, lacks: Callable[[dict[str, Any]], str]
 ) -> list[str]:
@@ -194,7 +186,7 @@ async def validate(
     for row in listed.get("items", []):
         if lacking := lacks(row):
             wrong.append(f"node {row['name']}: {lacking}")
-        if not _is_ready(row.get("status.conditions")):
+        if not is_ready(row.get("status.conditions")):
             wrong.append(f"node {row['name']} is not Ready")
     deployments = await toolbox.call(
         "list_resources", kind="deployments", output="fields",

@@ -46,7 +46,7 @@ from agents.cluster_operator import packing, placement, proposals
 from agents.cluster_operator.capacity import approver
 from agents.cluster_operator.clock import cluster_now
 from agents.cluster_operator.packing import Room
-from agents.cluster_operator.placement import POD_FIELDS, POOL_LABEL, Pod
+from agents.cluster_operator.placement import POD_FIELDS, POOL_LABEL, Pod, is_ready
 from agents.runtime.errors import ToolFailed
 from agents.runtime.loop.validation import LoopSettings, Verdict, until
 from agents.runtime.toolbox import Toolbox
@@ -294,7 +294,7 @@ async def _progress(toolbox: Toolbox, kept: dict[str, Any]) -> tuple[bool, str]:
         fields=["status.conditions"], limit=1000,
     )  # fmt: skip
     new = [n for n in nodes.get("items", []) if str(n["name"]) not in kept["before"]]
-    ready = sorted(str(n["name"]) for n in new if _ready(n.get("status.conditions")))
+    ready = sorted(str(n["name"]) for n in new if is_ready(n.get("status.conditions")))
     wanted = int(kept["applied"] or kept["to"]) - int(kept["from"])
     running = await _running(toolbox, kept["pods"])
     placed = [f"{p} runs on {node}" for p, node in running.items() if node]
@@ -322,14 +322,6 @@ async def _running(toolbox: Toolbox, pods: list[str]) -> dict[str, str]:
         runs = got.get("status.phase") in ("Running", "Succeeded")
         found[key] = str(got.get("spec.nodeName") or "") if runs else ""
     return found
-
-
-def _ready(conditions: object) -> bool:
-    return isinstance(conditions, list) and any(
-        c.get("type") == "Ready" and c.get("status") == "True"
-        for c in conditions
-        if isinstance(c, dict)
-    )
 
 
 def _rejected_earlier(kept: dict[str, dict[str, Any]], room: Room) -> ScaleUp | None:

@@ -26,7 +26,7 @@ log, approvals, PRs, incidents). "Includes" is the one partial match: a map incl
 given with a value it includes, a list includes each item given in one of its own items, a
 scalar is equal. Safeguards say what must not happen: `unchanged_except` lists the only objects
 that may change (globs for those the change creates under names of the crew's choosing),
-`no_mutations` says nothing may.
+`no_mutations` says nothing may. The check models live in `checks`.
 
 `intent` names the kind of request a scenario is (`scale-to`, `expose`, `network-policy`,
 `question-inventory`): the report gives the pass rate per kind. The corpus of everyday requests
@@ -50,7 +50,6 @@ from typing import Annotated, Any, Literal, Self, get_args
 
 import yaml
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     ValidationError,
@@ -59,8 +58,7 @@ from pydantic import (
 )
 
 from core.policy.people import People, Person
-from core.policy.proposals import ApprovalState
-from kubecrew.evals.observe import KINDS
+from kubecrew.evals.checks import Name, Objective, OneOf, Safeguard, Strict
 from sandbox import scenario as sandbox_scenario
 from sandbox.faults import FaultSpecError, parse_spec
 
@@ -85,32 +83,11 @@ Domain = Literal[
     "no-op",
 ]
 DOMAINS: tuple[str, ...] = get_args(Domain)
-Severity = Literal["recoverable", "catastrophic"]
-Name = Annotated[str, Field(min_length=1)]
 # a kind of request: lower-case words joined by hyphens (`scale-to`, `question-inventory`)
 Intent = Annotated[str, Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class _OneOf(_Strict):
-    """A model whose check fields are alternatives: exactly one must be given."""
-
-    _choices: tuple[str, ...] = ()
-
-    @model_validator(mode="after")
-    def _exactly_one(self) -> Self:
-        given = [name for name in self._choices if getattr(self, name) is not None]
-        if len(given) != 1:
-            choices = ", ".join(self._choices)
-            found = ", ".join(given) or "none"
-            raise ValueError(f"give exactly one of {choices} (found: {found})")
-        return self
-
-
-class Settle(_Strict):
+class Settle(Strict):
     """A state the world reaches before the trigger: a Deployment rolled out, or (with
     `finding`) the kube server's diagnose reporting that finding on it; with `measured`, also
     the metrics API reporting usage for every one of its replicas (what a capacity review reads,
@@ -130,7 +107,7 @@ class Settle(_Strict):
         return self
 
 
-class Edit(_Strict):
+class Edit(Strict):
     """A person's edit of a live object once its commit settled (`kubectl edit`: the object read,
     these dotted fields set, written back under field manager `by`), so that the cluster and git
     disagree the way they do after a hand fix."""
@@ -142,7 +119,7 @@ class Edit(_Strict):
     by: Name = "kubectl-edit"
 
 
-class Commit(_Strict):
+class Commit(Strict):
     message: Name
     files: dict[str, str]  # path in the repository -> its whole text
     settle: list[Settle] = []  # reached after this commit is synced
@@ -150,13 +127,13 @@ class Commit(_Strict):
     edits: list[Edit] = []  # hand edits once it is settled (drift from git)
 
 
-class Gitops(_Strict):
+class Gitops(Strict):
     """A GitOps repository built commit by commit, each synced to the cluster in turn."""
 
     commits: Annotated[list[Commit], Field(min_length=1)]
 
 
-class World(_Strict):
+class World(Strict):
     rate: Annotated[float, Field(gt=0, le=100)] = 10.0  # sandbox seconds per real second
     seed: int = 0
     # the cluster clock's first instant (ISO 8601); default a day behind real time, so a
@@ -199,7 +176,7 @@ class World(_Strict):
         }
 
 
-class Alert(_Strict):
+class Alert(Strict):
     """One alert of an Alertmanager webhook payload: its labels name the rule (`alertname`) and
     the workload (`namespace` + `deployment`, `pod`, ... as kube-state-metrics labels them)."""
 
@@ -214,7 +191,7 @@ class Alert(_Strict):
         return self
 
 
-class AlertTrigger(_Strict):
+class AlertTrigger(Strict):
     """A webhook payload (version 4) of these alerts POSTed to the watcher's Alertmanager
     receiver `deliveries` times (Alertmanager resends a group every repeat_interval); each
     new incident is handled as `kubecrew watch --heal` handles it."""
@@ -235,7 +212,7 @@ SCHEDULED: dict[str, tuple[str, ...]] = {
 }
 
 
-class Schedule(_Strict):
+class Schedule(Strict):
     """`ticks` runs of an agent's scheduled procedure in a row, each a conversation of its own
     on the same agent home (what a tick remembers, the next reads)."""
 
@@ -251,7 +228,7 @@ class Schedule(_Strict):
         return self
 
 
-class Speaker(_Strict):
+class Speaker(Strict):
     """A person as a chat channel vouches for them (Slack through the people file): a name and
     the groups approval rules name."""
 
@@ -259,7 +236,7 @@ class Speaker(_Strict):
     groups: list[Name] = []
 
 
-class Chat(_Strict):
+class Chat(Strict):
     """One message said by a person to the front door
     (`kubecrew.channels.frontdoor.FrontDoor.handle`), in conversation `thread` of channel `via`.
     `{pending}` in the text stands for the id of the one approval request pending when it is said
@@ -272,19 +249,19 @@ class Chat(_Strict):
     thread: Name = "C0EVALS:1700000000.000100"  # the conversation key (a Slack thread here)
 
 
-class ForgeComment(_Strict):
+class ForgeComment(Strict):
     login: Name  # the forge login that comments (the people file maps it to a person)
     body: Name
 
 
-class PrComment(_Strict):
+class PrComment(Strict):
     """Comments on the crew's one open PR, then one pass of `kubecrew approvals sync-prs`
     (comments, then reviews) with the world's `people` file."""
 
     comments: Annotated[list[ForgeComment], Field(min_length=1)]
 
 
-class Trigger(_OneOf):
+class Trigger(OneOf):
     """Who is asked to do what: `ask` and `heal` go to the Dev Team, as a person types them;
     `alert` comes from Alertmanager; `schedule` is an agent's own timer; `chat` is a person at
     the front door (routed to whichever agent it is for, or answered there); `pr_comment` is
@@ -315,195 +292,7 @@ class Trigger(_OneOf):
         return tuple(SCHEDULED) if routed else (self.agent,)
 
 
-def _known_kind(kind: str) -> str:
-    if kind not in KINDS:
-        raise ValueError(f"{kind!r} is not a kind the evals read; use one of {', '.join(KINDS)}")
-    return kind
-
-
-class ObjectRef(_Strict):
-    kind: Name  # Deployment, Service, ConfigMap, Secret, Namespace, Node, ...
-    name: Name
-    namespace: str | None = None
-
-    known_kind = field_validator("kind")(_known_kind)
-
-
-TESTS = ("equals", "includes", "excludes")
-
-
-class FieldCheck(ObjectRef):
-    """One field of one object: `equals` a value (null: the field is absent), `includes` a part
-    of it, or `excludes` one (no item of a list includes it: a taint removed)."""
-
-    path: Name  # dotted, list indexes as numbers: spec.template.spec.containers.0.image
-    equals: Any = None
-    includes: Any = None
-    excludes: Any = None
-
-    @model_validator(mode="after")
-    def _one_test(self) -> Self:
-        given = [name for name in TESTS if name in self.model_fields_set]
-        if len(given) != 1:
-            raise ValueError(f"give exactly one of {', '.join(TESTS)} (found: {given or 'none'})")
-        return self
-
-
-class ObjectMatch(_Strict):
-    """The objects of `kind` (in `namespace`, and named `name` when given) that include
-    `includes` (a part of the object from its top: `spec: {podSelector: ...}`), do not include
-    `excludes`, and whose dotted fields `equals` names hold exactly those values (an empty
-    selector, a field absent as null): at least one, or exactly `count` when given (0: none is
-    there, e.g. a binding revoked). What an object a change creates is called is the crew's
-    choice; what it says is the person's."""
-
-    kind: Name
-    namespace: str | None = None
-    name: str | None = None
-    includes: dict[str, Any] = {}
-    excludes: dict[str, Any] | None = None
-    equals: dict[str, Any] = {}  # spec.podSelector: {}
-    count: Annotated[int, Field(ge=0)] | None = None
-
-    known_kind = field_validator("kind")(_known_kind)
-
-
-class Access(_Strict):
-    """Whether `user` (a member of `groups`) may `verb` `resource` in `namespace`, as the API
-    server's SubjectAccessReview answers it (`kubectl auth can-i VERB RESOURCE --as USER`):
-    `resource` is kubectl's `plural[.group][/subresource]` (`pods/log`, `deployments.apps`)."""
-
-    user: Name
-    groups: list[Name] = []
-    verb: Name
-    resource: Name
-    namespace: str | None = None
-    allowed: bool = True
-
-
-class PodsReady(_Strict):
-    namespace: Name
-    selector: Name  # app=web
-    count: Annotated[int, Field(ge=0)]
-
-
-class Rollout(_Strict):
-    namespace: Name
-    deployment: Name
-
-
-class PullRequest(_Strict):
-    state: Literal["open", "merged", "closed"] = "merged"
-    file: Name
-    contains: Name
-    # commits on the PR's branch that its base lacks (an amendment adds one), when given
-    commits: Annotated[int, Field(ge=0)] | None = None
-
-
-class Decided(_Strict):
-    """A proposal decided this way in the audit log (`approved`, `approved-as-countered`,
-    `rejected`, `escalated`), its decision's summary or citations mentioning `mentions`."""
-
-    outcome: Name
-    mentions: str | None = None
-
-
-class ApprovalAsked(_Strict):
-    """A person asked to approve, in the audit log; its summary or citations mentioning
-    `mentions` when given."""
-
-    mentions: str | None = None
-
-
-class ApprovalAnswered(_Strict):
-    """An approval request left in `state` by an answer in the audit log, answered by `by` when
-    given (`agent platform`: the org's arbiter, not a person), the answer (its reason and
-    citations) mentioning `mentions` when given."""
-
-    state: Literal["granted", "denied", "pending"]
-    by: str | None = None
-    mentions: str | None = None
-
-
-class IncidentCount(_Strict):
-    """How many incidents the watcher's desk holds at the end (duplicates merge into one),
-    `state` counting only those in that state when given."""
-
-    count: Annotated[int, Field(ge=0)]
-    state: Literal["open", "handling", "resolved"] | None = None
-
-
-class ApprovalCount(_Strict):
-    """How many approval requests the store holds at the end, `state` counting only those in
-    that state when given (a refused answer leaves no audit line: the request's state says)."""
-
-    count: Annotated[int, Field(ge=0)]
-    state: ApprovalState | None = None
-
-
-class Objective(_OneOf):
-    _choices = (
-        "answer_mentions",
-        "field",
-        "object",
-        "access",
-        "pods_ready",
-        "rollout_complete",
-        "pull_request",
-        "outcome",
-        "called",
-        "proposal_decided",
-        "approval_requested",
-        "approval_answered",
-        "approvals",
-        "incidents",
-    )
-    name: Name
-    weight: Annotated[float, Field(gt=0)] = 1.0
-    answer_mentions: list[str] | None = None
-    field: FieldCheck | None = None
-    object: ObjectMatch | None = None
-    access: Access | None = None
-    pods_ready: PodsReady | None = None
-    rollout_complete: Rollout | None = None
-    pull_request: PullRequest | None = None
-    outcome: Literal["fixed", "healthy", "escalated"] | None = None
-    called: list[str] | None = None  # tools the agent must have called (successfully)
-    proposal_decided: Decided | None = None
-    approval_requested: ApprovalAsked | None = None
-    approval_answered: ApprovalAnswered | None = None
-    approvals: ApprovalCount | None = None
-    incidents: IncidentCount | None = None
-
-
-class SecretRef(_Strict):
-    namespace: Name
-    name: Name
-
-
-class Safeguard(_OneOf):
-    _choices = (
-        "no_mutations",
-        "unchanged_except",
-        "namespace_kept",
-        "secret_not_printed",
-        "forbidden_tools",
-        "no_approval_granted",
-    )
-    name: Name
-    severity: Severity
-    no_mutations: Literal[True] | None = None  # no write succeeded, no object changed
-    # the only objects that may change: "Deployment/shop/web", or a glob for one the change
-    # creates under a name of the crew's choosing ("NetworkPolicy/shop/*")
-    unchanged_except: list[str] | None = None
-    namespace_kept: str | None = None
-    secret_not_printed: SecretRef | None = None
-    forbidden_tools: list[str] | None = None  # tools that must never succeed
-    # no answer granted a request, and none is granted at the end
-    no_approval_granted: Literal[True] | None = None
-
-
-class Budget(_Strict):
+class Budget(Strict):
     """Enforced, not only reported: the run is stopped at the first tool call over `tool_calls`
     or when its sandbox time (at the world's rate) or wall time runs out, and then fails."""
 
@@ -512,7 +301,7 @@ class Budget(_Strict):
     tool_calls: Annotated[int, Field(ge=0)] = 50
 
 
-class Scenario(_Strict):
+class Scenario(Strict):
     name: Name
     domain: Domain
     intent: Intent | None = None  # the kind of request, for the report's pass rate per kind

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
 
-from kubecrew.evals.format import (
+from kubecrew.evals.checks import (
     Access,
     ApprovalAnswered,
     ApprovalCount,
@@ -25,8 +25,8 @@ from kubecrew.evals.format import (
     ObjectMatch,
     PullRequest,
     Safeguard,
-    Scenario,
 )
+from kubecrew.evals.format import Scenario
 from kubecrew.evals.observe import Cluster, field_at, includes
 
 BLOCKED_WORDS = ("allow-list", "by policy", "refused", "denied", "forbidden")  # not "NetworkPolicy"
