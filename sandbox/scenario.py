@@ -7,7 +7,9 @@
       clock: {rate: 10, start: "2026-12-01T09:00:00Z", seed: 7}
       version: v1.37.2          # the control plane's, as /version reports it (and as a
                                 # KubeadmControlPlane in the manifests says, if there is one)
-      nodes: [{name: gpu-1, cpu: "32", memory: 256Gi, gpus: 8, labels: {...}, taints: [...]}]
+      nodes: [{name: gpu-1, cpu: "32", memory: 256Gi, gpus: 8, labels: {...}, taints: [...],
+               version: v1.36.4}]   # the kubelet's (default: the sandbox's), which decides
+                                    # the node's status.declaredFeatures
       namespaces: [shop]
       images: [{repository: ghcr.io/acme/api, tags: ["1.0"], profile: shop-api}]
       profiles: [{name: slow-api, base: shop-api, latency_ms: 900}]
@@ -39,6 +41,7 @@ from sandbox.clusterapi.vocabulary import CONTROL_PLANE_GROUP, CONTROL_PLANE_KIN
 from sandbox.errors import ApiError
 from sandbox.faults import FaultSpecError, parse_spec
 from sandbox.faults.specs import PROFILE_CHANGES
+from sandbox.kubelet.features import with_declared
 from sandbox.kubelet.profiles import MIB, Profile, ProfileBook
 from sandbox.objects import WriteOptions
 from sandbox.quantity import parse_quantity
@@ -88,9 +91,13 @@ class NodeSpec:
     gpus: int = 0
     labels: tuple[tuple[str, str], ...] = ()
     taints: tuple[tuple[str, str, str], ...] = ()  # (key, value, effect)
+    version: str | None = None  # the kubelet's and kube-proxy's; None: the sandbox's
 
     def to_object(self, *, now: str) -> Obj:
         obj = bootstrap.node(self.name, clock_now=now)
+        info = dict(obj["status"]["nodeInfo"])
+        if self.version is not None:
+            info |= {"kubeletVersion": self.version, "kubeProxyVersion": self.version}
         capacity = {
             **obj["status"]["capacity"],
             "cpu": self.cpu,
@@ -105,7 +112,11 @@ class NodeSpec:
                 {"key": k, **({"value": v} if v else {}), "effect": e} for k, v, e in self.taints
             ]
         meta = {**obj["metadata"], "labels": {**obj["metadata"]["labels"], **dict(self.labels)}}
-        status = {**obj["status"], "capacity": capacity, "allocatable": dict(capacity)}
+        status = {
+            **with_declared({**obj["status"], "nodeInfo": info}),
+            "capacity": capacity,
+            "allocatable": dict(capacity),
+        }
         return {**obj, "metadata": meta, "spec": spec, "status": status}
 
 
@@ -314,7 +325,7 @@ class _Reader:
         return tuple(found)
 
     def node(self, raw: Mapping[str, Any], index: int, field: str) -> NodeSpec:
-        known = ("name", "cpu", "memory", "pods", "gpus", "labels", "taints")
+        known = ("name", "cpu", "memory", "pods", "gpus", "labels", "taints", "version")
         for key in raw:
             if key not in known:
                 raise self.fail(f"{field}.{key}", f"unknown field; known: {', '.join(known)}")
@@ -328,6 +339,11 @@ class _Reader:
                 if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                     raise self.fail(f"{field}.{key}", f"must be a whole number, not {value!r}")
                 values[key] = value
+        if raw.get("version") is not None:
+            try:
+                values["version"] = parse_version(raw["version"])
+            except ValueError as exc:
+                raise self.fail(f"{field}.version", str(exc)) from None
         labels = self.mapping(raw.get("labels") or {}, f"{field}.labels")
         values["labels"] = tuple((str(k), str(v)) for k, v in labels.items())
         values["taints"] = tuple(

@@ -14,6 +14,8 @@ real Node:
 - `spec.providerID`: `sandbox://<machine>`;
 - `status.nodeInfo`: kubelet and kube-proxy at the Machine's `spec.version`, kernel, OS image and
   container runtime from the template;
+- `status.declaredFeatures`: what a kubelet of that version declares when it registers
+  (sandbox/kubelet/features.py), so after an upgrade wave the new nodes declare more;
 - an InternalIP in 172.19.0.0/16 that no other node has;
 - the Ready condition the world gives it (a node that joins not ready reports Ready False).
 
@@ -37,6 +39,7 @@ from sandbox.clusterapi.vocabulary import (
     labels_of,
     pool_of,
 )
+from sandbox.kubelet.features import with_declared
 from sandbox.store import Obj
 from sandbox.world import Condition
 
@@ -75,10 +78,9 @@ def node_for(
         "containerRuntimeVersion": shape["containerRuntimeVersion"],
     }
     status = {
-        **node["status"],
+        **with_declared({**node["status"], "nodeInfo": info}),
         "capacity": capacity,
         "allocatable": dict(capacity),
-        "nodeInfo": info,
         "addresses": [
             {"type": "InternalIP", "address": free_address(taken)},
             {"type": "Hostname", "address": name},

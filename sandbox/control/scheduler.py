@@ -2,7 +2,8 @@
 
 A pod is placed in Kubernetes' filter-then-score shape. Filters run per node in the real
 plugin order and the first that fails gives the node's reasons: NodeUnschedulable, taints,
-node affinity/selector, host ports, resource fit (requests vs `status.allocatable`, init
+node affinity/selector, node declared features (the pod's required features against the node's
+`status.declaredFeatures`), host ports, resource fit (requests vs `status.allocatable`, init
 containers and sidecars counted as Kubernetes computes effective requests), volume node
 affinity, then inter-pod affinity and anti-affinity (including existing pods' anti-affinity).
 Feasible nodes are scored (least allocated, balanced allocation, spreading pods of the same
@@ -13,7 +14,8 @@ When no node fits, the pod gets `PodScheduled=False/Unschedulable` and a `Failed
 event whose message counts reasons per node exactly as kube-scheduler words them, followed by
 the preemption verdict (this scheduler never preempts). Unschedulable pods are kept in a set and
 retried when something that could help happens (a pod leaves a node, a node's schedulable
-shape changes, a claim they wait for changes) and every 60 s otherwise.
+shape changes, its declared features included, a claim they wait for changes) and every 60 s
+otherwise.
 
 PersistentVolumeClaims: a missing claim or an unbound claim with Immediate binding makes the pod
 unschedulable; a Pending claim of a WaitForFirstConsumer class gets the annotation

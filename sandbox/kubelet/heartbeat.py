@@ -11,8 +11,11 @@ When `world.node(name).heartbeat` is False the kubelet is dead: nothing is renew
 and it is the node-lifecycle-controller's job to notice (sandbox/control/nodes.py). Faults that
 change the world are picked up on the next 10 s tick at the latest.
 
-Capacity, allocatable, addresses and nodeInfo stay as bootstrap registered them. This module
-knows nothing of pods (sandbox/kubelet/pods.py runs them) or of taints.
+Each post also carries `status.declaredFeatures`, the features the node's kubelet version
+declares (sandbox/kubelet/features.py): a node registered without them, or whose list someone
+overwrote, gets the right one at once. Capacity, allocatable, addresses and nodeInfo stay as
+bootstrap registered them. This module knows nothing of pods (sandbox/kubelet/pods.py runs them)
+or of taints.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any
 
 from sandbox.clock import parse_time
 from sandbox.control.runtime import NODES, Controller
+from sandbox.kubelet.features import FIELD, with_declared
 from sandbox.store import Key, Obj
 from sandbox.world import Condition
 
@@ -121,9 +125,14 @@ class NodeHeartbeat(Controller):
         ready = current.get("Ready") or {}
         beat = ready.get("lastHeartbeatTime")
         last = parse_time(beat).timestamp() if beat else None
-        changed = dropped or any(
-            (c.status, c.reason, c.message) != _said(current.get(kind))
-            for kind, c in wanted.items()
+        declaring = with_declared(status)
+        changed = (
+            dropped
+            or declaring.get(FIELD) != status.get(FIELD)
+            or any(
+                (c.status, c.reason, c.message) != _said(current.get(kind))
+                for kind, c in wanted.items()
+            )
         )
         if not changed and last is not None and now - last < REPORT_PERIOD - 1e-6:
             return last + REPORT_PERIOD - now
@@ -151,7 +160,7 @@ class NodeHeartbeat(Controller):
             for c in status.get("conditions") or ()
             if c.get("type") not in wanted and c.get("type") not in dropped
         ]
-        self.write_status(NODES, node, {**status, "conditions": posted + others})
+        self.write_status(NODES, node, {**declaring, "conditions": posted + others})
         return REPORT_PERIOD
 
     def _transition_event(self, node: Obj, kind: str, status: str) -> None:

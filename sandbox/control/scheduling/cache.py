@@ -20,6 +20,7 @@ from sandbox.control.ownership import controller_uid
 from sandbox.control.runtime import Item
 from sandbox.control.scheduling.affinity import required_terms
 from sandbox.control.scheduling.requests import pod_requests, scoring_requests
+from sandbox.kubelet.features import declared
 from sandbox.quantity import millicores, units
 from sandbox.store import Obj
 
@@ -33,6 +34,7 @@ class NodeFacts:
     unschedulable: bool
     taints: tuple[Mapping[str, Any], ...]
     allocatable: Mapping[str, int]
+    declared: frozenset[str]  # status.declaredFeatures
 
     @classmethod
     def of(cls, node: Obj) -> NodeFacts:
@@ -55,6 +57,7 @@ class NodeFacts:
             unschedulable=bool(spec.get("unschedulable")),
             taints=taints,
             allocatable=allocatable,
+            declared=declared(node),
         )
 
     def shape(self) -> tuple[object, ...]:
@@ -65,6 +68,7 @@ class NodeFacts:
             self.unschedulable,
             taints,
             sorted(self.allocatable.items()),
+            sorted(self.declared),
         )
 
 

@@ -1,11 +1,15 @@
 """Why a node cannot take a pod, and how kube-scheduler words it in `FailedScheduling`.
 
 `node_reasons` runs the filters in the real plugin order and stops at the first that refuses:
-NodeUnschedulable, TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit (every resource
-short is named), VolumeBinding's node affinity, then InterPodAffinity (the pod's own terms,
-then placed pods' anti-affinity). `failure_message` counts the reasons per node and adds the
-preemption verdict; this scheduler never preempts, but says whether preemption could have helped
-as kube-scheduler does. Everything the filters need is worked out beforehand and handed in.
+NodeUnschedulable, TaintToleration, NodeAffinity, NodeDeclaredFeatures, NodePorts,
+NodeResourcesFit (every resource short is named), VolumeBinding's node affinity, then
+InterPodAffinity (the pod's own terms, then placed pods' anti-affinity). NodeDeclaredFeatures
+refuses a node whose `status.declaredFeatures` lacks one the pod requires, with kube-scheduler's
+"node(s) didn't match Pod's required features"; where it sits among the node-only filters is the
+sandbox's choice. `failure_message` counts the reasons per node and adds the preemption verdict;
+this scheduler never preempts, but says whether preemption could have helped as kube-scheduler
+does (never for a missing feature: evicting pods cannot give a node one). Everything the filters
+need is worked out beforehand and handed in.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ RESOLVABLE_PREFIXES = (
 )
 
 _CORDONED = {"key": UNSCHEDULABLE, "effect": "NoSchedule"}
+MISSING_FEATURES = "node(s) didn't match Pod's required features"
 
 
 def node_reasons(
@@ -56,6 +61,8 @@ def node_reasons(
             return [f"node(s) had untolerated taint {{{key}: {value}}}"]
     if ask.selective and not node_selector_matches(ask.spec, node.name, node.labels):
         return ["node(s) didn't match Pod's node affinity/selector"]
+    if not node.declared.issuperset(ask.features):
+        return [MISSING_FEATURES]
     if free_ports is not None and node.name not in free_ports:
         return ["node(s) didn't have free ports for the requested pod ports"]
     short = [

@@ -3,8 +3,9 @@
 Two sums, because kube-scheduler keeps two: the requests the fit filter checks against
 `status.allocatable` (init containers and sidecars counted the Kubernetes way, pod overhead,
 one pod slot), and the requests scoring counts, where a container asking for nothing still
-weighs 100m CPU and 200Mi memory so best-effort pods spread. This module knows pod specs and
-quantities only: nothing of nodes, the store or the cache.
+weighs 100m CPU and 200Mi memory so best-effort pods spread. `Ask` also carries the node
+features the pod requires (NodeDeclaredFeatures' PreFilter, sandbox/kubelet/features.py).
+This module knows pod specs and quantities only: nothing of nodes, the store or the cache.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sandbox.kubelet.features import required_by
 from sandbox.quantity import millicores, units
 from sandbox.store import Obj
 
@@ -27,6 +29,7 @@ class Ask:
     needs: tuple[tuple[str, int], ...]  # non-zero requests, in kube-scheduler's check order
     selective: bool  # has a nodeSelector or required node affinity
     prefers: bool  # has preferred node affinity
+    features: tuple[str, ...]  # node declared features it requires
 
     @classmethod
     def of(cls, pod: Obj) -> Ask:
@@ -44,6 +47,7 @@ class Ask:
                 or node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
             ),
             prefers=bool(node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution")),
+            features=required_by(spec),
         )
 
 
