@@ -141,7 +141,8 @@ async def node_change(state: OperatorState, runtime: Runtime[Context]) -> dict[s
 
 Route = Literal[
     "patrol", "capacity", "fleet", "nodes", "drain_preview", "savings", "maintenance",
-    "readiness", "upgrade_readiness", "upgrade", "node_change", "question", "clarify",
+    "readiness", "upgrade_readiness", "upgrade", "patching", "node_change", "question",
+    "clarify",
 ]  # fmt: skip
 
 
@@ -263,6 +264,18 @@ async def upgrade(state: OperatorState, runtime: Runtime[Context]) -> dict[str, 
     return {"result": {"upgrade": done}, "answer": upgrading.said_pass(done), "pending": None}
 
 
+async def patch(state: OperatorState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Security patching asked in words: a question ("which nodes need patching?") is told the
+    nodes below their PatchPolicy and writes nothing; a command ("patch the nodes") runs the
+    patrol's patching now, the org's standing decision carried out through the same gate."""
+    toolbox, store, question = runtime.context.toolbox, _store(runtime), state.get("question", "")
+    if requests.asks(question) or intents.assesses(question):
+        found = await patching.findings(toolbox, store)
+    else:
+        found = await patching.patrol(toolbox, store)
+    return {"result": {"patching": found}, "answer": patching.said(found, asked=True)}
+
+
 async def capacity_review(state: OperatorState, runtime: Runtime[Context]) -> dict[str, Any]:
     toolbox, store = runtime.context.toolbox, _store(runtime)
     meter = capacity.Meter(toolbox)
@@ -341,6 +354,7 @@ builder.add_node("maintenance", planned(plan_maintenance, ask=asked))
 builder.add_node("readiness", planned(check_readiness, ask=asked))
 builder.add_node("upgrade_readiness", planned(upgrade_readiness, ask=asked))
 builder.add_node("upgrade", upgrade)
+builder.add_node("patching", patch)
 builder.add_node("node_change", node_change)
 builder.add_node("question", question)
 builder.add_node("clarify", clarify)

@@ -15,8 +15,14 @@
   a word of carrying on or of progress is `upgrade`;
 - an upgrade of the cluster ("are we ready to upgrade to 1.38?", "what blocks a Kubernetes
   upgrade?"): "upgrade" with a version, or with a word of the cluster, readiness or blocking,
-  is `upgrade-readiness` (an upgrade of a workload's image is a change, read before this); the
+  is `upgrade-readiness` (an upgrade of a workload's image is a change, read before this); so is
+  another verb of change with a release and a word of the cluster ("bump kubernetes to v1.38",
+  "move the cluster to the next minor", "is the cluster ready for 1.38?"); the
   graph makes it `upgrade` when it is a command ("upgrade the cluster to 1.38");
+- security patching of the nodes ("which nodes need patching?", "are any nodes below the patch
+  policy?", "patch the nodes", "roll out the kernel patches"): a word of patching (patch,
+  kernel, CVE, security update, OS image) with one of nodes, pools or the cluster, or a
+  PatchPolicy named, is `patching`;
 - "node(s)" with "ready" or "readiness" is `readiness`;
 - anything else is `unsupported`, which the graph answers with what it can be asked.
 
@@ -42,6 +48,19 @@ _DRAIN = re.compile(r"\bdrain(?:ing)?\s+(?:node\s+)?([a-z0-9][a-z0-9.-]*)", re.I
 _NODES = re.compile(r"\bnodes?\b", re.IGNORECASE)
 _HEALTH = re.compile(r"\b(unhealthy|healthy|broken|failing|sick|down|health)\b", re.IGNORECASE)
 _UPGRADE = re.compile(r"\bupgrad(?:e|es|ed|ing)\b", re.IGNORECASE)
+# A release asked for with another verb: "bump kubernetes to v1.38", "move to the next one".
+_CHANGE = re.compile(
+    r"\b(update|updating|bump|move|moving|go|take|bring|migrate|roll|jump|advance|switch|step)\b",
+    re.IGNORECASE,
+)
+_RELEASE = re.compile(
+    r"\bv?1\.\d{1,2}(?:\.\d+)?\b|\bnext\s+(?:one|minor|version|release)\b|"
+    r"\b(?:newer|newest|latest)\s+(?:kubernetes|k8s|version|release|minor)\b",
+    re.IGNORECASE,
+)
+_THE_CLUSTER = re.compile(
+    r"\b(cluster|kubernetes|k8s|control[- ]plane|kubelets?|minor)\b", re.IGNORECASE
+)
 _OF_CLUSTER = re.compile(
     r"\b(?:v?1\.\d{1,2}(?:\.\d+)?|cluster|kubernetes|k8s|control[- ]plane|minor|version|"
     r"ready|readiness|block|blocks|blocking|blocker|blockers|prepared?|safe)\b",
@@ -55,6 +74,15 @@ _GOING = re.compile(
 _ASSESS = re.compile(
     r"\b(ready|readiness|block|blocks|blocking|blocker|blockers|prepared?|safe|check|report|"
     r"assess|plan|preview|stands?)\b",
+    re.IGNORECASE,
+)
+_PATCH = re.compile(
+    r"\b(patch|patches|patched|patching|unpatched|kernels?|cves?|security\s+updates?|"
+    r"os\s+images?)\b",
+    re.IGNORECASE,
+)
+_OF_NODES = re.compile(
+    r"\b(nodes?|pools?|machines?|cluster|fleet|patchpolic(?:y|ies)|polic(?:y|ies))\b",
     re.IGNORECASE,
 )
 _SAVE = re.compile(r"\b(save|saving|savings|cost|costs|cheaper|underused|waste)\b", re.IGNORECASE)
@@ -90,6 +118,12 @@ def _reading(question: str) -> tuple[Task, str]:
         return "upgrade", ""
     if _UPGRADE.search(question) and _OF_CLUSTER.search(question):
         return "upgrade-readiness", ""
+    if (_CHANGE.search(question) or _ASSESS.search(question)) and (
+        _RELEASE.search(question) and _THE_CLUSTER.search(question)
+    ):
+        return "upgrade-readiness", ""
+    if _PATCH.search(question) and _OF_NODES.search(question):
+        return "patching", ""
     if _NODES.search(question) and _READY.search(question):
         return "readiness", ""
     return "unsupported", ""

@@ -55,34 +55,15 @@ class Patching(TypedDict):
 
 
 async def patrol(toolbox: Toolbox, store: BaseStore) -> Patching:
+    """The patrol's patching: a roll under way carried on, else nodes below found (remembered)
+    and their pools rolled onto the first policy's template."""
     found = Patching(below=[], refused=[], roll=None)
     kept = await upgrading.current(store, upgrading.PATCH)
     if kept is not None and kept["state"] not in ("done", "rolled-back"):
         found["roll"] = await upgrading.advance(toolbox, store, key=upgrading.PATCH)
         return found
     policies = await readiness.documents(toolbox, PatchPolicy)
-    if not policies:
-        return found
-    at = await cluster_now(toolbox)
-    nodes = await _nodes(toolbox)
-    seen = {item.key: str(item.value["since"]) for item in await store.asearch(SPACE, limit=1000)}
-    for policy in policies:
-        spec = policy.spec
-        for node in nodes:
-            lacks = spec.below(node["kernel"], node["os_image"])
-            if not lacks or (node["pool"] and not spec.covers(node["pool"].split("/", 1)[1])):
-                continue
-            since = seen.get(node["name"]) or at.isoformat()
-            if node["name"] not in seen:
-                await store.aput(SPACE, node["name"], {"since": since})
-                seen[node["name"]] = since
-            due = datetime.fromisoformat(since) + timedelta(seconds=spec.within.total_seconds())
-            found["below"].append(Below(
-                node=node["name"], pool=node["pool"], policy=policy.metadata.name, lacks=lacks,
-                due=due.isoformat(), overdue=at > due,
-            ))  # fmt: skip
-    for gone in set(seen) - {b["node"] for b in found["below"]}:
-        await store.adelete(SPACE, gone)  # patched, or gone: its clock starts again if it slips
+    found["below"] = await _below(toolbox, store, policies, remember=True)
     first = next((p for p in policies if any(b["policy"] == p.metadata.name and b["pool"]
                                              for b in found["below"])), None)  # fmt: skip
     if first is None:
@@ -92,6 +73,50 @@ async def patrol(toolbox: Toolbox, store: BaseStore) -> Patching:
         await upgrading.start(store, record)
         found["roll"] = await upgrading.advance(toolbox, store, key=upgrading.PATCH)
     return found
+
+
+async def findings(toolbox: Toolbox, store: BaseStore) -> Patching:
+    """What a question about patching is told ("which nodes need patching?"): the nodes below
+    their PatchPolicy, and the roll under way if there is one; it writes nothing (a node a patrol
+    has not yet seen is due from now)."""
+    kept = await upgrading.current(store, upgrading.PATCH)
+    roll = None
+    if kept is not None and kept["state"] not in ("done", "rolled-back"):
+        roll = upgrading.Pass(record=kept, steps=[], waiting="", working=False)
+    policies = await readiness.documents(toolbox, PatchPolicy)
+    below = await _below(toolbox, store, policies, remember=False)
+    return Patching(below=below, refused=[], roll=roll)
+
+
+async def _below(
+    toolbox: Toolbox, store: BaseStore, policies: list[PatchPolicy], *, remember: bool
+) -> list[Below]:
+    """Every node below a policy covering it, with when it was first seen below (kept in the
+    store when `remember`, and forgotten once it is patched or gone)."""
+    if not policies:
+        return []
+    at = await cluster_now(toolbox)
+    nodes = await _nodes(toolbox)
+    seen = {item.key: str(item.value["since"]) for item in await store.asearch(SPACE, limit=1000)}
+    below: list[Below] = []
+    for policy in policies:
+        spec = policy.spec
+        for node in nodes:
+            lacks = spec.below(node["kernel"], node["os_image"])
+            if not lacks or (node["pool"] and not spec.covers(node["pool"].split("/", 1)[1])):
+                continue
+            since = seen.get(node["name"]) or at.isoformat()
+            if remember and node["name"] not in seen:
+                await store.aput(SPACE, node["name"], {"since": since})
+                seen[node["name"]] = since
+            due = datetime.fromisoformat(since) + timedelta(seconds=spec.within.total_seconds())
+            below.append(Below(
+                node=node["name"], pool=node["pool"], policy=policy.metadata.name, lacks=lacks,
+                due=due.isoformat(), overdue=at > due,
+            ))  # fmt: skip
+    for gone in set(seen) - {b["node"] for b in below} if remember else set():
+        await store.adelete(SPACE, gone)  # patched, or gone: its clock starts again if it slips
+    return below
 
 
 async def _plan(
@@ -172,9 +197,12 @@ def _pool_of(row: dict[str, Any]) -> str:
     return f"{namespace}/{name}" if name else ""
 
 
-def said(found: Patching) -> str:
-    """The patrol's lines about patching ("" when every node is within its policies)."""
+def said(found: Patching, *, asked: bool = False) -> str:
+    """The patrol's lines about patching ("" when every node is within its policies; said so
+    when `asked`)."""
     lines: list[str] = []
+    if asked and not found["below"] and found["roll"] is None:
+        return "Patching: every node a PatchPolicy covers is at or above its minimums."
     if found["below"]:
         overdue = sum(1 for b in found["below"] if b["overdue"])
         lines.append(

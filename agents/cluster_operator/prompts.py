@@ -13,8 +13,9 @@ from __future__ import annotations
 UNSUPPORTED = (
     "I look after nodes and capacity. Ask me 'which nodes are unhealthy?', 'what would "
     "draining node node-1 do?', 'where can we save cost?', 'plan maintenance of node-3 for a "
-    "kernel upgrade', 'are the nodes ready to serve?', 'are we ready to upgrade to 1.38?' or "
-    "'how are the clusters?'."
+    "kernel upgrade', 'are the nodes ready to serve?', 'are we ready to upgrade to 1.38?', "
+    "'upgrade the cluster to 1.38', 'which nodes need patching?', 'scale the workers pool to "
+    "5', 'cordon node-2' or 'how are the clusters?'."
 )
 
 ASKS: dict[str, str] = {

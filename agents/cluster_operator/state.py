@@ -20,6 +20,7 @@ Task = Literal[
     "readiness",
     "upgrade-readiness",
     "upgrade",
+    "patching",
     "node-change",
     "question",
     "unsupported",

@@ -51,6 +51,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from agents.cluster_operator import intents as operator_intents
 from agents.cluster_operator import node_changes
 from agents.dev_team import intents
 from agents.platform import changes as frame_changes
@@ -77,7 +78,8 @@ AGENTS: dict[AgentName, str] = {
 _STEMS: dict[AgentName, tuple[str, ...]] = {
     "cluster_operator": (
         "node", "capacity", "cost", "drain", "upgrad", "cordon", "spend", "maintenance",
-        "utiliz", "operator", "clusters", "imbalanc",
+        "utiliz", "operator", "clusters", "imbalanc", "kubernet", "k8s", "kubelet", "pool",
+        "machine", "kernel", "control-plane",
     ),
     "dev_team": (
         "workload", "deploy", "fail", "log", "crash", "broke", "error", "pod", "restart",
@@ -432,6 +434,8 @@ def route(text: str, *, current: AgentName | None = None) -> AgentName | None:
     read = requests.read(text)  # "can the operator drain node-2?" asks, and changes nothing
     if isinstance(read, changes.Asked):  # a change names its owner by what it changes
         return owner(read)
+    if operator_intents.read_question(text)[0] in ("upgrade", "upgrade-readiness", "patching"):
+        return "cluster_operator"  # the cluster's own version or patches: "bump k8s to v1.38"
     said = _WORDS.findall(text.lower())
     words = [w for w in said if not w.startswith(_NEUTRAL)]
     hits = {

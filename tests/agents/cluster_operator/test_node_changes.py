@@ -29,6 +29,24 @@ def test_cordon_and_uncordon_as_people_ask(operator: Operator, kubectl: Kubectl)
     assert [c for c in operator.called() if c in ("cordon", "uncordon")] == ["cordon"] * 2
 
 
+def test_scheduling_said_without_cordon(operator: Operator, kubectl: Kubectl) -> None:
+    operator.policy("change", node_policy())
+    for asked, cordoned in [
+        ("mark node-2 unschedulable", True),
+        ("make node-2 schedulable again", False),
+        ("stop scheduling new pods on node-2", True),
+        ("put node-2 back into service", False),
+        ("take node-2 out of rotation", True),
+        ("resume scheduling on node-2", False),
+    ]:
+        outcome = operator.ask(asked)
+        assert outcome.data.get("outcome") == "done", (asked, outcome.answer)
+        assert unschedulable(kubectl, "node-2") is cordoned, asked
+        assert not unschedulable(kubectl, "node-1"), asked
+    assert [c for c in operator.called() if c in ("cordon", "uncordon")] == ["uncordon"] * 2
+    assert len(operator.mutations()) == 6  # one audited write per request, none more
+
+
 def test_a_node_that_does_not_exist_is_asked_about(operator: Operator, kubectl: Kubectl) -> None:
     outcome = operator.ask("cordon node-9000")
     assert "Which node?" in outcome.answer and "node-1" in outcome.answer

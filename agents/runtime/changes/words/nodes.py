@@ -61,9 +61,24 @@ _NODE_WORDS = frozenset(
 )
 
 
+# What is said around a node's scheduling besides its name: "mark node-2 as unschedulable",
+# "stop scheduling new pods on node-2", "put node-3 back into service".
+_SCHEDULING_WORDS = frozenset(
+    {"node", "the", "nodes", "mark", "make", "set", "flag", "as", "again", "not", "non",
+     "unschedulable", "non-schedulable", "schedulable", "scheduling", "pods", "new", "any",
+     "workloads", "on", "onto", "to", "out", "of", "from", "rotation", "service", "back",
+     "into", "put", "take", "return", "bring", "please", "for", "now", "more"}
+)  # fmt: skip
+
+
 def cordon(sentence: Sentence, at: int) -> Asked:
-    sentence.take_words({"node", "the", "nodes"})
-    return Asked(sentence.at(at), kind="Node")
+    sentence.take_words(_SCHEDULING_WORDS)
+    return Asked("cordon", kind="Node")
+
+
+def uncordon(sentence: Sentence, at: int) -> Asked:
+    sentence.take_words(_SCHEDULING_WORDS)
+    return Asked("uncordon", kind="Node")
 
 
 def drain(sentence: Sentence, at: int) -> Asked:
@@ -111,7 +126,7 @@ def taint(sentence: Sentence, at: int) -> Asked:
 
 READERS: dict[str, Reader] = {
     "cordon": cordon,
-    "uncordon": cordon,
+    "uncordon": uncordon,
     "drain": drain,
     "taint": taint,
     "untaint": taint,

@@ -3,6 +3,8 @@
 `operation(sentence)` returns (op, index, width): the operation and where its verb is. In
 order, the first that matches decides:
 
+0. Cordoning said without its verb: "mark node-2 unschedulable", "stop scheduling on node-2",
+   "take node-3 out of rotation", "put node-3 back into service" (never said of a pod).
 1. A verb whose particle may come later ("take web down", "roll the api back") or a two-word
    verb ("scale up", "roll back", "spin down").
 2. An object that names the operation whatever the verb (`named`): a probe ("add a readiness
@@ -125,12 +127,38 @@ def operation(sentence: Sentence) -> Found | None:
 
 
 def _operation(sentence: Sentence) -> Found | None:
-    found = _particle(sentence) or _phrase(sentence)
+    found = _scheduling(sentence) or _particle(sentence) or _phrase(sentence)
     if found is not None:
         if found[0] == "scale" and autoscaled(sentence):
             return "autoscale", found[1], found[2]
         return found
     return named(sentence) or _verb(sentence)
+
+
+_STOPS = frozenset({"stop", "prevent", "disable", "block", "halt", "no", "pause", "freeze"})
+_STARTS = frozenset({"resume", "allow", "enable", "re-enable", "reenable", "restore", "unblock"})
+_IN_SERVICE = frozenset({"rotation", "service"})
+
+
+def _scheduling(sentence: Sentence) -> Found | None:
+    """Whether the node takes new pods, said in words other than cordon: "unschedulable",
+    "schedulable again", "(stop|resume) scheduling on", "out of / back into rotation"."""
+    low = sentence.low
+    if kind_of([w for w in low if w not in _IN_SERVICE], loose=True) not in ("", "Node"):
+        return None  # "make the pod schedulable" asks about a pod, not a node
+    for index in range(sentence.start, len(low)):
+        word, before = low[index], sentence.at(index - 1)
+        if word in ("unschedulable", "non-schedulable"):
+            return "cordon", index, 1
+        if word == "schedulable":
+            return ("cordon" if before in ("not", "non") else "uncordon"), index, 1
+        if word == "scheduling" and before in _STOPS | _STARTS:
+            return ("cordon" if before in _STOPS else "uncordon"), index - 1, 2
+        if word in _IN_SERVICE and before in ("of", "from") and sentence.at(index - 2) == "out":
+            return "cordon", index - 2, 3
+        if word in _IN_SERVICE and {"back", "return"} & set(low[max(0, index - 3) : index]):
+            return "uncordon", index, 1
+    return None
 
 
 def _particle(sentence: Sentence) -> Found | None:

@@ -106,6 +106,10 @@ GENERIC = frozenset(
         "cap",
         "limit",
         "configure",
+        "grow",
+        "shrink",
+        "expand",
+        "enlarge",
     }
 )
 
