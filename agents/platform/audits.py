@@ -16,17 +16,25 @@ decision, a sync):
 Then the audit looks again from live state, so `remaining` says what the cluster has, not what
 the PR promised. Everything else is reported: its fix needs values (probes, digests, who should
 hold which role) that are the owners' to choose.
+
+Several clusters (`clusters`, kubeconfig contexts of the one kube server; `fleet`): each cluster
+is audited alone, read with its context, and every finding and fix carries its `cluster`
+("west/ClusterRoleBinding ops" in the report). A fix goes only by a PR to a repository whose
+gitops server syncs to the workload's cluster (`homes`); any other is "report only, no
+repository", and that cluster's remaining findings are read from its own live state. With no
+`clusters`, the default context is audited and nothing says a cluster, as before fleets.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, TypedDict
+from collections.abc import Mapping, Sequence
+from typing import Any, NotRequired, TypedDict
 
 import yaml
 
 from agents.platform import coverage, delivery, rbac
-from agents.platform.coverage import REPO_LABEL, SYSTEM
+from agents.platform.coverage import REPO_LABEL, Namespace
+from agents.platform.fleet import DEFAULT, Fleet, Unreached, listed, named
 from agents.platform.rendering import MANAGED_LABEL, MANAGER
 from agents.platform.workloads import (
     RESOURCE_CHECKS,
@@ -52,18 +60,20 @@ FIELDS = ["metadata.labels", "metadata.ownerReferences", "spec"]
 class Fixed(TypedDict):
     object: str
     check: str  # no-pdb, or the resource checks fixed together: "no-requests,no-limits"
-    delivered: str  # merged, pr-open, refused, no-repo, not git-managed, reported
+    delivered: str  # merged, pr-open, refused, no-repo, not git-managed, report-only, reported
     proposal: str
     pr: int
     path: str
     why: str
     steps: list[str]
     values: list[str]  # what the fix sets and why: "web requests.memory 128Mi (the ...)"
+    cluster: NotRequired[str]  # the kubeconfig context, in a fleet; absent for the one cluster
 
 
 class Audit(TypedDict):
     scope: str  # "fleet", or the namespace audited
-    namespaces: list[str]
+    clusters: NotRequired[list[str]]  # the contexts audited, in a fleet only
+    namespaces: list[str]  # "east/team-a" in a fleet
     findings: list[Finding]  # as found when the run began, most severe first
     fixes: list[Fixed]
     remaining: list[Finding]  # looked at again from live state after the fixes
@@ -76,23 +86,59 @@ async def audit(
     *,
     namespace: str | None = None,
     fix: bool = True,
+    clusters: Sequence[str] = (),
+    homes: Mapping[str, str] | None = None,
 ) -> Audit:
+    """The fleet (every cluster's team namespaces) or one namespace (in each cluster that has
+    it); `homes` maps a repository id to the context its gitops server syncs to."""
     images = await coverage.documents(toolbox, ImagePolicy)
     blueprints = await coverage.documents(toolbox, NamespaceBlueprint)
-    known = {n.name: n for n in await coverage.namespaces(toolbox)}
-    if namespace is not None and namespace not in known:
+    fleet = Fleet(repos, tuple(clusters), homes or {})
+    known = {c: {n.name: n for n in await coverage.namespaces(toolbox, c)} for c in fleet.contexts}
+    if namespace is not None and not any(namespace in names for names in known.values()):
+        every = sorted(named(c, name) for c, names in known.items() for name in names)
         raise AgentError(
             f"there is no team namespace {namespace!r} to audit (system namespaces are not "
-            f"audited); the namespaces are: {', '.join(sorted(known)) or 'none'}"
+            f"audited); the namespaces are: {', '.join(every) or 'none'}"
         )
-    scope = [namespace] if namespace else sorted(known)
-    labels = {name: known[name].labels for name in scope}
-    found, workloads = await look(toolbox, labels, images, blueprints)
+    notes = [] if images else ["no ImagePolicy: image registries were not checked"]
+    done = Audit(scope=namespace or "fleet", namespaces=[], findings=[], fixes=[], remaining=[],
+                 notes=notes)  # fmt: skip
+    for cluster, names in known.items():
+        if namespace is not None and namespace not in names:
+            continue
+        scope = {n: names[n] for n in ([namespace] if namespace else sorted(names))}
+        found, fixes, remaining = await _cluster(
+            toolbox, fleet, cluster, scope, images, blueprints, fix=fix, only=namespace
+        )
+        done["namespaces"] += [named(cluster, n) for n in scope]
+        done["findings"] += found
+        done["fixes"] += fixes
+        done["remaining"] += remaining
+    if fleet.clusters:
+        done["clusters"] = fleet.contexts
+    return {**done, "findings": ranked(done["findings"]), "remaining": ranked(done["remaining"])}
+
+
+async def _cluster(
+    toolbox: Toolbox,
+    fleet: Fleet,
+    cluster: str,
+    scope: Mapping[str, Namespace],
+    images: list[ImagePolicy],
+    blueprints: list[NamespaceBlueprint],
+    *,
+    fix: bool,
+    only: str | None,
+) -> tuple[list[Finding], list[Fixed], list[Finding]]:
+    """One cluster's findings, its fixes, and its findings read again after a merged fix."""
+    labels = {name: ns.labels for name, ns in scope.items()}
+    found, workloads = await look(toolbox, labels, images, blueprints, only=only, cluster=cluster)
     fixes: list[Fixed] = []
     if fix:
         for item in found:
             if item["fix"] == "pr" and item["check"] == "no-pdb":
-                fixes.append(await add_pdb(toolbox, repos, workloads[item["object"]]))
+                fixes.append(await add_pdb(toolbox, fleet, workloads[item["object"]], cluster))
         unsized: dict[str, list[str]] = {}
         for item in found:
             if item["fix"] == "pr" and item["check"] in RESOURCE_CHECKS:
@@ -102,14 +148,16 @@ async def audit(
             chosen = limit_range_of(blueprints, namespace, labels[namespace])
             assert chosen is not None  # look marks a resource finding `pr` only then
             fixed = await fill_resources(
-                toolbox, repos, workloads[ref], chosen, sorted(set(checks))
+                toolbox, fleet, workloads[ref], chosen, sorted(set(checks)), cluster
             )
             fixes.append(fixed)
+    if cluster:
+        fixes = [{**f, "cluster": cluster} for f in fixes]
     changed = any(f["delivered"] == "merged" for f in fixes)
-    remaining = (await look(toolbox, labels, images, blueprints))[0] if changed else found
-    notes = [] if images else ["no ImagePolicy: image registries were not checked"]
-    return Audit(scope=namespace or "fleet", namespaces=scope, findings=found, fixes=fixes,
-                 remaining=remaining, notes=notes)  # fmt: skip
+    if not changed:
+        return found, fixes, found
+    again, _ = await look(toolbox, labels, images, blueprints, only=only, cluster=cluster)
+    return found, fixes, again
 
 
 async def look(
@@ -117,17 +165,19 @@ async def look(
     labels: Mapping[str, dict[str, str]],
     images: list[ImagePolicy],
     blueprints: list[NamespaceBlueprint],
+    *,
+    only: str | None = None,
+    cluster: str = DEFAULT,
 ) -> tuple[list[Finding], dict[str, tuple[str, Json]]]:
-    """Every finding in the namespaces of `labels` (name -> the namespace's labels), and the
-    workloads by their finding name ("Deployment ns/name") for the fixes."""
-    only = next(iter(labels)) if len(labels) == 1 else None
+    """Every finding in the namespaces of `labels` (name -> the namespace's labels) of one
+    cluster, and the workloads by their finding name ("Deployment ns/name") for the fixes.
+    `only`, the one namespace audited, narrows the reads and the RBAC to what touches it."""
     rows: dict[str, list[Json]] = {}
     for kind in (*KINDS, "PodDisruptionBudget"):
         fields = ["spec.selector"] if kind == "PodDisruptionBudget" else FIELDS
-        rows[kind] = [
-            r for r in await _list(toolbox, kind, fields, only) if r["namespace"] in labels
-        ]
-    found = await rbac.findings(toolbox, only)
+        got = await listed(toolbox, kind, fields, namespace=only, cluster=cluster)
+        rows[kind] = [r for r in got if r.get("namespace") in labels]
+    found = await rbac.findings(toolbox, only, cluster=cluster)
     workloads: dict[str, tuple[str, Json]] = {}
     for kind in KINDS:
         for row in rows[kind]:
@@ -149,6 +199,8 @@ async def look(
             pdbs = [p for p in rows["PodDisruptionBudget"] if p["namespace"] == row["namespace"]]
             if (missing := needs_pdb(ref, kind, spec, pdbs)) is not None:
                 found.append(missing)
+    if cluster:
+        found = [{**f, "cluster": cluster} for f in found]
     return ranked(found), workloads
 
 
@@ -183,29 +235,26 @@ def pdb_for(kind: str, row: Json) -> dict[str, Any]:
     }
 
 
-def _repo(row: Json, repos: Mapping[str, Toolbox], done: Fixed, advice: str) -> Toolbox | None:
-    """The tools of the repository the workload is synced from, or None with `done` saying why
-    nothing can be changed (no repository, or one the Platform is not given) and what to do."""
-    repo_id = (row.get("metadata.labels") or {}).get(REPO_LABEL, "")
-    repo = repos.get(repo_id)
-    if repo_id and repo is not None:
-        return repo
-    given = f" ({repo_id})" if repo_id else ""
-    done["why"] = f"{done['object']} is not managed by a GitOps repository the Platform is given"
-    done["why"] += f"{given}: {advice}"
-    done["delivered"] = "no-repo" if repo_id else "not git-managed"
+def _repo(row: Json, fleet: Fleet, cluster: str, done: Fixed, advice: str) -> Toolbox | None:
+    """The tools of the repository the workload is synced from, if it syncs to `cluster`; or
+    None with `done` saying why nothing can be changed and what to do."""
+    reach = fleet.reach((row.get("metadata.labels") or {}).get(REPO_LABEL, ""), cluster)
+    if not isinstance(reach, Unreached):
+        return reach
+    done["why"] = f"{done['object']}: {reach.why}; {advice}"
+    done["delivered"] = reach.status
     return None
 
 
 async def add_pdb(
-    toolbox: Toolbox, repos: Mapping[str, Toolbox], workload: tuple[str, Json]
+    toolbox: Toolbox, fleet: Fleet, workload: tuple[str, Json], cluster: str = DEFAULT
 ) -> Fixed:
     kind, row = workload
     ref = f"{kind} {row['namespace']}/{row['name']}"
     path = f"platform/audits/{row['namespace']}/pdb-{row['name']}.yaml"
     done = Fixed(object=ref, check="no-pdb", delivered="not git-managed", proposal="", pr=0,
                  path=path, why="", steps=[], values=[])  # fmt: skip
-    repo = _repo(row, repos, done, "add a PodDisruptionBudget with its manifests")
+    repo = _repo(row, fleet, cluster, done, "add a PodDisruptionBudget with its manifests")
     if repo is None:
         return done
     want = pdb_for(kind, row)
@@ -227,6 +276,7 @@ async def add_pdb(
         ),
         branch="platform/audit-pdb",
         live_object=want,
+        cluster=cluster,
     )
     try:
         sent = await delivery.pull_request(toolbox, repo, change)
@@ -238,10 +288,11 @@ async def add_pdb(
 
 async def fill_resources(
     toolbox: Toolbox,
-    repos: Mapping[str, Toolbox],
+    fleet: Fleet,
     workload: tuple[str, Json],
     blueprint: NamespaceBlueprint,
     checks: list[str],
+    cluster: str = DEFAULT,
 ) -> Fixed:
     """The workload's manifest with its containers' missing requests and limits set to the
     blueprint's LimitRange defaults, by one PR. Read from git, not live: git is what the PR
@@ -250,7 +301,8 @@ async def fill_resources(
     ref, namespace = f"{kind} {row['namespace']}/{row['name']}", row["namespace"]
     done = Fixed(object=ref, check=",".join(checks), delivered="not git-managed", proposal="",
                  pr=0, path="", why="", steps=[], values=[])  # fmt: skip
-    repo = _repo(row, repos, done, "set its containers' requests and limits with its manifests")
+    advice = "set its containers' requests and limits with its manifests"
+    repo = _repo(row, fleet, cluster, done, advice)
     if repo is None:
         return done
     repo_id = (row.get("metadata.labels") or {}).get(REPO_LABEL, "")
@@ -291,6 +343,7 @@ async def fill_resources(
         ),
         branch="platform/audit-resources",
         live_object=_document(new_text, kind, row["name"]),
+        cluster=cluster,
     )
     try:
         sent = await delivery.pull_request(toolbox, repo, change)
@@ -314,13 +367,3 @@ def _containers(text: str, kind: str, name: str) -> list[Json]:
     doc = _document(text, kind, name) or {}
     template = ((doc.get("spec") or {}).get("template") or {}).get("spec") or {}
     return [c for c in template.get("containers") or [] if isinstance(c, dict) and c.get("name")]
-
-
-async def _list(
-    toolbox: Toolbox, kind: str, fields: list[str], namespace: str | None
-) -> list[Json]:
-    where = {"namespace": namespace} if namespace else {}
-    listed = await toolbox.call(
-        "list_resources", kind=kind, output="fields", fields=fields, limit=500, **where
-    )
-    return [r for r in listed.get("items", []) if r.get("namespace") not in SYSTEM]

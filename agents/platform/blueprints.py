@@ -13,13 +13,12 @@ which its owners write), a namespace with no owner to bind, and namespaces no re
 manages (the blueprint's fix is a PR).
 
 Several clusters (`clusters`, kubeconfig contexts of the one kube server, as the Cluster
-Operator's fleet): every read names its cluster, so each (cluster, namespace) pair is its own
-row, with its own drift and its own confirmation from that cluster's live state. A repository
-fixes only the cluster its gitops server syncs to (`homes`: repository id -> context), since a
-merge there is applied there and nowhere else; a cluster that no configured repository syncs to
-is reported, "report only, no repository" (one repository per cluster is the conversation's to
-configure). With no `clusters`, the kube server's default context is read and every repository
-serves it, as before.
+Operator's fleet; `fleet`): every read names its cluster, so each (cluster, namespace) pair is
+its own row, with its own drift and its own confirmation from that cluster's live state. A
+repository fixes only the cluster its gitops server syncs to (`homes`: repository id ->
+context); a cluster that no configured repository syncs to is reported, "report only, no
+repository". With no `clusters`, the kube server's default context is read and every
+repository serves it, as before.
 """
 
 from __future__ import annotations
@@ -31,7 +30,8 @@ import yaml
 
 from agents.platform import coverage, delivery
 from agents.platform.blueprint_rendering import COMPARED, Team, missing_labels, render
-from agents.platform.coverage import FIELDS, SYSTEM, Namespace
+from agents.platform.coverage import Namespace
+from agents.platform.fleet import DEFAULT, Fleet, Unreached, at, named
 from agents.platform.rendering import differences
 from agents.runtime.errors import AgentError, ToolFailed
 from agents.runtime.loop.mutation import Refused
@@ -80,8 +80,8 @@ async def sync(
     its gitops server syncs to (unlisted: the default context, "")."""
     blueprints = await coverage.documents(toolbox, NamespaceBlueprint)
     owners = await coverage.documents(toolbox, Ownership)
-    read = list(clusters) or [""]
-    found = {cluster: await namespaces(toolbox, cluster) for cluster in read}
+    fleet = Fleet(repos, tuple(clusters), homes or {})
+    found = {cluster: await coverage.namespaces(toolbox, cluster) for cluster in fleet.contexts}
     if namespace is not None:
         found = {c: [n for n in names if n.name == namespace] for c, names in found.items()}
         if not any(found.values()):
@@ -90,54 +90,31 @@ async def sync(
             )
     results: list[NamespaceSync] = []
     uncovered: list[str] = []
-    for cluster in read:
-        serving = repos if not clusters else _serving(repos, homes or {}, cluster)
+    for cluster in fleet.contexts:
         rows: list[NamespaceSync] = []
         for blueprint in blueprints:
             for ns in found[cluster]:
                 if blueprint.spec.selects(ns.name, ns.labels):
                     team = owning_team(ns, owners)
                     rows.append(
-                        await one(toolbox, serving, blueprint, ns, team, fix=fix, cluster=cluster)
+                        await one(toolbox, fleet, blueprint, ns, team, fix=fix, cluster=cluster)
                     )
         reached = {r["namespace"] for r in rows}
-        prefix = f"{cluster}/" if cluster else ""
-        uncovered += [prefix + n.name for n in found[cluster] if n.name not in reached]
+        uncovered += [named(cluster, n.name) for n in found[cluster] if n.name not in reached]
         results += rows
     return BlueprintSync(
         blueprints=[b.metadata.name for b in blueprints],
-        clusters=read,
+        clusters=fleet.contexts,
         namespaces=results,
         uncovered=uncovered,
     )
 
 
-def _serving(
-    repos: Mapping[str, Toolbox], homes: Mapping[str, str], cluster: str
-) -> dict[str, Toolbox]:
-    """The repositories whose merges reach `cluster`: those its gitops server syncs to."""
-    return {repo: tools for repo, tools in repos.items() if homes.get(repo, "") == cluster}
-
-
-async def namespaces(toolbox: Toolbox, cluster: str) -> list[Namespace]:
-    """The cluster's namespaces and labels (`coverage.namespaces`, for one named context)."""
-    listed = await toolbox.call(
-        "list_resources", kind="Namespace", output="fields", fields=FIELDS, limit=500,
-        context=cluster or None,
-    )  # fmt: skip
-    found = [
-        Namespace(str(i["metadata.name"]), dict(i.get("metadata.labels") or {}))
-        for i in listed.get("items", [])
-        if str(i["metadata.name"]) not in SYSTEM
-    ]
-    return sorted(found, key=lambda n: n.name)
-
-
 def owning_team(namespace: Namespace, owners: list[Ownership]) -> Team | None:
     """The team its `kubecrew.io/team` label names, else its most specific Ownership's."""
-    named = namespace.labels.get(TEAM_LABEL)
-    if named:
-        chosen = [o for o in owners if o.spec.team == named]
+    labelled = namespace.labels.get(TEAM_LABEL)
+    if labelled:
+        chosen = [o for o in owners if o.spec.team == labelled]
     else:
         scored = [
             (o.spec.specificity(kind="RoleBinding", namespace=namespace.name, labels={}), o)
@@ -146,7 +123,7 @@ def owning_team(namespace: Namespace, owners: list[Ownership]) -> Team | None:
         best = max((score for score, _ in scored), default=-1)
         chosen = [o for score, o in scored if score == best >= 0]
     if not chosen:
-        return Team(named) if named else None
+        return Team(labelled) if labelled else None
     spec = chosen[0].spec
     people = spec.humans
     return Team(
@@ -156,19 +133,20 @@ def owning_team(namespace: Namespace, owners: list[Ownership]) -> Team | None:
 
 async def one(
     toolbox: Toolbox,
-    repos: Mapping[str, Toolbox],
+    fleet: Fleet,
     blueprint: NamespaceBlueprint,
     ns: Namespace,
     team: Team | None,
     *,
     fix: bool,
-    cluster: str = "",
+    cluster: str = DEFAULT,
 ) -> NamespaceSync:
-    """One namespace of one cluster; `repos` are only those whose merges reach `cluster`."""
+    """One namespace of one cluster, fixed only through a repository that syncs to it."""
     want = render(blueprint, ns.name, team)
     path = f"platform/blueprints/{ns.name}.yaml"
     text = manifest_text(want, blueprint.metadata.name)
-    repo = repos.get(ns.repo) if ns.repo else None
+    reach = fleet.reach(ns.repo, cluster)
+    repo = None if isinstance(reach, Unreached) else reach
     unfixable = _unfixable(blueprint, ns, team)
     drift = await live_drift(toolbox, want, context=cluster)
     git_agrees = repo is None or await delivery.read(repo, path) == text
@@ -184,17 +162,11 @@ async def one(
     if not fix:
         shown = drift or [f"{path} in git differs from the blueprint"]
         return {**result, "delivered": "reported", "why": shown + unfixable}
-    if cluster and repo is None and (ns.repo or not repos):
-        return {
-            **result,
-            "delivered": "report-only",
-            "why": [*drift, _unserved(ns, cluster), *unfixable],
-        }
-    if not ns.repo or repo is None:
-        why = (f"managed by repository {ns.repo}, which the Platform is not given" if ns.repo
-               else "no GitOps repository manages it: a blueprint is fixed by PR only")  # fmt: skip
-        delivered = "no-repo" if ns.repo else "not git-managed"
-        return {**result, "delivered": delivered, "why": [*drift, why, *unfixable]}
+    if isinstance(reach, Unreached):
+        why = reach.why
+        if reach.status == "not git-managed":
+            why += ": a blueprint is fixed by PR only"
+        return {**result, "delivered": reach.status, "why": [*drift, why, *unfixable]}
     change = delivery.Change(
         path=path, text=text, title=f"Blueprint {blueprint.metadata.name} for namespace {ns.name}",
         target=f"namespace/{ns.name}", namespace=ns.name, branch="platform/blueprint",
@@ -204,9 +176,10 @@ async def one(
             + ". The Platform puts the blueprint's objects back; ask the Platform team to "
             "change the blueprint if the namespace needs other values."
         ),
+        cluster=cluster,
     )  # fmt: skip
     try:
-        sent = await delivery.pull_request(toolbox, repo, change)
+        sent = await delivery.pull_request(toolbox, reach, change)
     except (Refused, ToolFailed) as exc:
         sent = delivery.Delivery("refused", why=str(exc))
     after = await live_drift(toolbox, want, context=cluster)
@@ -239,7 +212,7 @@ async def live_drift(
         try:
             live = await toolbox.call(
                 "get_resource", kind=kind, name=meta["name"], namespace=meta["namespace"],
-                output="fields", fields=fields, context=context or None,
+                output="fields", fields=fields, **at(context),
             )  # fmt: skip
         except ToolFailed as exc:
             if "not found" not in exc.reason.lower():
@@ -249,14 +222,6 @@ async def live_drift(
         for field in fields:
             drift += [f"{ref}: {d}" for d in differences(obj.get(field), live.get(field), field)]
     return drift
-
-
-def _unserved(ns: Namespace, cluster: str) -> str:
-    whose = f"its repository {ns.repo} does not" if ns.repo else "no configured repository"
-    return (
-        f"cluster {cluster}: {whose} sync to this cluster, so its drift is reported only (report "
-        "only, no repository): configure a GitOps repository whose context is this cluster"
-    )
 
 
 def _unfixable(blueprint: NamespaceBlueprint, ns: Namespace, team: Team | None) -> list[str]:

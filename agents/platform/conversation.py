@@ -1,16 +1,17 @@
 """One conversation with the Platform agent, wired: tools, brain, role, skills, durable state.
 
-The agent contract's conversation (`agents.runtime.contract`), plus the teams'
-GitOps repositories: `repos` maps a repository id (the `kubecrew.io/gitops-repo` label the sync
-stamps on what it applies) to that repository's gitops server settings, and each gets a toolbox
-of its own, since one gitops server serves one repository. `clusters` names the kubeconfig contexts
-the blueprints are kept in (as the Cluster Operator's fleet); a repository fixes the cluster its
-settings' `context` names (none: the kube server's default), and a cluster no repository syncs
-to has its drift reported only. The procedures: `propagate()` (on a
-schedule or when an EgressPolicy changes), `audit()` and `sync_blueprints()` (scheduled);
-`answer_escalations()` (scheduled, and after a fleet audit) answers the approval requests
-that name the Platform as the org's arbiter; `ask(question)` answers compliance, audit,
-blueprint and escalation questions. The planner is the brain:
+The agent contract's conversation (`agents.runtime.contract`), plus the teams' GitOps
+repositories: `repos` maps a repository id (the `kubecrew.io/gitops-repo` label the sync stamps
+on what it applies) to that repository's gitops server settings, and each gets a toolbox of its
+own, since one gitops server serves one repository. `clusters` names the kubeconfig contexts the
+procedures read (by default the crew file's `clusters`, the kube server's fleet, as the Cluster
+Operator's): egress propagation, audits and blueprints
+each cover every one of them; a repository changes the cluster its settings' `context` names
+(none: the kube server's default), and a cluster no repository syncs to is reported only.
+The procedures: `propagate()` (on a schedule or when an EgressPolicy changes), `audit()` and
+`sync_blueprints()` (scheduled); `answer_escalations()` (scheduled, and after a fleet audit)
+answers the approval requests that name the Platform as the org's arbiter; `ask(question)`
+answers compliance, audit, blueprint and escalation questions. The planner is the brain:
 `Deterministic`, or a `ModelPlanner` whose model plans each procedure's reads (through the
 kube and policy tools) before the procedure decides and acts (graph.py,
 agents/runtime/modelsteps.py).
@@ -88,7 +89,8 @@ async def conversation(
         homes = {repo_id: s.context or "" for repo_id, s in (repos or {}).items()}
         context = Context(
             parts.toolbox, planner, parts.role, parts.skills, thread_id, opened,
-            clusters=clusters, homes=homes,
+            clusters=clusters or (servers.kube.fleet if servers.kube is not None else ()),
+            homes=homes,
         )  # fmt: skip
         yield Conversation(compile_graph(parts.durable), context)
 

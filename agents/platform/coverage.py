@@ -3,8 +3,8 @@
 The policies come from the policy server (`list_policies`, `get_policy`: the documents the store
 judges by, so the Platform renders exactly what the store enforces) and are read back into the
 store's own document model, so a namespace class means what the store's selector means. The
-namespaces and their labels come from the cluster (`list_resources`): a class is a label, and a
-namespace joins a class the moment someone labels it.
+namespaces and their labels come from the cluster (`list_resources`, with the context of a
+fleet's cluster): a class is a label, and a namespace joins a class the moment someone labels it.
 
 A namespace is git-managed when the gitops sync stamped it with `kubecrew.io/gitops-repo` (the
 repository id): its NetworkPolicies then belong in that repository, and a direct write would be
@@ -19,6 +19,7 @@ from typing import TypeVar, cast
 import yaml
 from pydantic import ValidationError
 
+from agents.platform.fleet import DEFAULT, listed
 from agents.runtime.errors import AgentError
 from agents.runtime.toolbox import Toolbox
 from core.policy.documents import PolicyDocument
@@ -54,9 +55,9 @@ async def egress_policies(toolbox: Toolbox) -> list[EgressPolicy]:
 async def documents(toolbox: Toolbox, model: type[D]) -> list[D]:
     """Every policy document of `model`'s kind the policy server judges by, by name."""
     kind = str(model.model_fields["kind"].default)
-    listed = await toolbox.call("list_policies", kind=kind, limit=200)
+    stored = await toolbox.call("list_policies", kind=kind, limit=200)
     found: list[D] = []
-    for row in listed.get("policies", []):
+    for row in stored.get("policies", []):
         got = await toolbox.call("get_policy", name=row["name"], kind=kind)
         try:
             found.append(cast(D, model.model_validate(yaml.safe_load(got["yaml"]))))
@@ -68,14 +69,13 @@ async def documents(toolbox: Toolbox, model: type[D]) -> list[D]:
     return sorted(found, key=lambda p: p.metadata.name)
 
 
-async def namespaces(toolbox: Toolbox) -> list[Namespace]:
-    listed = await toolbox.call(
-        "list_resources", kind="Namespace", output="fields", fields=FIELDS, limit=500
-    )
+async def namespaces(toolbox: Toolbox, cluster: str = DEFAULT) -> list[Namespace]:
+    """The team namespaces of one cluster (the default one unless named), with their labels."""
+    found = await listed(toolbox, "Namespace", FIELDS, cluster=cluster)
     return sorted(
         (
             Namespace(str(i["metadata.name"]), dict(i.get("metadata.labels") or {}))
-            for i in listed.get("items", [])
+            for i in found
             if str(i["metadata.name"]) not in SYSTEM
         ),
         key=lambda n: n.name,

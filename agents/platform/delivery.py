@@ -18,6 +18,10 @@ rules (allowed-destinations, direct-patches, approvals) judge the very object de
 - Otherwise: the kube server's gated `apply` carrying the approved proposal (force: the Platform
   owns these fields; a hand edit is taken back). A refusal is reported with the gate's words.
 
+In a fleet the caller hands over the repository that syncs to the object's cluster and names
+that cluster in the `Change`, so the notice (`propose` with `cluster`) is decided for it alone;
+`directly` serves the one cluster only (a fleet's cluster is changed through git).
+
 Nothing here decides compliance: the caller confirms from live state afterwards.
 """
 
@@ -36,7 +40,9 @@ from agents.runtime.toolbox import Toolbox
 from core.policy.proposals import APPROVED
 
 LABEL = "kubecrew-platform"
-Status = Literal["merged", "applied", "pr-open", "refused", "no-repo"]
+Status = Literal[
+    "merged", "applied", "pr-open", "refused", "no-repo", "report-only", "not git-managed"
+]
 
 
 @dataclass
@@ -44,7 +50,7 @@ class Delivery:
     status: Status
     proposal: str = ""
     pr: int = 0
-    why: str = ""  # for refused, pr-open and no-repo: the reason in words
+    why: str = ""  # when not merged nor applied: the reason in words
     steps: list[str] = field(default_factory=list)
 
 
@@ -66,7 +72,8 @@ class Change:
     """One file the Platform wants in a team repository, and what its notice says.
 
     `target` (KIND/NAME as the policy store reads it) and `namespace` name the object the
-    owners are told about; `branch` prefixes the PR's branch (the key follows)."""
+    owners are told about, `cluster` the fleet's context it is in ("": the one cluster), so
+    the decision holds there only; `branch` prefixes the PR's branch (the key follows)."""
 
     path: str
     text: str
@@ -76,21 +83,26 @@ class Change:
     rationale: str
     branch: str
     live_object: dict[str, Any] | None = None
+    cluster: str = ""
 
 
-def egress_change(want: dict[str, Any], *, policy: str, rationale: str) -> Change:
+def egress_change(
+    want: dict[str, Any], *, policy: str, rationale: str, cluster: str = ""
+) -> Change:
     meta = want["metadata"]
     return Change(
         path=manifest_path(want), text=manifest_text(want, policy),
         title=f"Egress policy {policy} for namespace {meta['namespace']}",
         target=f"networkpolicy/{meta['name']}", namespace=meta["namespace"],
-        rationale=rationale, branch="platform/egress", live_object=want,
+        rationale=rationale, branch="platform/egress", live_object=want, cluster=cluster,
     )  # fmt: skip
 
 
 async def notify(toolbox: Toolbox, change: Change, *, via: str) -> dict[str, Any]:
     """The notice to the owners, and the store's decision on it."""
-    extra = {"live_object": change.live_object} if change.live_object is not None else {}
+    extra: dict[str, Any] = {"cluster": change.cluster} if change.cluster else {}
+    if change.live_object is not None:
+        extra["live_object"] = change.live_object
     return await toolbox.call(
         "propose", action="apply", target=change.target, namespace=change.namespace, via=via,
         rationale=change.rationale, risk="medium", **extra,
@@ -108,11 +120,17 @@ def _decision(record: dict[str, Any]) -> tuple[str, str, str]:
 
 
 async def by_pull_request(
-    toolbox: Toolbox, repo: Toolbox, want: dict[str, Any], *, policy: str, rationale: str
+    toolbox: Toolbox,
+    repo: Toolbox,
+    want: dict[str, Any],
+    *,
+    policy: str,
+    rationale: str,
+    cluster: str = "",
 ) -> Delivery:
-    return await pull_request(
-        toolbox, repo, egress_change(want, policy=policy, rationale=rationale)
-    )
+    """The rendered NetworkPolicy by PR; `repo` syncs to `cluster` (the caller chose it so)."""
+    change = egress_change(want, policy=policy, rationale=rationale, cluster=cluster)
+    return await pull_request(toolbox, repo, change)
 
 
 async def pull_request(toolbox: Toolbox, repo: Toolbox, change: Change) -> Delivery:

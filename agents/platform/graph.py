@@ -10,9 +10,7 @@ clarify) -> END.
 - audit ("audit the fleet", "audit shop", scheduled): findings with evidence, and a fix PR where
   a manifest fixes one (`audits`).
 - blueprints ("sync blueprints" fixes by PR; "is shop on the blueprint?" only looks):
-  namespace blueprints compared with live field by field (`blueprints`), in every cluster of
-  the context's `clusters` (kubeconfig contexts), each fixed only through a repository that
-  syncs to it (`homes`).
+  namespace blueprints compared with live field by field (`blueprints`).
 - escalations ("answer escalations", "any escalations?", "arbitrate", scheduled): the pending
   approval requests that name the Platform as the org's arbiter, each granted, denied or left
   to the people from a fresh evaluation of its action (`arbitration`). A scheduled audit of the
@@ -26,6 +24,10 @@ the same procedure runs, rendering and comparing from what it reads itself;
 `result.model` keeps the model's calls and the answer ends with its reading. Rendering,
 notices, PRs, merges on a decision, gated applies and the confirmation from live state stay
 the procedure's, whoever plans.
+
+Propagation, compliance, audits and blueprints read every cluster of the context's `clusters`
+(kubeconfig contexts; `fleet`), each row naming its cluster, and change a cluster only through
+a repository that syncs to it (`homes`); with none, the kube server's default context alone.
 
 Tools, brain, role and the team repositories' toolboxes travel in the run's `Context`; the
 state holds only JSON, checkpointed per thread.
@@ -66,7 +68,7 @@ AGENT = "platform"
 @dataclass(frozen=True)
 class Context(AgentContext):
     repos: Mapping[str, Toolbox] = field(default_factory=dict)  # repo id -> its gitops tools
-    clusters: tuple[str, ...] = ()  # the contexts blueprints are kept in; () the default one
+    clusters: tuple[str, ...] = ()  # the contexts the procedures read; () the default one
     homes: Mapping[str, str] = field(default_factory=dict)  # repo id -> context it syncs to
 
 
@@ -100,13 +102,17 @@ def route(state: PlatformState) -> Step:
 
 
 async def propagate(state: PlatformState, runtime: Runtime[Context]) -> dict[str, Any]:
-    done = await propagation.propagate(runtime.context.toolbox, runtime.context.repos)
+    ctx = runtime.context
+    done = await propagation.propagate(
+        ctx.toolbox, ctx.repos, clusters=ctx.clusters, homes=ctx.homes
+    )
     return {"result": dict(done), "answer": report.propagation(done)}
 
 
 async def compliance(state: PlatformState, runtime: Runtime[Context]) -> dict[str, Any]:
+    ctx = runtime.context
     found = await propagation.propagate(
-        runtime.context.toolbox, runtime.context.repos, deliver=False
+        ctx.toolbox, ctx.repos, deliver=False, clusters=ctx.clusters, homes=ctx.homes
     )
     return {"result": dict(found), "answer": report.propagation(found)}
 
@@ -116,6 +122,7 @@ async def audit(state: PlatformState, runtime: Runtime[Context]) -> dict[str, An
     done = await audits.audit(
         toolbox, runtime.context.repos,
         namespace=state.get("namespace") or None, fix=state.get("fix", True),
+        clusters=runtime.context.clusters, homes=runtime.context.homes,
     )  # fmt: skip
     answer = report.audit(done)
     if state.get("namespace") or not toolbox.has("answer_approval"):

@@ -7,29 +7,40 @@ PR or a gated apply); then look at the live object again. Only that second look 
 `compliant`, so a PR that did not merge, a sync that did not land or an apply the gate refused
 leaves the namespace non-compliant with the reason. A namespace already in force is left
 alone: no proposal, no PR, nothing for the owners to read.
+
+Several clusters (`clusters`, kubeconfig contexts of the one kube server; `fleet`): each
+cluster's namespaces are found, rendered and confirmed from that cluster's live state, so each
+(cluster, namespace) pair is its own row, "east/team-a". A namespace is delivered to only by a
+PR to a repository whose gitops server syncs to its cluster (`homes`); any other is reported,
+never written: a cluster no given repository syncs to is "report only, no repository", and a
+namespace no repository manages is "not git-managed" (the gated apply serves the one cluster
+only). With no `clusters`, the default context is the one cluster, as it always was.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Literal, TypedDict
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, TypedDict
 
 from agents.platform import coverage, delivery, enforcement, rendering
 from agents.platform.coverage import Covered
 from agents.platform.delivery import Delivery
+from agents.platform.fleet import Fleet, Unreached, named
 from agents.runtime.toolbox import Toolbox
 
 Channel = Literal["git", "direct"]
 
 
 class NamespaceResult(TypedDict):
+    cluster: str  # the kubeconfig context read; "" for the kube server's default
     namespace: str
     policy: str
     networkpolicy: str  # namespace/name
     channel: Channel
     repo: str  # the managing repository's id, "" when not git-managed
     before: enforcement.State  # the live object when the run began
-    delivered: str  # merged, applied, pr-open, refused, no-repo, or "nothing to do"
+    delivered: str  # merged, applied, pr-open, refused, no-repo, report-only, not git-managed
+    # (in a fleet), or "nothing to do"
     proposal: str  # the notice to the owners (a proposal id), "" when none was needed
     pr: int
     compliant: bool  # the live object matches the rendering, looked at after delivery
@@ -39,24 +50,39 @@ class NamespaceResult(TypedDict):
 
 class Propagation(TypedDict):
     policies: list[str]
+    clusters: list[str]  # the contexts read; [""] for the kube server's default alone
     namespaces: list[NamespaceResult]
-    uncovered: list[str]  # namespaces no EgressPolicy covers (left untouched)
+    uncovered: list[str]  # namespaces no EgressPolicy covers (left untouched), "east/scratch"
+    # in a fleet
     unrendered: list[str]  # what no NetworkPolicy can say (DNS names), per policy
 
 
 async def propagate(
-    toolbox: Toolbox, repos: Mapping[str, Toolbox], *, deliver: bool = True
+    toolbox: Toolbox,
+    repos: Mapping[str, Toolbox],
+    *,
+    deliver: bool = True,
+    clusters: Sequence[str] = (),
+    homes: Mapping[str, str] | None = None,
 ) -> Propagation:
-    """Every covered namespace confirmed; with deliver=False only looked at (a question)."""
+    """Every covered namespace of every cluster confirmed; with deliver=False only looked at
+    (a question). `homes` maps a repository id to the context its gitops server syncs to."""
     policies = await coverage.egress_policies(toolbox)
-    found = await coverage.namespaces(toolbox)
-    pairs = coverage.covered(policies, found)
-    results = [await one(toolbox, repos, pair, deliver=deliver) for pair in pairs]
-    reached = {p.namespace.name for p in pairs}
+    fleet = Fleet(repos, tuple(clusters), homes or {})
+    results: list[NamespaceResult] = []
+    uncovered: list[str] = []
+    for cluster in fleet.contexts:
+        found = await coverage.namespaces(toolbox, cluster)
+        pairs = coverage.covered(policies, found)
+        results += [await one(toolbox, fleet, pair, deliver=deliver, cluster=cluster)
+                    for pair in pairs]  # fmt: skip
+        reached = {p.namespace.name for p in pairs}
+        uncovered += [named(cluster, n.name) for n in found if n.name not in reached]
     return Propagation(
         policies=[p.metadata.name for p in policies],
+        clusters=fleet.contexts,
         namespaces=results,
-        uncovered=[n.name for n in found if n.name not in reached],
+        uncovered=uncovered,
         unrendered=[
             f"{p.metadata.name}: {line}" for p in policies for line in rendering.unrendered(p)
         ],
@@ -64,15 +90,17 @@ async def propagate(
 
 
 async def one(
-    toolbox: Toolbox, repos: Mapping[str, Toolbox], pair: Covered, *, deliver: bool = True
+    toolbox: Toolbox, fleet: Fleet, pair: Covered, *, deliver: bool = True, cluster: str = ""
 ) -> NamespaceResult:
+    """One namespace of one cluster: looked at, delivered to where it may be, looked at again."""
     policy, namespace = pair.policy, pair.namespace
     want = rendering.render(policy, namespace.name)
-    before = await enforcement.look(toolbox, want)
-    repo = repos.get(namespace.repo) if namespace.repo else None
+    before = await enforcement.look(toolbox, want, cluster=cluster)
+    reach = fleet.reach(namespace.repo, cluster)
+    repo = None if isinstance(reach, Unreached) else reach
     git_says = await _git_agrees(repo, want, policy.metadata.name) if repo else True
     result = NamespaceResult(
-        namespace=namespace.name, policy=policy.metadata.name,
+        cluster=cluster, namespace=namespace.name, policy=policy.metadata.name,
         networkpolicy=f"{namespace.name}/{want['metadata']['name']}",
         channel="git" if namespace.repo else "direct", repo=namespace.repo, before=before.state,
         delivered="nothing to do", proposal="", pr=0, compliant=False, why=[], steps=[],
@@ -84,25 +112,41 @@ async def one(
     if not deliver:
         why = before.why or [f"{delivery.manifest_path(want)} in git differs from the rendering"]
         return {**result, "why": why}
-    rationale = _rationale(pair, before)
-    if namespace.repo and repo is None:
-        done = Delivery(
-            "no-repo", why=f"git-managed by repository {namespace.repo}, which the Platform is "
-            "not given: add it to the Platform's repositories",
-        )  # fmt: skip
-    elif repo is not None:
-        done = await delivery.by_pull_request(
-            toolbox, repo, want, policy=policy.metadata.name, rationale=rationale
-        )
-    else:
-        done = await delivery.directly(toolbox, want, rationale=rationale)
-    after = await enforcement.look(toolbox, want)
+    done = await _deliver(toolbox, reach, want, pair, before, cluster=cluster)
+    after = await enforcement.look(toolbox, want, cluster=cluster)
     why = list(after.why) + ([done.why] if done.why else [])
     return {
         **result, "delivered": done.status, "proposal": done.proposal, "pr": done.pr,
         "compliant": after.state == "matches", "why": why if after.state != "matches" else [],
         "steps": result["steps"] + done.steps + [f"live NetworkPolicy now {after.state}"],
     }  # fmt: skip
+
+
+async def _deliver(
+    toolbox: Toolbox,
+    reach: Toolbox | Unreached,
+    want: dict[str, Any],
+    pair: Covered,
+    before: enforcement.Live,
+    *,
+    cluster: str,
+) -> Delivery:
+    """By PR through the repository that reaches the namespace; where none manages it, by the
+    gated apply in the one cluster and not at all in a fleet's; else not at all, saying why."""
+    rationale = _rationale(pair, before)
+    if not isinstance(reach, Unreached):
+        return await delivery.by_pull_request(
+            toolbox, reach, want, policy=pair.policy.metadata.name, rationale=rationale,
+            cluster=cluster,
+        )  # fmt: skip
+    if reach.status != "not git-managed":
+        return Delivery(reach.status, why=reach.why)
+    if not cluster:
+        return await delivery.directly(toolbox, want, rationale=rationale)
+    return Delivery(reach.status, why=(
+        f"{reach.why} in cluster {cluster}: across clusters the Platform delivers only by a PR "
+        "to a repository that syncs to the cluster, never by a direct write"
+    ))  # fmt: skip
 
 
 async def _git_agrees(repo: Toolbox, want: dict[str, object], policy: str) -> bool:

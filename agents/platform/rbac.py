@@ -6,12 +6,14 @@ resource, is an over-grant for each subject that is not part of the control plan
 users and groups, and service accounts of the system namespaces). A binding that grants
 anything to a namespace's `default` ServiceAccount is a finding too: every pod that names no
 account runs as it. These are reported, never changed: revoking access is the owners' call.
+In a fleet each cluster's bindings are read with its context (`cluster`), and judged alone.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from agents.platform.fleet import DEFAULT, listed
 from agents.platform.workloads import Finding, Json, finding
 from agents.runtime.toolbox import Toolbox
 
@@ -78,32 +80,26 @@ def judge(kind: str, binding: Json, wildcards: set[tuple[str, str]]) -> list[Fin
     return found
 
 
-async def findings(toolbox: Toolbox, namespace: str | None = None) -> list[Finding]:
+async def findings(
+    toolbox: Toolbox, namespace: str | None = None, *, cluster: str = DEFAULT
+) -> list[Finding]:
     """Over-grants in the cluster, or those touching one namespace (its RoleBindings, and the
     ClusterRoleBindings whose subjects include one of its service accounts)."""
     wildcards: set[tuple[str, str]] = set()
     for kind in ("ClusterRole", "Role"):
-        listed = await _list(toolbox, kind, ["rules"], namespace if kind == "Role" else None)
-        for role in listed:
+        scope = namespace if kind == "Role" else None
+        for role in await listed(toolbox, kind, ["rules"], namespace=scope, cluster=cluster):
             if wildcard(role.get("rules")):
                 wildcards.add((f"{kind}:{role.get('namespace', '')}", str(role["name"])))
     found: list[Finding] = []
-    for binding in await _list(toolbox, "ClusterRoleBinding", BINDING_FIELDS, None):
+    for binding in await listed(toolbox, "ClusterRoleBinding", BINDING_FIELDS, cluster=cluster):
         subjects = binding.get("subjects") or []
         if namespace is None or any(s.get("namespace") == namespace for s in subjects):
             found += judge("ClusterRoleBinding", binding, wildcards)
-    for binding in await _list(toolbox, "RoleBinding", BINDING_FIELDS, namespace):
+    bindings = await listed(
+        toolbox, "RoleBinding", BINDING_FIELDS, namespace=namespace, cluster=cluster
+    )
+    for binding in bindings:
         if str(binding.get("namespace", "")) not in SYSTEM_NAMESPACES:
             found += judge("RoleBinding", binding, wildcards)
     return found
-
-
-async def _list(
-    toolbox: Toolbox, kind: str, fields: list[str], namespace: str | None
-) -> list[Json]:
-    where = {"namespace": namespace} if namespace else {}
-    listed = await toolbox.call(
-        "list_resources", kind=kind, output="fields", fields=fields, limit=500, **where
-    )
-    items: list[Json] = listed.get("items", [])
-    return items

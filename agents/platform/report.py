@@ -1,12 +1,14 @@
 """What the Platform says: egress per namespace (in force or not and why), audit findings with
 their evidence and fixes, blueprint drift per namespace, each escalation answered or left and
-why; built only from what the tools answered (the steps each delivery recorded as it went)."""
+why; built only from what the tools answered (the steps each delivery recorded as it went).
+In a fleet every row is named after its cluster ("east/team-a", `fleet.named`)."""
 
 from __future__ import annotations
 
 from agents.platform.arbitration import Escalations
 from agents.platform.audits import Audit
 from agents.platform.blueprints import BlueprintSync
+from agents.platform.fleet import named
 from agents.platform.propagation import Propagation
 from agents.platform.workloads import Finding
 
@@ -29,7 +31,8 @@ def propagation(done: Propagation) -> str:
     rows = done["namespaces"]
     bad = [r for r in rows if not r["compliant"]]
     head = (
-        f"Egress policies {', '.join(done['policies'])} cover {len(rows)} namespace(s): "
+        f"Egress policies {', '.join(done['policies'])} cover {len(rows)} namespace(s)"
+        f"{_in(done['clusters'])}: "
         f"{len(rows) - len(bad)} compliant, {len(bad)} not (confirmed from live state)."
     )
     lines = [head]
@@ -37,7 +40,8 @@ def propagation(done: Propagation) -> str:
         verdict = "compliant" if r["compliant"] else "NOT compliant"
         via = f"{r['channel']}" + (f" ({r['repo']})" if r["repo"] else "")
         lines.append(
-            f"- {r['namespace']}: {verdict}; NetworkPolicy {r['networkpolicy']} was {r['before']}, "
+            f"- {named(r['cluster'], r['namespace'])}: {verdict}; "
+            f"NetworkPolicy {r['networkpolicy']} was {r['before']}, "
             f"{DELIVERED.get(r['delivered'], r['delivered'])} via {via}"
         )
         lines += [f"    why: {why}" for why in r["why"]]
@@ -61,7 +65,8 @@ def audit(done: Audit) -> str:
     else:
         after = f"after {len(tried)} fix(es) tried, {went} carried out"
     lines = [
-        f"Audit of {where} ({len(done['namespaces'])} namespace(s)): {len(found)} finding(s); "
+        f"Audit of {where}{_in(done.get('clusters', []))} ({len(done['namespaces'])} "
+        f"namespace(s)): {len(found)} finding(s); "
         f"{len(left)} remain, read again from live state {after}."
     ]
     lines += [_finding(f) for f in left]
@@ -69,13 +74,13 @@ def audit(done: Audit) -> str:
         pr = f" PR #{fix['pr']}" if fix["pr"] else ""
         writing = f", writing {fix['path']}" if fix["path"] else ""
         lines.append(
-            f"Fix for {fix['object']} ({fix['check']}): "
+            f"Fix for {named(fix.get('cluster', ''), fix['object'])} ({fix['check']}): "
             f"{DELIVERED.get(fix['delivered'], fix['delivered'])}{pr}{writing}"
         )
         lines += [f"    why: {fix['why']}"] if fix["why"] else []
         lines += [f"    {n}. {step}" for n, step in enumerate(fix["steps"], 1)]
-    fixed = {f["object"] for f in done["fixes"] if f["delivered"] == "merged"}
-    gone = [f for f in found if f["object"] in fixed and f not in left]
+    fixed = {(f.get("cluster"), f["object"]) for f in done["fixes"] if f["delivered"] == "merged"}
+    gone = [f for f in found if (f.get("cluster"), f["object"]) in fixed and f not in left]
     lines += [f"Fixed (not seen live any more): {_finding(f).strip('- ')}" for f in gone]
     lines += [f"Note: {note}" for note in done["notes"]]
     return "\n".join(lines)
@@ -84,9 +89,16 @@ def audit(done: Audit) -> str:
 def _finding(f: Finding) -> str:
     how = "fix by PR" if f["fix"] == "pr" else "reported"
     return (
-        f"- [{f['severity']}] {f['check']}: {f['object']} {f['field']} = {f['value']}: "
-        f"{f['message']} ({how})"
+        f"- [{f['severity']}] {f['check']}: {named(f.get('cluster', ''), f['object'])} "
+        f"{f['field']} = {f['value']}: {f['message']} ({how})"
     )
+
+
+def _in(clusters: list[str]) -> str:
+    """The words naming a fleet's clusters after a count ("in clusters east, west"); none for
+    the one cluster."""
+    fleet = [c for c in clusters if c]
+    return f" in clusters {', '.join(fleet)}" if fleet else ""
 
 
 def blueprints(done: BlueprintSync) -> str:
@@ -94,18 +106,17 @@ def blueprints(done: BlueprintSync) -> str:
         return "There is no NamespaceBlueprint in the policy store: nothing to keep in sync."
     rows = done["namespaces"]
     off = [r for r in rows if not r["in_sync"]]
-    fleet = [c for c in done["clusters"] if c]
-    where = f" in clusters {', '.join(fleet)}" if fleet else ""
     lines = [
-        f"Blueprints {', '.join(done['blueprints'])} cover {len(rows)} namespace(s){where}: "
+        f"Blueprints {', '.join(done['blueprints'])} cover {len(rows)} namespace(s)"
+        f"{_in(done['clusters'])}: "
         f"{len(rows) - len(off)} on the blueprint, {len(off)} not (confirmed from live state)."
     ]
     for r in rows:
         verdict = "on the blueprint" if r["in_sync"] else "NOT on the blueprint"
         pr = f" PR #{r['pr']}" if r["pr"] else ""
-        name = f"{r['cluster']}/{r['namespace']}" if r["cluster"] else r["namespace"]
         lines.append(
-            f"- {name} (team {r['team'] or 'unknown'}, {r['channel']}): {verdict}; "
+            f"- {named(r['cluster'], r['namespace'])} (team {r['team'] or 'unknown'}, "
+            f"{r['channel']}): {verdict}; "
             f"{len(r['drift'])} field(s) drifted; "
             f"{DELIVERED.get(r['delivered'], r['delivered'])}{pr}"
         )

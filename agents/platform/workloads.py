@@ -21,7 +21,7 @@ and where the scheduler and the quota read them from the workload rather than fr
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 from pydantic import ValidationError
 
@@ -44,6 +44,7 @@ class Finding(TypedDict):
     value: str  # the evidence: what that field holds ("absent" when missing)
     message: str
     fix: Literal["pr", "report"]
+    cluster: NotRequired[str]  # the kubeconfig context, in a fleet; absent for the one cluster
 
 
 def finding(
@@ -196,4 +197,7 @@ def _selects(selector: object, labels: dict[str, str]) -> bool:
 
 
 def ranked(found: list[Finding]) -> list[Finding]:
-    return sorted(found, key=lambda f: (SEVERITIES.index(f["severity"]), f["object"], f["field"]))
+    def key(f: Finding) -> tuple[int, str, str, str]:
+        return SEVERITIES.index(f["severity"]), f.get("cluster", ""), f["object"], f["field"]
+
+    return sorted(found, key=key)
