@@ -60,7 +60,7 @@ async def conversation(
     async with agent_parts(AGENT, servers, home=home, on_call=on_call) as parts:
         context = Context(
             parts.toolbox, planner, parts.role, parts.skills, thread or uuid.uuid4().hex,
-            counters=counters, clusters=clusters or _fleet(servers),
+            counters=counters, clusters=clusters or _fleet(servers), git_home=_git_home(servers),
         )  # fmt: skip
         yield Conversation(compile_graph(parts.durable), context)
 
@@ -68,6 +68,11 @@ async def conversation(
 def _fleet(servers: Servers) -> tuple[str, ...]:
     """The clusters the crew's kube server looks after (the crew file's `clusters`)."""
     return servers.kube.fleet if servers.kube is not None else ()
+
+
+def _git_home(servers: Servers) -> str | None:
+    """The context the crew's GitOps repository syncs to ("" for the default one; None: none)."""
+    return None if servers.gitops is None else servers.gitops.context or ""
 
 
 entry = Agent(name=AGENT, open=conversation)

@@ -16,8 +16,14 @@ moving, under a proposal of its own there, and validated (its rollout done); onl
 source scaled down under the approved proposal, and validated. So the replicas are never fewer
 than before at any moment. A target without that Deployment gets nothing: the move waits and
 says so (deploying a workload into another cluster is its owners' change, by their GitOps).
-Left out: moves by pull request where git defines the workloads (the scales are gated API
-writes here), and moving anything but a Deployment.
+
+Each side is written the way a person's change there would be (`_way`): in the cluster the
+crew's GitOps repository syncs to (`git_home`), a Deployment git defines is scaled by a pull
+request editing its replicas, merged under the side's proposal and synced after a dry run, so
+the sync never undoes the move; a Deployment no git defines is scaled by the kube gate's write.
+A Deployment another repository manages (its `kubecrew.io/gitops-repo` label) in a cluster the
+crew's repository does not reach is never written directly: the move waits there and says which
+repository to give the crew. Left out: moving anything but a Deployment.
 """
 
 from __future__ import annotations
@@ -28,13 +34,16 @@ from typing import Any, Literal, TypedDict, cast
 from langgraph.store.base import BaseStore
 
 from agents.cluster_operator import nodes, proposals
-from agents.cluster_operator.capacity import SYSTEM, millicores, requests
+from agents.cluster_operator.capacity import SYSTEM, millicores, requests, write
 from agents.cluster_operator.migration import rolled_out
 from agents.runtime.errors import ToolFailed
+from agents.runtime.loop.mutation import managed_manifest
+from agents.runtime.loop.state import Target
 from agents.runtime.toolbox import Toolbox
 
 SATURATED, ROOM = 0.8, 0.5
 SPACE = ("cluster_operator", "moves")
+REPO_LABEL = "kubecrew.io/gitops-repo"  # what the gitops server stamps on what it applies
 POD_FIELDS = [
     "metadata.namespace", "metadata.name", "metadata.ownerReferences", "spec.containers",
     "spec.nodeName", "status.phase",
@@ -72,6 +81,7 @@ class Move(TypedDict):
     state: MoveState
     target_proposal: str  # the scale-up's proposal in the target cluster
     target_replicas: list[int]  # the target's replicas before and after its scale-up, once made
+    ways: dict[str, str]  # cluster -> how its side was written ("PR #3, merged and synced")
     steps: list[str]
 
 
@@ -118,7 +128,11 @@ def imbalance(health: list[ClusterHealth]) -> tuple[ClusterHealth, ClusterHealth
     return (busy, roomy) if busy["load"] >= SATURATED and roomy["load"] <= ROOM else None
 
 
-async def balance(toolbox: Toolbox, store: BaseStore, health: list[ClusterHealth]) -> list[Move]:
+async def balance(
+    toolbox: Toolbox, store: BaseStore, health: list[ClusterHealth], *, git_home: str | None = None
+) -> list[Move]:
+    """The imbalance's move proposed once, then carried on as far as its decisions let it go;
+    `git_home` is the cluster the crew's GitOps repository syncs to (None: no repository)."""
     pair = imbalance(health)
     if pair is None:
         return []
@@ -134,7 +148,7 @@ async def balance(toolbox: Toolbox, store: BaseStore, health: list[ClusterHealth
     key = f"{busy['cluster']}/{workload}"
     kept = await store.aget(SPACE, key)
     if kept is not None:
-        return [await carry_on(toolbox, store, key, {**_fresh(), **kept.value})]
+        return [await carry_on(toolbox, store, key, {**_fresh(), **kept.value}, git_home)]
     _, namespace, name = workload.split("/", 2)
     why = (
         f"Move {moving} of {replicas} replicas of {workload} from cluster {busy['cluster']} "
@@ -142,30 +156,36 @@ async def balance(toolbox: Toolbox, store: BaseStore, health: list[ClusterHealth
         f"pending) to cluster {roomy['cluster']} (at {roomy['load']:.0%}): scale it up by "
         f"{moving} in {roomy['cluster']} first, then down to {replicas - moving} here."
     )
+    way = await _way(toolbox, busy["cluster"], namespace, name, git_home)
     record = await toolbox.call(
         "propose", action="scale", target=f"deployment/{name}", namespace=namespace,
         from_replicas=replicas, replicas=replicas - moving, rationale=why, risk="medium",
-        cluster=busy["cluster"],
+        cluster=busy["cluster"], via="pull-request" if way == "pull-request" else "direct",
         metrics={"cluster_cpu_load": busy["load"], "target_cluster_cpu_load": roomy["load"]},
     )  # fmt: skip
     decided = proposals.decided(record)
     move = Move(
         workload=workload, source=busy["cluster"], target=roomy["cluster"], replicas=replicas,
         moving=moving, proposal=decided.proposal, outcome=decided.outcome or "escalated",
-        rationale=why, state="proposed", target_proposal="", target_replicas=[], steps=[],
+        rationale=why, state="proposed", target_proposal="", target_replicas=[], ways={},
+        steps=[],
     )  # fmt: skip
     await store.aput(SPACE, key, dict(move))
-    return [await carry_on(toolbox, store, key, dict(move))]
+    return [await carry_on(toolbox, store, key, dict(move), git_home)]
 
 
 def _fresh() -> dict[str, Any]:
     """A move remembered before moves were carried out: where it starts."""
-    return {"state": "proposed", "target_proposal": "", "target_replicas": [], "steps": []}
+    return {"state": "proposed", "target_proposal": "", "target_replicas": [], "ways": {},
+            "steps": []}  # fmt: skip
 
 
-async def carry_on(toolbox: Toolbox, store: BaseStore, key: str, kept: dict[str, Any]) -> Move:
+async def carry_on(
+    toolbox: Toolbox, store: BaseStore, key: str, kept: dict[str, Any], git_home: str | None = None
+) -> Move:
     """The move taken as far as it may go now: its decision taken up, then the target scaled
-    up and validated, then the source scaled down and validated."""
+    up and validated, then the source scaled down and validated, each side the way its
+    cluster takes changes (`_way`)."""
     move = cast(Move, kept)
     move["steps"] = []
     if move["state"] in ("done", "rejected"):
@@ -179,25 +199,28 @@ async def carry_on(toolbox: Toolbox, store: BaseStore, key: str, kept: dict[str,
     elif not decision.approved:
         move["steps"].append("the move waits for its decision")
     elif move["state"] in ("proposed", "no-target"):
-        await _scale_up(toolbox, move, namespace, name, decision)
+        await _scale_up(toolbox, move, namespace, name, decision, git_home)
     if move["state"] == "scaled-up":
         to = move["replicas"] - move["moving"]
-        await toolbox.call(
-            "scale", kind="deployment", name=name, namespace=namespace, replicas=to,
-            context=move["source"], proposal=move["proposal"],
-        )  # fmt: skip
-        done = await _rolled_out(toolbox, name, namespace, move["source"])
-        move["steps"].append(
-            f"cluster {move['source']}: {move['workload']} {move['replicas']} -> {to} replicas "
-            f"under proposal {move['proposal']}; rollout: {done}"
-        )
-        move["state"] = "done"
+        side = (move["source"], namespace, name, move["replicas"], to, move["proposal"])
+        if await _scale(toolbox, move, side, git_home):
+            done = await _rolled_out(toolbox, name, namespace, move["source"])
+            move["steps"].append(
+                f"cluster {move['source']}: {move['workload']} {move['replicas']} -> {to} "
+                f"replicas under proposal {move['proposal']}; rollout: {done}"
+            )
+            move["state"] = "done"
     await store.aput(SPACE, key, {**move, "steps": []})
     return move
 
 
 async def _scale_up(
-    toolbox: Toolbox, move: Move, namespace: str, name: str, decision: proposals.Decided
+    toolbox: Toolbox,
+    move: Move,
+    namespace: str,
+    name: str,
+    decision: proposals.Decided,
+    git_home: str | None,
 ) -> None:
     """The target's side: the same Deployment scaled up by the replicas moving, validated."""
     try:
@@ -214,10 +237,11 @@ async def _scale_up(
     before = int(there.get("spec.replicas") or 0)
     after = before + move["moving"]
     if not move["target_proposal"]:
+        way = await _way(toolbox, move["target"], namespace, name, git_home)
         record = await toolbox.call(
             "propose", action="scale", target=f"deployment/{name}", namespace=namespace,
-            from_replicas=before, replicas=after, risk="low",
-            cluster=move["target"],
+            from_replicas=before, replicas=after, risk="low", cluster=move["target"],
+            via="pull-request" if way == "pull-request" else "direct",
             rationale=f"The target side of proposal {decision.proposal}: " + move["rationale"],
         )  # fmt: skip
         move["target_proposal"] = str(record["proposal"])
@@ -226,9 +250,9 @@ async def _scale_up(
     if not up.approved:
         move["steps"].append(f"the scale-up in {move['target']} is {up.outcome or 'undecided'}")
         return
-    await toolbox.call("scale", kind="deployment", name=name, namespace=namespace,
-                       replicas=after, context=move["target"],
-                       proposal=move["target_proposal"])  # fmt: skip
+    side = (move["target"], namespace, name, before, after, move["target_proposal"])
+    if not await _scale(toolbox, move, side, git_home):
+        return
     move["target_replicas"] = [before, after]
     done = await _rolled_out(toolbox, name, namespace, move["target"])
     move["steps"].append(
@@ -237,6 +261,57 @@ async def _scale_up(
     )
     if done == "done":
         move["state"] = "scaled-up"
+
+
+async def _way(
+    toolbox: Toolbox, cluster: str, namespace: str, name: str, git_home: str | None
+) -> str:
+    """How the Deployment's replicas change in `cluster`: "pull-request" where the crew's
+    repository (syncing to `git_home`) defines it, "direct" where no repository manages it,
+    else why the crew may not change it there."""
+    target = Target(kind="Deployment", name=name, namespace=namespace)
+    if cluster == git_home and await managed_manifest(toolbox, target):
+        return "pull-request"
+    try:
+        labels = (await toolbox.call(
+            "get_resource", kind="deployment", name=name, namespace=namespace, output="fields",
+            fields=["metadata.labels"], context=cluster or None,
+        )).get("metadata.labels") or {}  # fmt: skip
+    except ToolFailed:
+        return "direct"  # nothing there yet: the side says so when it reads it
+    repo = labels.get(REPO_LABEL)
+    if not repo:
+        return "direct"
+    return (
+        f"repository {repo} defines it in cluster {cluster}, and the crew's GitOps repository "
+        f"does not sync there: the move waits; give the crew {repo} for {cluster}"
+    )
+
+
+async def _scale(
+    toolbox: Toolbox, move: Move, side: tuple[str, str, str, int, int, str], git_home: str | None
+) -> bool:
+    """One side of the move written its cluster's way; False (and why, in the steps) when
+    it may not be."""
+    cluster, namespace, name, before, after, proposal = side
+    way = await _way(toolbox, cluster, namespace, name, git_home)
+    if way == "direct":
+        await toolbox.call("scale", kind="deployment", name=name, namespace=namespace,
+                           replicas=after, context=cluster or None, proposal=proposal)  # fmt: skip
+        move["ways"][cluster] = "gated write (scale)"
+        return True
+    if way != "pull-request":
+        move["steps"].append(f"cluster {cluster}: {way}")
+        return False
+    how, made = await write(
+        toolbox, namespace, name, proposal=proposal,
+        edits=[{"path": "spec.replicas", "value": after}],
+        title=f"Scale {namespace}/{name} {before} -> {after} in cluster {cluster} (a fleet move)",
+        direct=("scale", {}),
+    )  # fmt: skip
+    move["ways"][cluster] = how
+    move["steps"] += [f"cluster {cluster} (git): {step}" for step in made]
+    return True
 
 
 async def _rolled_out(toolbox: Toolbox, name: str, namespace: str, context: str) -> str:

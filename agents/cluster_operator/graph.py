@@ -90,6 +90,7 @@ AGENT = "cluster_operator"
 class Context(AgentContext):
     counters: Literal["accept", "refuse"] = "accept"  # how capacity proposals take counters
     clusters: tuple[str, ...] = ()  # the kubeconfig contexts the fleet survey covers
+    git_home: str | None = None  # the context the crew's GitOps repository syncs to, if any
 
 
 async def understand(state: OperatorState) -> dict[str, Any]:
@@ -192,7 +193,7 @@ async def fleet_survey(state: OperatorState, runtime: Runtime[Context]) -> dict[
     toolbox, clusters = runtime.context.toolbox, list(runtime.context.clusters) or [""]
     health = await fleet.survey(toolbox, clusters)
     moves = (
-        await fleet.balance(toolbox, _store(runtime), health)
+        await fleet.balance(toolbox, _store(runtime), health, git_home=runtime.context.git_home)
         if state.get("task") == "fleet" and not state.get("question")
         else []
     )

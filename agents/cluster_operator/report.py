@@ -291,7 +291,8 @@ def _fleet_changes(moves: list[Mapping[str, Any]]) -> list[Change]:
         found += [
             Change(
                 target=f"Deployment {workload} in cluster {cluster}", field="replicas",
-                before=str(before), after=str(after), how="gated write (scale), a fleet move",
+                before=str(before), after=str(after),
+                how=f"{(move.get('ways') or {}).get(cluster, 'gated write (scale)')}, a fleet move",
                 proposal=proposal, approved_by="", when="done",
             )
             for cluster, before, after, proposal in sides
