@@ -52,10 +52,10 @@ def _report_ready(home: Home, url: str, *, detail: str) -> None:
         f"[bold green]Sandbox ready[/] at {escape(url)} with {nodes} nodes ({escape(detail)}).",
         markup=True,
     )
-    if rate > 1:  # sandbox/clock.py: a faster clock starts behind, never stamping the future
+    if rate > 1:  # sandbox/clock.py and timeframe.py: stamps are shown on the wall clock
         out(
-            f"Its clock runs {rate:g}x real time and started a day behind, so kubectl shows ages "
-            "about a day older than they are.",
+            f"Its clock runs {rate:g}x real time: controllers, probes and timeouts act {rate:g} "
+            "times faster, while the timestamps kubectl shows read as wall-clock time.",
         )
     out(escape(f"export KUBECONFIG={home.kubeconfig}"), markup=True)
     _install_agents(home)

@@ -23,8 +23,8 @@ pytestmark = pytest.mark.kubectl
 WIDGETS_CRD = MANIFESTS / "a" / "widgets-crd.yaml"
 GADGETS_CRD = MANIFESTS / "a" / "gadgets-crd.yaml"
 CRD_REF = "customresourcedefinition.apiextensions.k8s.io/widgets.stable.example.com"
-# Ten and a half years ago reads "10y" however far the sandbox's accelerated clock (which
-# starts a day behind real time) has moved: the date column is aged on the sandbox's clock.
+# Ten and a half years ago reads "10y" however far the sandbox's accelerated clock has moved:
+# the date column is aged on the sandbox's clock.
 MADE = (datetime.now(UTC) - timedelta(days=365 * 10 + 180)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
