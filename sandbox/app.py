@@ -8,7 +8,15 @@ are authenticated and authorized as HTTP requests are, and refused with the same
 before the protocol switches.
 
 `/kubecrew/...` paths are the sandbox's own endpoints (`sandbox.admin`: faults, clock, metrics);
-`/registries/...` are the world's image registries (`sandbox.registryapi`), outside Kubernetes.
+`/registries/...` are the world's image registries (`sandbox.registryapi`), outside Kubernetes;
+`/metrics` is the API server's own metrics (`sandbox.exposition.render_api_server`).
+
+The served API follows the control plane's version: the registry is told it before each request
+is routed. A request to a deprecated version served as an alias (sandbox.deprecations) carries
+its warning and is recorded for `apiserver_requested_deprecated_apis` from the minor that
+deprecates it; its body reaches the verbs in the current version and its answer leaves in the
+requested one, so the verbs never know which version was asked.
+
 When an API fault is active (`world.api`), Kubernetes paths misbehave on purpose for a fraction of
 requests, drawn from a generator seeded by the world's seed: 500 InternalError, 429 with
 Retry-After, 504 Timeout, or a watch cut after its first event. With no API fault the only cost is
@@ -24,11 +32,23 @@ import logging
 import random
 from typing import Any, ClassVar, Literal
 
-from sandbox import admin, connect, portforward, registryapi, verbs
+from sandbox import admin, connect, exposition, portforward, registryapi, verbs
 from sandbox.cluster import Cluster
+from sandbox.deprecations import DeprecatedVersion, release_of, to_served, to_storage
 from sandbox.discovery import AGGREGATED_CONTENT_TYPE, wants_aggregated
 from sandbox.errors import ApiError, BadRequest, InternalError, NotFound, TooManyRequests
-from sandbox.http import JSON, Message, Receive, Request, Scope, Send, dumps, parse_bool, respond
+from sandbox.http import (
+    JSON,
+    Message,
+    Receive,
+    Request,
+    Scope,
+    Send,
+    dumps,
+    parse_bool,
+    respond,
+    with_warnings,
+)
 from sandbox.impersonation import impersonate
 from sandbox.rbac import Attributes, forbidden
 from sandbox.routing import NOT_FOUND_MESSAGE, Route, route
@@ -104,21 +124,23 @@ class App:
             started = True
             await send(message)
 
+        answer: Send = tracking_send
         try:
             request = await Request.read(scope, receive)
             if registryapi.is_registry_path(request.path):  # a registry of its own: no kube auth
                 scheme = str(scope.get("scheme") or "https")
                 await self.registries.serve(request, tracking_send, scheme=scheme)
                 return
+            answer = with_warnings(tracking_send, request.warnings)
             if self.timeframe.shown_to(request.headers):
                 request.inbound = self.timeframe.inbound
-                anchored = self._wall_anchored(tracking_send, scope.get("client"))
+                anchored = self._wall_anchored(answer, scope.get("client"))
                 await self._serve(request, receive, anchored)
             else:
-                await self._serve(request, receive, tracking_send)
+                await self._serve(request, receive, answer)
         except ApiError as exc:
             if not started:
-                await respond(send, exc.code, dumps(exc.status()))
+                await respond(answer, exc.code, dumps(exc.status()))
         except Exception:
             log.exception("unhandled error serving %s %s", scope.get("method"), scope.get("path"))
             if not started:
@@ -155,6 +177,7 @@ class App:
             await admin.serve(cluster, request, user, send)
             return
         watch = parse_bool(request.query.get("watch"), name="watch")
+        cluster.registry.follow(cluster.world.control_plane_version)
         target = route(request.method, request.path, registry=cluster.registry, watch=watch)
         if cluster.world.api.any() and target.endpoint not in ("version", "health"):
             outcome = await self._misbehave(target, send)
@@ -168,6 +191,7 @@ class App:
         if target.subresource == portforward.SUBRESOURCE:
             portforward.refuse_spdy(cluster, target)
         if target.endpoint == "resource":
+            send = self._in_requested_version(target, request, send)
             exchange = verbs.Exchange(cluster, target, request, user, receive, send, self.streams)
             await verbs.serve(exchange)
         else:
@@ -188,6 +212,7 @@ class App:
                 request.headers.get("authorization"), now=cluster.clock.now()
             )
             user = impersonate(user, request.headers, cluster.authz)
+            cluster.registry.follow(cluster.world.control_plane_version)
             target = route("GET", request.path, registry=cluster.registry, watch=False)
             forwarding = target.subresource == portforward.SUBRESOURCE
             if target.subresource not in connect.STREAMING and not forwarding:
@@ -210,6 +235,25 @@ class App:
                     "the details"
                 )
                 await connect.deny(send, error)
+
+    def _in_requested_version(self, target: Route, request: Request, send: Send) -> Send:
+        """`send` for a resource request; for a deprecated version, also its warning and record
+        (once the control plane deprecates it) and its bodies converted in and out."""
+        assert target.rt is not None
+        cluster, rt = self.cluster, target.rt
+        served = cluster.registry.deprecation(target.group, target.version, rt.plural)
+        if served is None:
+            return send
+        if served.warned_at(release_of(cluster.world.control_plane_version)):
+            request.warnings.append(served.warning(rt.kind))
+            cluster.metrics.deprecated_requests.record(served, rt.plural, target.subresource)
+        before = request.inbound
+
+        def inbound(value: Any) -> Any:
+            return to_storage(value if before is None else before(value), served)
+
+        request.inbound = inbound
+        return _answering_in(served, send)
 
     def _authorize(self, user: Any, target: Route, request: Request) -> None:
         if target.endpoint == "resource":
@@ -238,6 +282,10 @@ class App:
             body = version_info(cluster.world.control_plane_version)
         elif target.endpoint == "health":
             await respond(send, 200, b"ok", content_type="text/plain; charset=utf-8")
+            return
+        elif target.endpoint == "metrics":
+            text = exposition.render_api_server(cluster).encode()
+            await respond(send, 200, text, content_type=exposition.CONTENT_TYPE)
             return
         elif target.endpoint in ("api", "apis") and wants_aggregated(accept):
             body = cluster.discovery.aggregated(core=target.endpoint == "api")
@@ -296,6 +344,32 @@ class App:
         if target.verb == "watch" and api.drop_watch_rate and draw() < api.drop_watch_rate:
             return CutWatch(send)
         return None
+
+
+def _answering_in(served: DeprecatedVersion, send: Send) -> Send:
+    """`send`, with the objects of each JSON answer in the deprecated version asked for. A whole
+    answer's start waits for its body, whose length the conversion changes; a stream's does not
+    (its chunks carry no length)."""
+    held: Message | None = None
+
+    async def answering(message: Message) -> None:
+        nonlocal held
+        if message["type"] == "http.response.start":
+            sized = any(name == b"content-length" for name, _ in message.get("headers", ()))
+            if sized:
+                held = message
+                return
+        elif message["type"] == "http.response.body":
+            body = to_served(message.get("body", b""), served)
+            message = {**message, "body": body}
+            if held is not None:
+                headers = [(k, v) for k, v in held.get("headers", ()) if k != b"content-length"]
+                headers.append((b"content-length", str(len(body)).encode()))
+                await send({**held, "headers": headers})
+                held = None
+        await send(message)
+
+    return answering
 
 
 class Timeout(ApiError):

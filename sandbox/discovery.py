@@ -2,7 +2,8 @@
 
 kubectl 1.37 asks for aggregated discovery first and falls back to per-group documents; the Python
 dynamic client uses the per-group form. Both are generated from the registry and cached until the
-registry changes (a CRD appears or goes).
+registry changes (a CRD appears or goes, or the control plane's version changes which deprecated
+versions are served: they are listed after their group's preferred version, as on a real server).
 """
 
 from __future__ import annotations

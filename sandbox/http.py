@@ -61,6 +61,7 @@ class Request:
     query: dict[str, str]
     headers: dict[str, str]  # lower-cased names; repeated headers joined with ", "
     body: bytes = b""
+    # Warnings the request collects on its way (a deprecated version's), sent with its answer.
     warnings: list[str] = field(default_factory=list)
     # What the decoded body goes through: stamps moved to sandbox time (sandbox.timeframe).
     inbound: Callable[[Any], Any] | None = None
@@ -187,13 +188,30 @@ async def respond(
         (b"cache-control", b"no-cache, private"),
     ]
     headers += [(k.lower().encode(), v.encode()) for k, v in (extra_headers or {}).items()]
-    for warning in warnings or ():
-        escaped = warning.replace("\\", "\\\\").replace('"', '\\"')
-        # A header value cannot carry control characters; warnings quote what clients sent.
-        escaped = _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", escaped)
-        headers.append((b"warning", f'299 - "{escaped}"'.encode()))
+    headers += [warning_header(warning) for warning in warnings or ()]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+def warning_header(text: str) -> tuple[bytes, bytes]:
+    """A `Warning: 299 - "text"` header, as kube-apiserver writes one and client-go reads it."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    # A header value cannot carry control characters; warnings quote what clients sent.
+    escaped = _CONTROL.sub(lambda m: f"\\u{ord(m.group()):04x}", escaped)
+    return (b"warning", f'299 - "{escaped}"'.encode())
+
+
+def with_warnings(send: Send, warnings: list[str]) -> Send:
+    """`send`, adding to whatever answer it starts the warnings in `warnings` at that moment
+    (those a request collected on its way: they hold for its errors as for its answer)."""
+
+    async def warned(message: Message) -> None:
+        if message["type"] == "http.response.start" and warnings:
+            headers = [*message.get("headers", ()), *(warning_header(w) for w in warnings)]
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return warned
 
 
 async def start_stream(send: Send, content_type: str = JSON) -> None:

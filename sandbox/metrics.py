@@ -1,8 +1,11 @@
-"""Resource usage served as metrics.k8s.io/v1beta1 (what `kubectl top` reads).
+"""Resource usage served as metrics.k8s.io/v1beta1 (what `kubectl top` reads), and the API
+server's own record of deprecated API requests (`deprecated_requests`).
 
 The simulator reports usage per container and per node; the API serves PodMetrics and NodeMetrics
 built from it. Usage is not stored as API objects: it changes constantly and nobody watches it,
-exactly as metrics-server keeps it in memory.
+exactly as metrics-server keeps it in memory. The deprecated requests are kept in memory too, as
+kube-apiserver keeps its gauges: a restarted sandbox starts with none (sandbox.exposition
+renders them as `apiserver_requested_deprecated_apis`).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sandbox.clock import Clock
+from sandbox.deprecations import DeprecatedRequests
 
 API_VERSION = "metrics.k8s.io/v1beta1"
 
@@ -29,6 +33,7 @@ class MetricsBook:
         self.clock = clock
         self._pods: dict[tuple[str, str], tuple[dict[str, Usage], dict[str, str], str]] = {}
         self._nodes: dict[str, tuple[Usage, str]] = {}
+        self.deprecated_requests = DeprecatedRequests()
 
     def record_pod(
         self,

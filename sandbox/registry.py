@@ -7,7 +7,13 @@ The Cluster API kinds are declared here too, but served as a management cluster 
 CRDs (`custom`, with the schemas and printer columns of `sandbox.clusterapi`), since the sandbox
 is their infrastructure provider and runs their controllers.
 
-Storage is keyed by (group, plural): one version per group is served, so no conversion exists.
+Storage is keyed by (group, plural): each resource is stored in its group's current version. A
+deprecated version (sandbox.deprecations) is served beside it as an alias while the control
+plane's minor is below the version's removal: `follow` is told the control plane's version before
+each request is routed, so discovery, OpenAPI and routing agree on one served set, and the
+`generation` their caches follow moves when that set does. The aliases are listed by
+`group_versions` and `in_group_version` (what is served) and resolved by `resolve` (what a path
+addresses), never iterated with the stored types (`__iter__`), which must see each key once.
 This module knows nothing of HTTP or storage.
 """
 
@@ -19,6 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sandbox.clusterapi import PRINTER_COLUMNS, SCHEMAS
+from sandbox.deprecations import DEPRECATED, DeprecatedVersion, Release, release_of
+from sandbox.version import DEFAULT as DEFAULT_VERSION
 
 CRUD_VERBS = ("create", "delete", "deletecollection", "get", "list", "patch", "update", "watch")
 READ_VERBS = ("get", "list", "watch")
@@ -346,14 +354,24 @@ GROUP_ORDER = (
 
 
 class Registry:
-    """The live set of resource types: the built-ins plus whatever CRDs define."""
+    """The live set of resource types: the built-ins plus whatever CRDs define, and the deprecated
+    versions served as aliases of built-ins at the control plane's version."""
 
-    def __init__(self, types: tuple[ResourceType, ...] = BUILTINS) -> None:
+    def __init__(
+        self,
+        types: tuple[ResourceType, ...] = BUILTINS,
+        *,
+        deprecated: tuple[DeprecatedVersion, ...] = DEPRECATED,
+    ) -> None:
         self._by_path: dict[tuple[str, str, str], ResourceType] = {}
         self._by_kind: dict[tuple[str, str], ResourceType] = {}
         self.generation = 0  # bumps on every change; discovery and OpenAPI hashes follow it
         for rt in types:
             self.add(rt)
+        self._deprecated = deprecated
+        self._version = ""
+        self._aliases: dict[tuple[str, str, str], tuple[ResourceType, DeprecatedVersion]] = {}
+        self.follow(DEFAULT_VERSION)
 
     def add(self, rt: ResourceType) -> None:
         self._by_path[(rt.group, rt.version, rt.plural)] = rt
@@ -367,26 +385,67 @@ class Registry:
                 self._by_kind.pop((rt.api_version, rt.kind), None)
                 self.generation += 1
 
+    def follow(self, control_plane_version: str) -> None:
+        """Serve the deprecated versions a control plane at this version (`v1.38.0`) serves."""
+        if control_plane_version == self._version:
+            return
+        self._version = control_plane_version
+        served = self._served_aliases(release_of(control_plane_version))
+        if served.keys() != self._aliases.keys():
+            self.generation += 1
+        self._aliases = served
+
+    def _served_aliases(
+        self, at: Release
+    ) -> dict[tuple[str, str, str], tuple[ResourceType, DeprecatedVersion]]:
+        served = {}
+        for entry in self._deprecated:
+            if not entry.served_at(at):
+                continue
+            for plural, _kind in entry.resources:
+                current = self._by_path.get((entry.group, entry.replacement, plural))
+                if current is not None:
+                    alias = dataclasses.replace(current, version=entry.version)
+                    served[(entry.group, entry.version, plural)] = (alias, entry)
+        return served
+
     def lookup(self, group: str, version: str, plural: str) -> ResourceType | None:
         return self._by_path.get((group, version, plural))
+
+    def resolve(self, group: str, version: str, plural: str) -> ResourceType | None:
+        """The type a request path addresses, as its objects are stored: its own, or for a
+        deprecated version served now, its group's current type."""
+        found = self._by_path.get((group, version, plural))
+        if found is not None:
+            return found
+        alias = self._aliases.get((group, version, plural))
+        return None if alias is None else self.lookup(group, alias[1].replacement, plural)
+
+    def deprecation(self, group: str, version: str, plural: str) -> DeprecatedVersion | None:
+        """The deprecated version a request path addresses, while it is served."""
+        alias = self._aliases.get((group, version, plural))
+        return None if alias is None else alias[1]
 
     def by_kind(self, api_version: str, kind: str) -> ResourceType | None:
         return self._by_kind.get((api_version, kind))
 
     def for_group(self, group: str, plural: str) -> ResourceType | None:
-        """The served type of a (group, plural), whatever its version."""
+        """The stored type of a (group, plural), whatever its version."""
         for rt in self._by_path.values():
             if rt.group == group and rt.plural == plural:
                 return rt
         return None
 
     def __iter__(self) -> Iterator[ResourceType]:
+        """The stored types, each (group, plural) once; served aliases are not among them."""
         return iter(self._by_path.values())
 
     def group_versions(self) -> dict[str, list[str]]:
-        """{group: [versions]} in discovery order; the core group is ''."""
+        """{group: [versions]} served, in discovery order (the current version, the preferred
+        one, before a deprecated one); the core group is ''."""
         found: dict[str, list[str]] = {}
-        for rt in self._by_path.values():
+        served = [*self._by_path.values(), *(alias for alias, _ in self._aliases.values())]
+        for rt in served:
             versions = found.setdefault(rt.group, [])
             if rt.version not in versions:
                 versions.append(rt.version)
@@ -394,4 +453,7 @@ class Registry:
         return dict(sorted(found.items(), key=lambda kv: (rank.get(kv[0], len(rank)), kv[0])))
 
     def in_group_version(self, group: str, version: str) -> list[ResourceType]:
-        return [rt for rt in self._by_path.values() if (rt.group, rt.version) == (group, version)]
+        """The types served in one group/version, a deprecated one's as its aliases."""
+        own = [rt for rt in self._by_path.values() if (rt.group, rt.version) == (group, version)]
+        aliases = [a for a, _ in self._aliases.values() if (a.group, a.version) == (group, version)]
+        return own or aliases

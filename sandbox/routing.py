@@ -2,7 +2,10 @@
 document, or a resource (type, namespace, name, subresource) plus the Kubernetes verb.
 
 The verb is the one RBAC and audit speak (`get`, `list`, `watch`, `create`, `update`, `patch`,
-`delete`, `deletecollection`), derived exactly as kube-apiserver derives it.
+`delete`, `deletecollection`), derived exactly as kube-apiserver derives it. A resource route's
+`rt` is the type its objects are stored as; its `version` is the path's, which differs for a
+deprecated version served as an alias (sandbox.deprecations), and a version the control plane
+no longer serves is not found, as on a real server. `/metrics` is the API server's own.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ Endpoint = Literal[
     "openapi-root",
     "openapi",
     "openapi-v2",
+    "metrics",
     "resource",
 ]
 
@@ -52,6 +56,8 @@ def route(method: str, path: str, *, registry: Registry, watch: bool) -> Route:
         return Route("version", verb="get")
     if head in ("healthz", "livez", "readyz"):
         return Route("health", verb="get")
+    if head == "metrics" and len(parts) == 1:
+        return Route("metrics", verb="get")
     if head == "openapi":
         return _openapi(parts)
     if head == "api":
@@ -90,7 +96,7 @@ def _resource_path(
     plural = rest[0]
     name = rest[1] if len(rest) > 1 else ""
     subresource = rest[2] if len(rest) > 2 else ""
-    rt = registry.lookup(group, version, plural)
+    rt = registry.resolve(group, version, plural)
     if rt is None or (subresource and subresource not in rt.subresources):
         raise NotFound(NOT_FOUND_MESSAGE)
     if namespace and not rt.namespaced:

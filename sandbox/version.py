@@ -2,8 +2,9 @@
 
 It lives in the world (`World.control_plane_version`) because an upgrade moves it: the admin
 endpoint (`PUT /kubecrew/v1/version`) and a scenario's `spec.version` set it, so an agent can
-practise upgrading the control plane before its node pools (the sandbox's API itself does not
-change with it: it serves Kubernetes 1.37's kinds whatever the number says).
+practise upgrading the control plane before its node pools. The API follows it where an upgrade
+meets it: the deprecated versions `sandbox.deprecations` lists are served, with their warnings,
+until the minor that removes them (`Registry.follow`); the current kinds stay Kubernetes 1.37's.
 
 `parse_version` accepts what Kubernetes releases are called (`v1.37.2`, `v1.38.0-rc.1`) and
 refuses anything else with a message saying what to write; `version_info` is the `/version`

@@ -10,9 +10,9 @@ namespace's `kubecrew.io/team` label):
 - the node pools, where the cluster serves Cluster API (MachineDeployments): each pool's version
   and replicas, the pools the upgrade will roll, and a pool not fully ready (a blocker: a
   rolling upgrade needs its machines Ready to count surge and availability);
-- APIs the target no longer serves (`REMOVED`, from the Kubernetes deprecation guide) in the
-  manifests git holds (the live objects are served in current versions whatever was applied,
-  so git is where an old apiVersion waits to break the next sync);
+- APIs the target no longer serves (removed_apis.py): in the manifests git holds, in live
+  objects last applied in such a version (both blockers), and in the API server's record of
+  deprecated API requests (a warning: requested since the API server started);
 - drain blockers: PodDisruptionBudgets that allow no disruption now, pods no controller owns
   (a drain deletes them for good), pods pinned to one node;
 - warnings that do not stop an upgrade: single-replica Deployments and StatefulSets (down
@@ -28,74 +28,14 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 
+from agents.cluster_operator import removed_apis
 from agents.cluster_operator.training import CHECKPOINT
-from agents.runtime.errors import ToolFailed
 from agents.runtime.questions.evidence import Evidence, Json
 from agents.runtime.toolbox import Toolbox
 
 TEAM_LABEL = "kubecrew.io/team"
 MAX_KUBELET_TRAIL = 3  # minors a kubelet may trail the API server by (since Kubernetes 1.28)
 HOSTNAME = "kubernetes.io/hostname"
-
-# (minor that stops serving it, apiVersion, kinds, what to use instead)
-REMOVED: tuple[tuple[int, str, tuple[str, ...], str], ...] = (
-    (16, "extensions/v1beta1", ("Deployment", "DaemonSet", "ReplicaSet"), "apps/v1"),
-    (16, "extensions/v1beta1", ("NetworkPolicy",), "networking.k8s.io/v1"),
-    (16, "apps/v1beta1", ("Deployment", "StatefulSet"), "apps/v1"),
-    (16, "apps/v1beta2", ("Deployment", "StatefulSet", "DaemonSet", "ReplicaSet"), "apps/v1"),
-    (22, "extensions/v1beta1", ("Ingress",), "networking.k8s.io/v1"),
-    (22, "networking.k8s.io/v1beta1", ("Ingress", "IngressClass"), "networking.k8s.io/v1"),
-    (22, "apiextensions.k8s.io/v1beta1", ("CustomResourceDefinition",), "apiextensions.k8s.io/v1"),
-    (
-        22,
-        "admissionregistration.k8s.io/v1beta1",
-        ("MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"),
-        "admissionregistration.k8s.io/v1",
-    ),
-    (22, "apiregistration.k8s.io/v1beta1", ("APIService",), "apiregistration.k8s.io/v1"),
-    (22, "certificates.k8s.io/v1beta1", ("CertificateSigningRequest",), "certificates.k8s.io/v1"),
-    (22, "coordination.k8s.io/v1beta1", ("Lease",), "coordination.k8s.io/v1"),
-    (
-        22,
-        "rbac.authorization.k8s.io/v1beta1",
-        ("ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"),
-        "rbac.authorization.k8s.io/v1",
-    ),
-    (22, "scheduling.k8s.io/v1beta1", ("PriorityClass",), "scheduling.k8s.io/v1"),
-    (
-        22,
-        "storage.k8s.io/v1beta1",
-        ("CSIDriver", "CSINode", "StorageClass", "VolumeAttachment"),
-        "storage.k8s.io/v1",
-    ),
-    (25, "batch/v1beta1", ("CronJob",), "batch/v1"),
-    (25, "discovery.k8s.io/v1beta1", ("EndpointSlice",), "discovery.k8s.io/v1"),
-    (25, "events.k8s.io/v1beta1", ("Event",), "events.k8s.io/v1"),
-    (25, "autoscaling/v2beta1", ("HorizontalPodAutoscaler",), "autoscaling/v2"),
-    (25, "policy/v1beta1", ("PodDisruptionBudget",), "policy/v1"),
-    (25, "policy/v1beta1", ("PodSecurityPolicy",), "Pod Security Admission"),
-    (25, "node.k8s.io/v1beta1", ("RuntimeClass",), "node.k8s.io/v1"),
-    (26, "autoscaling/v2beta2", ("HorizontalPodAutoscaler",), "autoscaling/v2"),
-    (
-        26,
-        "flowcontrol.apiserver.k8s.io/v1beta1",
-        ("FlowSchema", "PriorityLevelConfiguration"),
-        "flowcontrol.apiserver.k8s.io/v1",
-    ),
-    (27, "storage.k8s.io/v1beta1", ("CSIStorageCapacity",), "storage.k8s.io/v1"),
-    (
-        29,
-        "flowcontrol.apiserver.k8s.io/v1beta2",
-        ("FlowSchema", "PriorityLevelConfiguration"),
-        "flowcontrol.apiserver.k8s.io/v1",
-    ),
-    (
-        32,
-        "flowcontrol.apiserver.k8s.io/v1beta3",
-        ("FlowSchema", "PriorityLevelConfiguration"),
-        "flowcontrol.apiserver.k8s.io/v1",
-    ),
-)
 
 _VERSION = re.compile(r"\bv?1\.(\d{1,2})(?:\.\d+)?\b")
 
@@ -104,7 +44,7 @@ Severity = Literal["blocker", "warning"]
 
 class Finding(TypedDict):
     severity: Severity
-    kind: str  # "skew", "removed-api", "pdb", "unmanaged-pod", "pinned-pod", ...
+    kind: str  # "skew", "removed-api", "deprecated-request", "pdb", "unmanaged-pod", ...
     what: str  # the object: "node node-2", "PodDisruptionBudget shop/web"
     namespace: str  # "" for a cluster-scoped object
     team: str  # who owns it ("" when no team label says)
@@ -164,7 +104,7 @@ async def readiness(toolbox: Toolbox, *, target: Minor | None = None) -> Readine
     findings = [
         *_skew(current, goal, kubelets),
         *_unready_pools(pools),
-        *await _removed_apis(evidence, goal, teams),
+        *await _removed_apis(evidence, current, goal, teams),
         *await _budgets(evidence, teams),
         *await _pods(evidence, teams),
         *await _single_replicas(evidence, teams),
@@ -214,22 +154,20 @@ def _skew(current: Minor, goal: Minor, kubelets: dict[str, str]) -> list[Finding
     return found
 
 
-async def _removed_apis(evidence: Evidence, goal: Minor, teams: dict[str, str]) -> list[Finding]:
-    found: list[Finding] = []
-    for row in await _manifests(evidence):
-        api_version, kind = str(row.get("apiVersion", "")), str(row.get("kind", ""))
-        for minor, removed, kinds, use in REMOVED:
-            if api_version == removed and kind in kinds and minor <= goal.minor:
-                namespace = str(row.get("namespace", ""))
-                found.append(Finding(
-                    severity="blocker", kind="removed-api",
-                    what=f"{kind} {_named(namespace, str(row.get('name', '')))} "
-                         f"in {row.get('file', '?')}",
-                    namespace=namespace, team=teams.get(namespace, ""),
-                    why=f"{api_version} {kind} is no longer served since v1.{minor}: "
-                        f"use {use}",
-                ))  # fmt: skip
-    return found
+async def _removed_apis(
+    evidence: Evidence, current: Minor, goal: Minor, teams: dict[str, str]
+) -> list[Finding]:
+    return [
+        Finding(
+            severity="warning" if use["source"] == "requested" else "blocker",
+            kind="deprecated-request" if use["source"] == "requested" else "removed-api",
+            what=use["what"],
+            namespace=use["namespace"],
+            team=teams.get(use["namespace"], ""),
+            why=use["why"],
+        )
+        for use in await removed_apis.uses(evidence, current=current.minor, goal=goal.minor)
+    ]
 
 
 async def _budgets(evidence: Evidence, teams: dict[str, str]) -> list[Finding]:
@@ -328,7 +266,7 @@ def _unready_pools(pools: list[Pool]) -> list[Finding]:
 
 async def _pools(evidence: Evidence) -> list[Pool]:
     """The cluster's MachineDeployments; none (and nothing said) where Cluster API is not served."""
-    if not await _serves(evidence, "machinedeployments"):
+    if not await removed_apis.serves(evidence, "machinedeployments"):
         return []
     fields = ["spec.template.spec.version", "spec.replicas", "status.readyReplicas"]
     scan = await evidence.scan("machinedeployments", "node pools (MachineDeployments)",
@@ -340,16 +278,6 @@ async def _pools(evidence: Evidence) -> list[Pool]:
              ready=int(row.get("status.readyReplicas") or 0))
         for row in (scan.items if scan else [])
     ]  # fmt: skip
-
-
-async def _serves(evidence: Evidence, kind: str) -> bool:
-    try:
-        await evidence.toolbox.call("list_resources", kind=kind, limit=1)
-    except ToolFailed as exc:
-        if "has no resource type" in exc.reason:
-            return False
-        raise
-    return True
 
 
 async def _kubelets(evidence: Evidence) -> dict[str, str]:
@@ -370,23 +298,6 @@ async def _teams(evidence: Evidence) -> dict[str, str]:
     }
 
 
-async def _manifests(evidence: Evidence) -> list[Json]:
-    if not evidence.has("list_manifests"):  # allowed to the role: no GitOps repository is set
-        evidence.unseen.append(
-            "the manifests in git (no GitOps repository is set for the crew: give --repo, or "
-            "a repo in the crew file)"
-        )
-        return []
-    rows: list[Json] = []
-    while True:
-        page = await evidence.call("list_manifests", "the manifests in git",
-                                   limit=200, offset=len(rows))  # fmt: skip
-        objects = [o for o in (page or {}).get("objects") or [] if isinstance(o, dict)]
-        rows += objects
-        if not objects or len(rows) >= int((page or {}).get("total") or 0):
-            return rows
-
-
 def _pinned_to(row: Json) -> str:
     selector = row.get("spec.nodeSelector") or {}
     if isinstance(selector, dict) and selector.get(HOSTNAME):
@@ -404,10 +315,6 @@ def _pinned_to(row: Json) -> str:
             if expression.get("key") == HOSTNAME and one_host:
                 return str(values[0])
     return ""
-
-
-def _named(namespace: str, name: str) -> str:
-    return f"{namespace}/{name}" if namespace else name
 
 
 def blockers(found: Readiness) -> list[Finding]:

@@ -9,6 +9,7 @@ is the error's message, which says what to do next.
 Every tool here only reads, so each is annotated readOnly, non-destructive and idempotent; a
 cluster is a closed domain (its objects, not the open internet), so openWorldHint is False;
 `image_tags` asks image registries (`registries.py`, the settings' mirrors), which may be.
+`apiserver_metrics` reads one metric of the API server's own /metrics (`apiserver_metrics.py`).
 `--read-only` (settings.read_only) matters for the write tools, which register elsewhere.
 With policies (settings.policies), the write tools register behind the policy gate (`gate`),
 which is imported only then: a server without policies loads no policy code at all, and reads
@@ -28,6 +29,7 @@ from mcp_servers.common.tools import READ_ONLY, new_server, off_loop
 from mcp_servers.common.watched import WatchedClusters
 from mcp_servers.kube import tools_diagnose, tools_drain, tools_watch, tools_write
 from mcp_servers.kube.access import Access
+from mcp_servers.kube.apiserver_metrics import family as metric_family
 from mcp_servers.kube.reads import Output, Reads
 from mcp_servers.kube.registries import MAX_TAGS, Registries
 from mcp_servers.kube.resources import Catalog
@@ -51,7 +53,9 @@ def build(settings: KubeSettings) -> FastMCP:
     mcp = new_server("kubecrew-kube", INSTRUCTIONS)
     writes = Writes(clusters, settings, catalog)
     gate = _gate(settings, writes)
-    register_reads(mcp, Reads(clusters, settings, catalog))
+    reads = Reads(clusters, settings, catalog)
+    register_reads(mcp, reads)
+    register_apiserver_metrics(mcp, reads)
     tools_diagnose.register(mcp, clusters, settings, registries)
     register_registries(mcp, registries)
     tools_watch.register(mcp, clusters, settings)
@@ -275,6 +279,23 @@ def register_reads(mcp: FastMCP, reads: Reads) -> None:
         """The cluster at a glance: the API server's version, nodes with capacity vs
         requested CPU/memory, and the workloads and pods that are not healthy."""
         return await off_loop(views.overview, context=context)
+
+
+def register_apiserver_metrics(mcp: FastMCP, reads: Reads) -> None:
+    """`apiserver_metrics`: one metric of the API server's own /metrics (apiserver_metrics.py)."""
+
+    @mcp.tool(annotations=READ_ONLY)
+    async def apiserver_metrics(
+        name: str, limit: int = DEFAULT_LIMIT, offset: int = 0, context: str | None = None
+    ) -> Json:
+        """One metric of the API server's own /metrics (kubectl get --raw /metrics): its help,
+        type and samples with their labels, e.g. `apiserver_requested_deprecated_apis` (the
+        deprecated API versions requested since the API server started)."""
+
+        def read() -> Json:
+            return metric_family(reads.api(context), name, limit=limit, offset=offset)
+
+        return await off_loop(read)
 
 
 # A registry may be on the open internet (a mirror of `direct`), unlike the cluster.

@@ -1,9 +1,13 @@
 """The sandbox's metrics in the Prometheus text format 0.0.4: what a real cluster's
-kube-state-metrics, cAdvisor (kubelet) and instrumented applications would expose together.
+kube-state-metrics, cAdvisor (kubelet), API server and instrumented applications would expose
+together.
 
     render(cluster) -> str        served as GET /kubecrew/v1/metrics (bearer token, like the API)
+    render_api_server(cluster)    the API server's own families alone: GET /metrics, as
+                                  kube-apiserver serves them
 
     text.py            the format: families, HELP/TYPE, label escaping, numbers
+    apiserver.py       apiserver_requested_deprecated_apis
     pods.py            kube_pod_* and kube_pod_container_* from Pods
     workloads.py       Deployments, ReplicaSets, StatefulSets, DaemonSets, Jobs, CronJobs,
                        HPAs, PDBs
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from sandbox.exposition.apiserver import render_apiserver
 from sandbox.exposition.infrastructure import (
     render_namespaces,
     render_nodes,
@@ -35,7 +40,7 @@ if TYPE_CHECKING:
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
-__all__ = ["CONTENT_TYPE", "render"]
+__all__ = ["CONTENT_TYPE", "render", "render_api_server"]
 
 
 def render(cluster: Cluster) -> str:
@@ -52,4 +57,11 @@ def render(cluster: Cluster) -> str:
     )
     render_usage(out, store, cluster.metrics, cluster.traffic)
     render_traffic(out, cluster.traffic)
+    render_apiserver(out, cluster.metrics.deprecated_requests)
+    return out.text()
+
+
+def render_api_server(cluster: Cluster) -> str:
+    out = Exposition()
+    render_apiserver(out, cluster.metrics.deprecated_requests)
     return out.text()

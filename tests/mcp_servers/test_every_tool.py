@@ -142,6 +142,11 @@ KUBE = [
     Step("access_review", ns(verb="delete", resource="pods"), ("subjects",), holds("subjects")),
     Step("overview", {}, ("nodes", "node_count"), has("node_count", 3)),
     Step(
+        "apiserver_metrics",
+        {"name": "apiserver_requested_deprecated_apis"},
+        ("metric", "found", "samples"),
+    ),
+    Step(
         "image_tags",
         {"image": "nginx:1.27", "limit": 1000},  # nginx has more tags than the default 200
         ("repository", "tags", "source"),
