@@ -1,6 +1,7 @@
 """The checks an eval scenario states, one model each: its objectives (what must come true) and
 its safeguards (what must not happen), read from the scenario file by `format` and scored by
-`scoring`. `Strict` and `OneOf` are the base every scenario model shares (no unknown field;
+`scoring`, and the states its world settles in before the trigger (`Settle`, waited for by
+`world`). `Strict` and `OneOf` are the base every scenario model shares (no unknown field;
 exactly one check per entry).
 """
 
@@ -42,7 +43,38 @@ def _known_kind(kind: str) -> str:
     return kind
 
 
-class ObjectRef(Strict):
+class Settle(Strict):
+    """A state the world reaches before the trigger: a Deployment rolled out, or (with
+    `finding`) the kube server's diagnose reporting that finding on it; with `measured`, also
+    the metrics API reporting usage for every one of its replicas (what a capacity review reads,
+    so a review before the first scrape would be judging nothing); or (`pool`, no deployment)
+    a Cluster API MachineDeployment with every machine available, its nodes joined."""
+
+    namespace: Name = "default"
+    deployment: Name | None = None
+    pool: Name | None = None
+    finding: str | None = None
+    measured: bool = False
+
+    @model_validator(mode="after")
+    def _one_thing(self) -> Self:
+        if (self.deployment is None) == (self.pool is None):
+            raise ValueError("give a deployment or a pool to settle, one of them")
+        return self
+
+
+class OnCluster(Strict):
+    """A check of one cluster: the main one, or the fleet's `cluster` of that name (a
+    kubeconfig context of `world.clusters`, the main one's included)."""
+
+    cluster: str | None = None
+
+
+# the objectives that read one cluster, and so take `cluster`
+ON_CLUSTER = ("field", "object", "access", "pods_ready", "rollout_complete")
+
+
+class ObjectRef(OnCluster):
     kind: Name  # Deployment, Service, ConfigMap, Secret, Namespace, Node, ...
     name: Name
     namespace: str | None = None
@@ -70,7 +102,7 @@ class FieldCheck(ObjectRef):
         return self
 
 
-class ObjectMatch(Strict):
+class ObjectMatch(OnCluster):
     """The objects of `kind` (in `namespace`, and named `name` when given) that include
     `includes` (a part of the object from its top: `spec: {podSelector: ...}`), do not include
     `excludes`, and whose dotted fields `equals` names hold exactly those values (an empty
@@ -89,7 +121,7 @@ class ObjectMatch(Strict):
     known_kind = field_validator("kind")(_known_kind)
 
 
-class Access(Strict):
+class Access(OnCluster):
     """Whether `user` (a member of `groups`) may `verb` `resource` in `namespace`, as the API
     server's SubjectAccessReview answers it (`kubectl auth can-i VERB RESOURCE --as USER`):
     `resource` is kubectl's `plural[.group][/subresource]` (`pods/log`, `deployments.apps`)."""
@@ -102,13 +134,13 @@ class Access(Strict):
     allowed: bool = True
 
 
-class PodsReady(Strict):
+class PodsReady(OnCluster):
     namespace: Name
     selector: Name  # app=web
     count: Annotated[int, Field(ge=0)]
 
 
-class Rollout(Strict):
+class Rollout(OnCluster):
     namespace: Name
     deployment: Name
 

@@ -6,8 +6,9 @@ not happen, and a budget.
     intent: diagnose                 # optional: the kind of request, for the pass rate per kind
     description: why an image typo keeps web down
     world:      {rate, seed, start, nodes, namespaces, images, profiles, manifests, faults,
-                 gitops, policies, people, settle}
+                 gitops, policies, people, settle, cluster_name, clusters}
                 gitops.commits[]: {message, files, settle, faults, edits}
+                clusters[]: {name, nodes, rate, manifests, settle}   the fleet's other clusters
     trigger:    {ask: "why is web failing?"} | {heal: web} | {alert: {alerts: [...]}}
                 | {schedule: {agent: cluster_operator, task: patrol, ticks: 1}}
                 | {chat: {as: {name: bob, groups: [developers]}, text: "approve {pending}"}}
@@ -21,12 +22,13 @@ Objectives read the cluster as it ends the run: `field` one object's field (`equ
 null for absent; `includes` a part of it; `excludes` one), `object` the objects of a kind that
 include a part, lack another and hold exact fields (at least one, or exactly `count`: 0 says
 none is left), `access` what a person may do (the API server's own SubjectAccessReview),
-`pods_ready`, `rollout_complete`; the others read the run's record (answer, tool calls, audit
-log, approvals, PRs, incidents). "Includes" is the one partial match: a map includes every key
-given with a value it includes, a list includes each item given in one of its own items, a
-scalar is equal. Safeguards say what must not happen: `unchanged_except` lists the only objects
-that may change (globs for those the change creates under names of the crew's choosing),
-`no_mutations` says nothing may. The check models live in `checks`.
+`pods_ready`, `rollout_complete`, each in the main cluster or the fleet's `cluster` it names;
+the others read the run's record (answer, tool calls, audit log, approvals, PRs, incidents).
+"Includes" is the one partial match: a map includes every key given with a value it includes, a
+list includes each item given in one of its own items, a scalar is equal. Safeguards say what
+must not happen: `unchanged_except` lists the only objects that may change (globs for those the
+change creates under names of the crew's choosing; `west:Kind/ns/name` in the fleet's cluster
+west), `no_mutations` says nothing may, in any cluster. The check models live in `checks`.
 
 `intent` names the kind of request a scenario is (`scale-to`, `expose`, `network-policy`,
 `question-inventory`): the report gives the pass rate per kind. The corpus of everyday requests
@@ -38,8 +40,10 @@ word saying how it is asked.
 
 The world's cluster part is the sandbox's own scenario format (sandbox.scenario), so the sandbox
 validates it; faults are the sandbox's fault specs, injected through its admin endpoint at their
-`at` (sandbox seconds after start). `load` reports every problem at once, one line each,
-`file: field.path: reason`, as the policy loader does: whoever fixes a scenario wants them all.
+`at` (sandbox seconds after start). A fleet (`clusters`, `kubecrew.evals.fleet`) is the main
+sandbox, the kubeconfig context `cluster_name` (default east), and a sandbox per other cluster.
+`load` reports every problem at once, one line each, `file: field.path: reason`, as the policy
+loader does: whoever fixes a scenario wants them all.
 """
 
 from __future__ import annotations
@@ -58,7 +62,8 @@ from pydantic import (
 )
 
 from core.policy.people import People, Person
-from kubecrew.evals.checks import Name, Objective, OneOf, Safeguard, Strict
+from kubecrew.evals.checks import Name, Objective, OneOf, Safeguard, Settle, Strict
+from kubecrew.evals.fleet import MAIN_CLUSTER, ClusterName, Member, naming_problem, unknown_clusters
 from sandbox import scenario as sandbox_scenario
 from sandbox.faults import FaultSpecError, parse_spec
 
@@ -85,26 +90,6 @@ Domain = Literal[
 DOMAINS: tuple[str, ...] = get_args(Domain)
 # a kind of request: lower-case words joined by hyphens (`scale-to`, `question-inventory`)
 Intent = Annotated[str, Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")]
-
-
-class Settle(Strict):
-    """A state the world reaches before the trigger: a Deployment rolled out, or (with
-    `finding`) the kube server's diagnose reporting that finding on it; with `measured`, also
-    the metrics API reporting usage for every one of its replicas (what a capacity review reads,
-    so a review before the first scrape would be judging nothing); or (`pool`, no deployment)
-    a Cluster API MachineDeployment with every machine available, its nodes joined."""
-
-    namespace: Name = "default"
-    deployment: Name | None = None
-    pool: Name | None = None
-    finding: str | None = None
-    measured: bool = False
-
-    @model_validator(mode="after")
-    def _one_thing(self) -> Self:
-        if (self.deployment is None) == (self.pool is None):
-            raise ValueError("give a deployment or a pool to settle, one of them")
-        return self
 
 
 class Edit(Strict):
@@ -136,8 +121,8 @@ class Gitops(Strict):
 class World(Strict):
     rate: Annotated[float, Field(gt=0, le=100)] = 10.0  # sandbox seconds per real second
     seed: int = 0
-    # the cluster clock's first instant (ISO 8601); default a day behind real time, so a
-    # scenario whose CronJob must not fire during the run says where the day starts
+    # the cluster clock's first instant (ISO 8601); default the real now, so a scenario whose
+    # CronJob must not fire during the run says where the day starts
     start: str | None = None
     nodes: int | list[dict[str, Any]] | None = None
     namespaces: list[str] = []
@@ -150,6 +135,8 @@ class World(Strict):
     # the people file (`kind: People`'s entries): who each forge login is, for `pr_comment`
     people: list[Person] = []
     settle: list[Settle] = []
+    cluster_name: ClusterName | None = None  # the main sandbox's context in a fleet
+    clusters: list[Member] = []  # the fleet's other clusters; none: one cluster, no contexts
 
     @field_validator("people")
     @classmethod
@@ -157,17 +144,36 @@ class World(Strict):
         People(people=people)  # the people file's own rules: a name or login names one person
         return people
 
-    def sandbox_document(self, name: str) -> dict[str, Any]:
-        """The cluster part as a sandbox scenario document."""
-        clock: dict[str, Any] = {"rate": self.rate, "seed": self.seed}
+    @model_validator(mode="after")
+    def _one_name_per_cluster(self) -> Self:
+        if (problem := naming_problem(self.cluster_name, self.clusters)) is not None:
+            raise ValueError(problem)
+        return self
+
+    @property
+    def fleet(self) -> tuple[str, ...]:
+        """Every cluster's context name, the main one first; () for a world of one cluster."""
+        if not self.clusters:
+            return ()
+        return (self.cluster_name or MAIN_CLUSTER, *(member.name for member in self.clusters))
+
+    def sandbox_document(self, name: str, member: Member | None = None) -> dict[str, Any]:
+        """The cluster part as a sandbox scenario document: the main cluster's, or `member`'s
+        (its nodes and manifests on the world's clock, at its own rate when it has one)."""
+        rate = member.rate if member is not None and member.rate is not None else self.rate
+        clock: dict[str, Any] = {"rate": rate, "seed": self.seed}
         if self.start is not None:
             clock["start"] = self.start
         spec: dict[str, Any] = {"clock": clock}
-        if self.nodes is not None:
-            spec["nodes"] = self.nodes
-        for key in ("namespaces", "images", "profiles", "manifests"):
-            if getattr(self, key):
-                spec[key] = getattr(self, key)
+        source: World | Member = self if member is None else member
+        if source.nodes is not None:
+            spec["nodes"] = source.nodes
+        keys = (
+            ("namespaces", "images", "profiles", "manifests") if member is None else ("manifests",)
+        )
+        for key in keys:
+            if getattr(source, key):
+                spec[key] = getattr(source, key)
         return {
             "apiVersion": sandbox_scenario.API_VERSION,
             "kind": "Scenario",
@@ -203,11 +209,12 @@ class AlertTrigger(Strict):
 # agent -> the scheduled procedures it runs (the Dev Team's is the watcher's patrol: diagnose
 # the scope, one incident per failing workload, each healed as `kubecrew watch --heal` does;
 # the Cluster Operator's patrol also keeps node readiness taints and carries out maintenance in
-# its window; the Platform agent's audit and blueprints cover the fleet, fixing by PR, and its
-# escalations answer the approval requests that name it as the org's arbiter)
+# its window, and its fleet run surveys the world's clusters and carries out a decided move;
+# the Platform agent's audit and blueprints cover the fleet, fixing by PR, and its escalations
+# answer the approval requests that name it as the org's arbiter)
 SCHEDULED: dict[str, tuple[str, ...]] = {
     "dev_team": ("patrol",),
-    "cluster_operator": ("patrol", "capacity"),
+    "cluster_operator": ("patrol", "capacity", "fleet"),
     "platform": ("propagate", "audit", "blueprints", "escalations"),
 }
 
@@ -217,7 +224,7 @@ class Schedule(Strict):
     on the same agent home (what a tick remembers, the next reads)."""
 
     agent: Literal["dev_team", "cluster_operator", "platform"]
-    task: Literal["patrol", "capacity", "propagate", "audit", "blueprints", "escalations"]
+    task: Literal["patrol", "capacity", "fleet", "propagate", "audit", "blueprints", "escalations"]
     ticks: Annotated[int, Field(ge=1, le=10)] = 1
 
     @model_validator(mode="after")
@@ -341,6 +348,9 @@ def load(path: Path) -> Scenario:
     except ValidationError as exc:
         raise ScenarioInvalid([f"{path}: {_line(error)}" for error in exc.errors()]) from exc
     problems = _world_problems(path, found)
+    problems += [
+        f"{path}: {line}" for line in unknown_clusters(found.world.fleet, found.objectives)
+    ]
     if (misnamed := _intent_problem(found)) is not None:
         problems.insert(0, f"{path}: intent: {misnamed}")
     if found.name != path.stem:
@@ -381,16 +391,22 @@ def _line(error: Any) -> str:
 
 
 def _world_problems(path: Path, found: Scenario) -> list[str]:
-    """What the sandbox itself refuses in the world: its scenario reader and its fault specs."""
+    """What the sandbox itself refuses in the world (each cluster's): its scenario reader and
+    its fault specs."""
     problems = []
-    with tempfile.TemporaryDirectory() as scratch:
-        draft = Path(scratch) / "world.yaml"
-        draft.write_text(yaml.safe_dump(found.world.sandbox_document(found.name)))
-        try:
-            sandbox_scenario.load(draft)
-        except sandbox_scenario.ScenarioError as exc:
-            field = exc.field.replace("spec.", "world.", 1) if exc.field else "world"
-            problems.append(f"{path}: {field}: {exc.reason}")
+    members = [
+        ("world", None),
+        *((f"world.clusters[{i}]", member) for i, member in enumerate(found.world.clusters)),
+    ]
+    for where, member in members:
+        with tempfile.TemporaryDirectory() as scratch:
+            draft = Path(scratch) / "world.yaml"
+            draft.write_text(yaml.safe_dump(found.world.sandbox_document(found.name, member)))
+            try:
+                sandbox_scenario.load(draft)
+            except sandbox_scenario.ScenarioError as exc:
+                field = exc.field.replace("spec.", f"{where}.", 1) if exc.field else where
+                problems.append(f"{path}: {field}: {exc.reason}")
     faults = [(f"world.faults[{i}]", fault) for i, fault in enumerate(found.world.faults)]
     for c, commit in enumerate(found.world.gitops.commits if found.world.gitops else []):
         faults += [

@@ -5,7 +5,9 @@ fingerprint of every object people write.
 The fingerprint is how "nothing was touched" is observed rather than believed: it hashes what a
 writer changes (a Deployment's spec, a ConfigMap's data, a Node's taints) and not what
 controllers keep moving (status, resourceVersion), so two fingerprints differ only where some
-client wrote.
+client wrote. In a fleet the main cluster's reader holds the other clusters' readers by
+kubeconfig context name: objectives read whichever they name, and the fingerprint covers them
+all (`west:Deployment/shop/api`), so a safeguard sees a write in any of them.
 
 `includes` is the one partial match objectives use: a map includes every key given with a value
 it includes, a list includes each item given in one of its own items, a scalar is equal.
@@ -18,7 +20,8 @@ import hashlib
 import json
 import re
 import urllib.parse
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -65,11 +68,27 @@ WRITTEN_PARTS = ("spec", "data", "stringData", "metadata.labels", "metadata.anno
 
 @dataclass(frozen=True)
 class Cluster:
+    """One cluster's reader; the main cluster's of a fleet also holds the others' by context
+    name (`fleet`), so whoever has the main reader can read any of them (`on`)."""
+
     client: ApiClient
+    name: str = ""  # its kubeconfig context in a fleet; "" for a world of one cluster
+    fleet: Mapping[str, Cluster] = field(default_factory=dict)  # the other clusters, by name
 
     @classmethod
-    def from_kubeconfig(cls, path: Path) -> Cluster:
-        return cls(ApiClient.from_kubeconfig(path))
+    def from_kubeconfig(
+        cls, path: Path, *, name: str = "", fleet: Mapping[str, Cluster] | None = None
+    ) -> Cluster:
+        return cls(ApiClient.from_kubeconfig(path), name, dict(fleet or {}))
+
+    def on(self, cluster: str | None) -> Cluster:
+        """The reader of `cluster`: this one for None or its own name, else the fleet's."""
+        if cluster is None or cluster == self.name:
+            return self
+        if cluster not in self.fleet:
+            known = ", ".join([self.name, *self.fleet]) if self.fleet else "one, unnamed"
+            raise ValueError(f"no cluster {cluster!r} in this world (its clusters: {known})")
+        return self.fleet[cluster]
 
     def get(self, kind: str, name: str, namespace: str | None = None) -> Json | None:
         base, plural, namespaced = _kind(kind)
@@ -167,8 +186,13 @@ class Cluster:
         return [v for v in values if len(v) >= 6]  # shorter values would match ordinary words
 
     def fingerprint(self) -> dict[str, str]:
-        """`Kind/namespace/name` -> a hash of its uid and written parts, for every object."""
-        found = {}
+        """`Kind/namespace/name` -> a hash of its uid and written parts, for every object; the
+        fleet's other clusters' too, as `cluster:Kind/namespace/name`."""
+        found = {
+            f"{name}:{key}": digest
+            for name, other in self.fleet.items()
+            for key, digest in other.fingerprint().items()
+        }
         for kind in WATCHED:
             for obj in self.items(kind):
                 meta = obj["metadata"]

@@ -3,7 +3,8 @@ the budget; a run passes when every objective passes, no safeguard trips and the
 
 What a run did is a `Record` (the answer, every tool call, the objects observed to change, the
 audit log) gathered by `kubecrew.evals.run`; the final cluster is read afresh here: its fields,
-the objects that include a part (`includes`, `kubecrew.evals.observe`), what people may do.
+the objects that include a part (`includes`, `kubecrew.evals.observe`), what people may do,
+each in the main cluster or the fleet's cluster the objective names (`Cluster.on`).
 A tool call counts as a mutation when its tool is not annotated read-only, and as a blocked
 violation when a role's allow-list or a policy refused it: both from what the servers said, never
 from guesses (which tools write is decided once, in `kubecrew.evals.run`).
@@ -132,12 +133,12 @@ def _judge_objective(goal: Objective, record: Record, cluster: Cluster) -> tuple
         return _judge_cluster(goal, cluster)
     if goal.pods_ready is not None:
         pods = goal.pods_ready
-        ready = cluster.ready_pods(pods.namespace, pods.selector)
-        return ready == pods.count, f"{ready} ready (want {pods.count})"
+        ready = cluster.on(pods.cluster).ready_pods(pods.namespace, pods.selector)
+        return ready == pods.count, f"{_on(pods.cluster)}{ready} ready (want {pods.count})"
     if goal.rollout_complete is not None:
         roll = goal.rollout_complete
-        done = cluster.rolled_out(roll.namespace, roll.deployment)
-        return done, "complete" if done else "not complete"
+        done = cluster.on(roll.cluster).rolled_out(roll.namespace, roll.deployment)
+        return done, _on(roll.cluster) + ("complete" if done else "not complete")
     if goal.pull_request is not None:
         return _judge_pr(goal.pull_request, record)
     if goal.outcome is not None:
@@ -156,14 +157,22 @@ def _judge_objective(goal: Objective, record: Record, cluster: Cluster) -> tuple
 
 
 def _judge_cluster(goal: Objective, cluster: Cluster) -> tuple[bool, str]:
-    """The objectives over objects as the run left them: a field, the objects including a
-    part, what a person may do."""
+    """The objectives over objects as the run left them, in the cluster each names: a field,
+    the objects including a part, what a person may do."""
     if goal.field is not None:
-        return _judge_field(goal.field, cluster)
+        held, detail = _judge_field(goal.field, cluster.on(goal.field.cluster))
+        return held, _on(goal.field.cluster) + detail
     if goal.object is not None:
-        return _judge_objects(goal.object, cluster)
+        held, detail = _judge_objects(goal.object, cluster.on(goal.object.cluster))
+        return held, _on(goal.object.cluster) + detail
     assert goal.access is not None
-    return _judge_access(goal.access, cluster)
+    held, detail = _judge_access(goal.access, cluster.on(goal.access.cluster))
+    return held, _on(goal.access.cluster) + detail
+
+
+def _on(cluster: str | None) -> str:
+    """Where a check read, as its detail starts: nothing for the main cluster."""
+    return f"in cluster {cluster}: " if cluster is not None else ""
 
 
 def _judge_field(check: FieldCheck, cluster: Cluster) -> tuple[bool, str]:

@@ -1,6 +1,9 @@
 """Building a scenario's world: a fresh sandbox, its faults, a GitOps repository synced to it, the
 policy store every write is gated and audited in, the people file the PR channel reads, the
-sandbox's registries as the crew's mirrors, and the states to reach before the trigger.
+sandbox's registries as the crew's mirrors, and the states to reach before the trigger. A fleet
+(`world.clusters`) adds a sandbox per other cluster (`kubecrew.evals.fleet`): the crew's kube
+server then reads one kubeconfig naming them all, the main one current, and the GitOps
+repository syncs to the main one.
 
 The sandbox runs in-process (as the demo's does) but everything else reaches it as a client
 would: faults through its admin endpoint with the admin kubeconfig (as `kubecrew sandbox fault
@@ -14,8 +17,8 @@ from __future__ import annotations
 
 import subprocess
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -28,7 +31,9 @@ from mcp.shared.memory import create_connected_server_and_client_session
 from agents.runtime.toolbox import Servers
 from core.policy.people import Person
 from core.policy.settings import SHIPPED, PolicySettings
-from kubecrew.evals.format import Edit, Scenario, Settle
+from kubecrew.evals import fleet
+from kubecrew.evals.checks import Settle
+from kubecrew.evals.format import Edit, Scenario
 from kubecrew.evals.observe import Cluster, set_at
 from kubecrew.practice.probe import FAULTS_PATH, SandboxUnreachable
 from mcp_servers.gitops.server import build as build_gitops
@@ -72,6 +77,11 @@ class Built:
     people: Path | None = None  # the people file (forge logins -> people), when it has one
 
     @property
+    def others(self) -> Mapping[str, Cluster]:
+        """The fleet's other clusters' readers, by kubeconfig context name (none: one cluster)."""
+        return self.cluster.fleet
+
+    @property
     def incidents(self) -> Path:
         """The watcher's incident store, for the alert and Dev Team patrol triggers."""
         return self.home.parent / "incidents.sqlite"
@@ -103,8 +113,17 @@ def build(scenario: Scenario, workdir: Path) -> Iterator[Built]:
     document.write_text(yaml.safe_dump(world.sandbox_document(scenario.name)))
     nodes = world.nodes if isinstance(world.nodes, int) else 3
     options = Options(home=workdir / "sandbox", nodes=nodes, rate=world.rate, scenario=document)
-    with Sandbox(options) as sandbox:
-        cluster = Cluster.from_kubeconfig(sandbox.kubeconfig)
+    with ExitStack() as sandboxes:  # every sandbox closed on the way out, whatever happens
+        sandbox = _started(sandboxes, options, "the world's cluster")
+        members = _start_fleet(sandboxes, scenario, workdir)
+        names = world.fleet  # () for a world of one cluster: no contexts, no fleet
+        main = names[0] if names else ""
+        others = {n: Cluster.from_kubeconfig(m.kubeconfig, name=n) for n, m in members.items()}
+        cluster = Cluster.from_kubeconfig(sandbox.kubeconfig, name=main, fleet=others)
+        kubeconfig = sandbox.kubeconfig  # the crew's: in a fleet, every cluster's context
+        if names:
+            paths = {main: sandbox.kubeconfig} | {n: m.kubeconfig for n, m in members.items()}
+            kubeconfig = fleet.kubeconfig(workdir / "fleet.kubeconfig", paths)
         for fault in world.faults:
             _add_fault(cluster, fault)
         policies = ((ROOT / world.policies) if world.policies else SHIPPED,)
@@ -115,13 +134,16 @@ def build(scenario: Scenario, workdir: Path) -> Iterator[Built]:
         gitops = None
         if world.gitops is not None:
             repo, prs = workdir / "gitops", workdir / "prs"
-            gitops = GitopsSettings(repo=repo, state_dir=prs, kubeconfig=sandbox.kubeconfig)
+            gitops = GitopsSettings(
+                repo=repo, state_dir=prs, kubeconfig=kubeconfig, context=main or None
+            )  # in a fleet, the repository syncs to the main cluster
         kube = KubeSettings(
-            kubeconfig=sandbox.kubeconfig,
+            kubeconfig=kubeconfig,
             policies=policies,
             policy_store=str(store),
             agent=agent,
             registries=REGISTRIES,
+            fleet=names,
         )
         servers = Servers(
             kube=kube,
@@ -149,7 +171,32 @@ def build(scenario: Scenario, workdir: Path) -> Iterator[Built]:
                 for edit in commit.edits:
                     _edit(cluster, edit)
         _settle(built, world.settle)
+        for member in world.clusters:
+            _settle(built, member.settle, member.name)
         yield built
+
+
+def _start_fleet(stack: ExitStack, scenario: Scenario, workdir: Path) -> dict[str, Sandbox]:
+    """The fleet's other clusters, a sandbox each with its own scenario document (its nodes
+    and manifests, applied as the main world's are), by context name; `stack` closes them."""
+    world, started = scenario.world, {}
+    for member in world.clusters:
+        home = workdir / "clusters" / member.name
+        home.mkdir(parents=True, exist_ok=True)
+        document = home / "world.yaml"
+        document.write_text(yaml.safe_dump(world.sandbox_document(scenario.name, member)))
+        rate = member.rate if member.rate is not None else world.rate
+        options = Options(home=home / "sandbox", nodes=member.nodes, rate=rate, scenario=document)
+        started[member.name] = _started(stack, options, f"cluster {member.name}")
+    return started
+
+
+def _started(stack: ExitStack, options: Options, what: str) -> Sandbox:
+    """A sandbox running until `stack` closes; WorldFailed when it refuses its scenario."""
+    try:
+        return stack.enter_context(Sandbox(options))
+    except SystemExit as exc:  # how the sandbox's start refuses (its CLI's way): a world error
+        raise WorldFailed(f"{what} could not start: {exc}") from exc
 
 
 def _people_file(workdir: Path, people: list[Person]) -> Path:
@@ -196,34 +243,41 @@ def _call(server: FastMCP, tool: str, arguments: dict[str, Any]) -> dict[str, An
     return anyio.run(go)
 
 
-def _settle(built: Built, states: list[Settle]) -> None:
+def _settle(built: Built, states: list[Settle], cluster: str | None = None) -> None:
+    """Wait for each state in the main cluster, or in the fleet's `cluster`."""
     kube = built.servers.kube
     assert kube is not None
+    where = f" in cluster {cluster}" if cluster is not None else ""
     for state in states:
         deadline = time.monotonic() + SETTLE_SECONDS
-        while not _reached(built, kube, state):
+        while not _reached(built, kube, state, cluster):
             if time.monotonic() > deadline:
                 if state.pool is not None:
-                    raise WorldFailed(f"pool {state.namespace}/{state.pool} never came up whole")
+                    raise WorldFailed(
+                        f"pool {state.namespace}/{state.pool}{where} never came up whole"
+                    )
                 what = state.finding or "a complete rollout"
                 what += ", measured" if state.measured else ""
                 raise WorldFailed(
-                    f"deployment {state.namespace}/{state.deployment} never showed {what}"
+                    f"deployment {state.namespace}/{state.deployment}{where} never showed {what}"
                 )
             time.sleep(0.25)
 
 
-def _reached(built: Built, kube: KubeSettings, state: Settle) -> bool:
+def _reached(built: Built, kube: KubeSettings, state: Settle, cluster: str | None) -> bool:
+    reader = built.cluster.on(cluster)
     if state.pool is not None:
-        pool = built.cluster.get("MachineDeployment", state.pool, state.namespace) or {}
+        pool = reader.get("MachineDeployment", state.pool, state.namespace) or {}
         want = (pool.get("spec") or {}).get("replicas")
         return want is not None and (pool.get("status") or {}).get("availableReplicas") == want
     assert state.deployment is not None
-    if state.measured and not _measured(built.cluster, state):
+    if state.measured and not _measured(reader, state):
         return False
     if state.finding is None:
-        return built.cluster.rolled_out(state.namespace, state.deployment)
+        return reader.rolled_out(state.namespace, state.deployment)
     scope = {"namespace": state.namespace, "kind": "deployment", "name": state.deployment}
+    if cluster is not None:
+        scope["context"] = cluster  # the kube server's own context of that cluster
     findings = _call(build_kube(kube), "diagnose", scope).get("findings", [])
     return any(f.get("code") == state.finding for f in findings)
 
