@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
+from agents.cluster_operator.clock import cluster_now
 from agents.cluster_operator.placement import POOL_LABEL, is_ready
 from agents.runtime.errors import ToolFailed
 from agents.runtime.toolbox import Toolbox
@@ -25,6 +26,7 @@ TEMPLATE_FIELDS = {
     "template": "spec.template.spec.infrastructureRef.name",
 }
 HOOK = "pre-drain.delete.hook.machine.cluster.x-k8s.io/kubecrew"  # the crew's pre-drain hook
+HORIZON = timedelta(days=15)  # how far ahead a drain's windows are looked for (as the store does)
 
 
 async def cordoned(toolbox: Toolbox, node: str) -> bool:
@@ -68,8 +70,42 @@ async def in_order(toolbox: Toolbox) -> list[dict[str, Any]]:
 
 
 async def cannot_roll(toolbox: Toolbox, pool: dict[str, Any]) -> list[str]:
-    """Why `pool` cannot roll: no surge nor unavailability allowed, or its surge refused by
-    policy."""
+    """Why `pool` cannot roll: no surge nor unavailability allowed, its surge refused by
+    policy, or maintenance windows its drains wait for that never open together."""
+    return await _no_room(toolbox, pool) + await _never_open(toolbox, pool)
+
+
+async def _never_open(toolbox: Toolbox, pool: dict[str, Any]) -> list[str]:
+    """Why no drain of the pool's nodes can ever start: every ChangePolicy covering them must
+    have its window open at once, and looked at from now, each opening of one falls while
+    another is closed for `HORIZON` (say weekday windows of two policies on different days).
+    The drain is judged at now, then at each opening the policy store names, as a wave would."""
+    nodes = await nodes_of(toolbox, pool["pool"].split("/", 1)[1])
+    if not nodes:
+        return []
+    at = await cluster_now(toolbox)
+    end = at + HORIZON
+    waited: dict[str, str] = {}  # citation -> the policy's words, for every window waited for
+    while at <= end:
+        judged = await toolbox.call(
+            "evaluate_action", action="drain", target=f"node/{nodes[0]}", pods=1,
+            now=at.isoformat(),
+        )  # fmt: skip
+        deferring = [f for f in judged.get("fired", []) if f.get("effect") == "defer"]
+        if not deferring:
+            return []
+        for finding in deferring:
+            waited.setdefault(finding["citation"], str(finding["why"]).split("; ")[0])
+        opens = judged.get("not_before")
+        if not opens or datetime.fromisoformat(str(opens)) <= at:
+            break
+        at = datetime.fromisoformat(str(opens))
+    why = "; ".join(f"{citation}: {said}" for citation, said in waited.items())
+    return [f"pool {pool['pool']}: the maintenance windows its nodes' drains wait for never open "
+            f"together in the next {HORIZON.days} days ({why}); make them overlap"]  # fmt: skip
+
+
+async def _no_room(toolbox: Toolbox, pool: dict[str, Any]) -> list[str]:
     namespace, name = pool["pool"].split("/", 1)
     got = await read(toolbox, pool["pool"])
     replicas = int(got.get("spec.replicas") or 0)

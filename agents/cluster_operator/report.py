@@ -23,6 +23,7 @@ from agents.cluster_operator.provisioning import Provisioning
 from agents.cluster_operator.readiness import Readiness
 from agents.cluster_operator.removal import Removal
 from agents.cluster_operator.rightsizing import Resize
+from core.policy.proposals import APPROVED
 
 STATUS = {
     "drained": "drained: its workloads run elsewhere",
@@ -207,9 +208,17 @@ def fleet(health: list[ClusterHealth], moves: list[Move]) -> str:
                     "scaled down and validated.",
             "scaled-up": f"; {m['target']} is scaled up, {m['source']} not yet down.",
             "rejected": "; rejected: nothing was changed.",
-        }.get(m.get("state", ""), "; nothing was changed yet: the owners decide."))  # fmt: skip
+            "no-target": "; nothing was changed: the target cannot take it yet (below).",
+        }.get(m.get("state", ""), _undone(m)))  # fmt: skip
         lines += [f"  - {step}" for step in m.get("steps", [])]
     return "\n".join(lines)
+
+
+def _undone(move: Move) -> str:
+    """Why a proposed move changed nothing yet: its decision, or what its steps say stops it."""
+    if move["outcome"] in APPROVED and move.get("steps"):
+        return "; nothing was changed yet (below)."
+    return "; nothing was changed yet: the owners decide."
 
 
 class Change(TypedDict):

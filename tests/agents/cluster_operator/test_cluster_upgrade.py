@@ -193,3 +193,38 @@ def training_node(kubectl: Kubectl) -> str:
 
 def server_minor(kubectl: Kubectl) -> str:
     return str(kubectl.json("version", "-o", "json")["serverVersion"]["minor"])
+
+
+def change_window(name: str, day: str) -> str:
+    return f"""\
+apiVersion: kubecrew.io/v1alpha1
+kind: ChangePolicy
+metadata: {{name: {name}}}
+spec:
+  selector: {{kinds: [Node]}}
+  maintenance:
+    actions: [drain]
+    windows: [{{name: {name}, days: [{day}], start: "01:00", end: "02:00", timezone: UTC}}]
+"""
+
+
+def test_windows_that_never_open_together_are_refused_before_anything_starts(
+    sandbox: Sandbox, kubectl: Kubectl, tmp_path: Path
+) -> None:
+    build(kubectl, workers=2, gpu=0)
+    operator = Operator(sandbox, tmp_path)
+    operator.policy("pool-window", change_window("pool-window", "Mon"))
+
+    one_window = operator.ask("upgrade the cluster to 1.38", thread="one")
+    assert "never open together" not in one_window.answer, one_window.answer
+    assert "Reply 'yes' to start" in one_window.answer, one_window.answer  # it waits, later
+
+    operator.policy("org-window", change_window("org-window", "Thu"))
+    two_windows = operator.ask("upgrade the cluster to 1.38", thread="two")
+
+    assert two_windows.answer.startswith("Not started"), two_windows.answer
+    assert "pool default/workers: the maintenance windows its nodes' drains wait for never " \
+           "open together in the next 15 days" in two_windows.answer  # fmt: skip
+    assert "pool-window" in two_windows.answer and "org-window" in two_windows.answer
+    assert operator.mutations() == []
+    assert server_minor(kubectl) == "37"
