@@ -69,6 +69,7 @@ from agents.cluster_operator import (
     report,
     restarts,
     rightsizing,
+    upgrade_said,
     upgrades,
     upgrading,
 )
@@ -182,7 +183,7 @@ async def patrol(state: OperatorState, runtime: Runtime[Context]) -> dict[str, A
         report.maintenance(queue),
         report.pool_removals(removed),
         report.provisioning(provisioned),
-        upgrading.said_pass(upgraded) if upgraded["steps"] else "",
+        upgrade_said.said_pass(upgraded) if upgraded["steps"] else "",
         patching.said(patched),
     ]
     return {"result": result, "answer": "\n\n".join([answer, *(e for e in extra if e)])}
@@ -240,29 +241,29 @@ async def upgrade(state: OperatorState, runtime: Runtime[Context]) -> dict[str, 
     if going and not upgrading.waits_for_yes(pending):
         if requests.asks(question):
             told = upgrading.Pass(record=under_way, steps=[], waiting="", working=False)
-            return {"result": {"upgrade": under_way}, "answer": upgrading.said_pass(told)}
+            return {"result": {"upgrade": under_way}, "answer": upgrade_said.said_pass(told)}
         done = await upgrading.drive(toolbox, store)
-        return {"result": {"upgrade": done}, "answer": upgrading.said_pass(done)}
+        return {"result": {"upgrade": done}, "answer": upgrade_said.said_pass(done)}
     if pending is None and intents.read_question(question)[0] == "upgrade":
         told = upgrading.Pass(record=under_way, steps=[], waiting="", working=False)
-        return {"result": {"upgrade": under_way}, "answer": upgrading.said_pass(told)}
-    release = str((pending or {}).get("upgrade") or "") or upgrading.release_in(
+        return {"result": {"upgrade": under_way}, "answer": upgrade_said.said_pass(told)}
+    release = str((pending or {}).get("upgrade") or "") or upgrade_said.release_in(
         question, await upgrading.served(toolbox)
     )
     found, planned, refusals = await upgrading.plan(toolbox, release)
     if planned is None:
-        answer = upgrading.said_refused(found, refusals)
+        answer = upgrade_said.said_refused(found, refusals)
         if found["refused"] or upgrades.blockers(found):  # the reading says why: show it
             answer += "\n\n" + upgrades.said(found)
         return {"result": {"readiness": found, "refused": refusals}, "answer": answer,
                 "pending": None}  # fmt: skip
     if not upgrading.waits_for_yes(pending):  # asked back: a front door asks "Go on?"
-        asked, said = {"upgrade": release}, upgrading.said_plan(planned, found)
+        asked, said = {"upgrade": release}, upgrade_said.said_plan(planned, found)
         return {"result": {"readiness": found, "plan": planned, "clarification": said,
                            "confirm": asked}, "answer": said, "pending": asked}  # fmt: skip
     await upgrading.start(store, planned)
     done = await upgrading.drive(toolbox, store)
-    return {"result": {"upgrade": done}, "answer": upgrading.said_pass(done), "pending": None}
+    return {"result": {"upgrade": done}, "answer": upgrade_said.said_pass(done), "pending": None}
 
 
 async def patch(state: OperatorState, runtime: Runtime[Context]) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from typing import Any, TypedDict
 
 from langgraph.store.base import BaseStore
 
-from agents.cluster_operator import pools, readiness, upgrading
+from agents.cluster_operator import pools, readiness, upgrade_said, upgrading
 from agents.cluster_operator.clock import cluster_now
 from agents.cluster_operator.placement import POOL_LABEL
 from agents.runtime.errors import ToolFailed
@@ -218,5 +218,5 @@ def said(found: Patching, *, asked: bool = False) -> str:
     lines += [f"Not rolled: {why}." for why in found["refused"]]
     roll = found["roll"]
     if roll is not None and (roll["steps"] or roll["waiting"]):
-        lines.append(upgrading.said_pass(roll))
+        lines.append(upgrade_said.said_pass(roll))
     return "\n".join(lines)

@@ -1,14 +1,17 @@
 """The node pools an upgrade rolls (Cluster API MachineDeployments), read through the agent's
 tools: the control planes, the pools in upgrade order (the canary first, then the smallest), why a
-pool cannot roll, its machines, its nodes, the teams on them, and what is wrong after a wave.
+pool cannot roll, its machines, its nodes, the teams on them, and what is wrong after a wave that
+was not before the upgrade (`baseline`, `regressions`): nodes, workloads' availability and
+budgets, and the golden signals' error ratio of each Service where a metrics server with a
+Prometheus answers.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 from agents.cluster_operator.clock import cluster_now
 from agents.cluster_operator.placement import POOL_LABEL, is_ready
@@ -26,6 +29,9 @@ TEMPLATE_FIELDS = {
     "template": "spec.template.spec.infrastructureRef.name",
 }
 HOOK = "pre-drain.delete.hook.machine.cluster.x-k8s.io/kubecrew"  # the crew's pre-drain hook
+SIGNALS_WINDOW = "2m"  # the golden signals a wave is judged by: the minutes after it
+MAX_ERROR_RATIO = 0.05  # a Service failing more than this, and more than before, fails a wave
+MAX_SERVICES = 50  # the Services whose signals an upgrade watches, at most
 HORIZON = timedelta(days=15)  # how far ahead a drain's windows are looked for (as the store does)
 
 
@@ -208,6 +214,68 @@ async def ready(toolbox: Toolbox, node: str) -> tuple[bool, datetime | None]:
     return False, None
 
 
+class Baseline(TypedDict):
+    """The cluster as an upgrade found it, so validation blames a wave only for what it broke."""
+
+    problems: list[str]  # workloads already short before it began ("Deployment shop/web")
+    errors: dict[str, float]  # each Service's error ratio then ("shop/web"), when metrics answer
+
+
+async def baseline(toolbox: Toolbox) -> Baseline:
+    problems = await _workload_problems(toolbox)
+    return Baseline(problems=sorted({_subject(p) for p in problems}),
+                    errors=await error_ratios(toolbox))  # fmt: skip
+
+
+async def regressions(
+    toolbox: Toolbox, pool: str, lacks: Callable[[dict[str, Any]], str], before: Baseline | None
+) -> list[str]:
+    """What is wrong after a wave that was not before the upgrade: `validate`'s findings less
+    the workloads already short then, and Services whose error ratio rose past the bound."""
+    known = set(before["problems"]) if before else set()
+    wrong = [w for w in await validate(toolbox, pool, lacks) if _subject(w) not in known]
+    if before and before["errors"]:
+        after = await error_ratios(toolbox, services=before["errors"])
+        wrong += [
+            f"Service {name}: error ratio {ratio:.2f} over the last {SIGNALS_WINDOW} "
+            f"({before['errors'][name]:.2f} before the upgrade)"
+            for name, ratio in sorted(after.items())
+            if ratio > MAX_ERROR_RATIO and ratio > before["errors"][name] + MAX_ERROR_RATIO
+        ]
+    return wrong
+
+
+async def error_ratios(toolbox: Toolbox, *, services: Iterable[str] = ()) -> dict[str, float]:
+    """Each Service's error ratio (5xx of all requests over `SIGNALS_WINDOW`, the golden
+    signals) by "namespace/name": those given, else the workloads' (at most `MAX_SERVICES`);
+    {} when no metrics server with a Prometheus answers: the cluster alone is judged then."""
+    if not toolbox.has("golden_signals"):
+        return {}
+    named = list(services)
+    if not named:
+        listed = await toolbox.call("list_resources", kind="services", output="fields",
+                                    fields=["metadata.name"], limit=500)  # fmt: skip
+        named = [f"{row['namespace']}/{row['name']}" for row in listed.get("items", [])
+                 if not str(row["namespace"]).startswith("kube-")
+                 and row["namespace"] != "default"][:MAX_SERVICES]  # fmt: skip
+    ratios: dict[str, float] = {}
+    for name in named:
+        namespace, service = name.split("/", 1)
+        try:
+            got = await toolbox.call("golden_signals", service=service, namespace=namespace,
+                                     window=SIGNALS_WINDOW)  # fmt: skip
+        except ToolFailed:
+            return ratios  # no Prometheus behind the metrics server, or it does not answer
+        ratio = got.get("error_ratio")
+        if isinstance(ratio, int | float):
+            ratios[name] = float(ratio)
+    return ratios
+
+
+def _subject(problem: str) -> str:
+    return problem.split(":", 1)[0]
+
+
 async def validate(
     toolbox: Toolbox, pool: str, lacks: Callable[[dict[str, Any]], str]
 ) -> list[str]:
@@ -224,6 +292,12 @@ async def validate(
             wrong.append(f"node {row['name']}: {lacking}")
         if not is_ready(row.get("status.conditions")):
             wrong.append(f"node {row['name']} is not Ready")
+    return wrong + await _workload_problems(toolbox)
+
+
+async def _workload_problems(toolbox: Toolbox) -> list[str]:
+    """Deployments not fully available and budgets below their promise, cluster-wide."""
+    wrong: list[str] = []
     deployments = await toolbox.call(
         "list_resources", kind="deployments", output="fields",
         fields=["spec.replicas", "status.availableReplicas"], limit=500,

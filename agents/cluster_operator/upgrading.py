@@ -36,16 +36,18 @@ pools' machine template instead of their version, and no control-plane step.
 `drive` repeats `advance` while the cluster is doing the work, saying each step as it happens,
 and returns when the upgrade is over or waits for something outside it (a window, a person's
 decision, a training checkpoint, a budget); the patrol carries a waiting upgrade on.
-Left out: golden signals per wave (a Prometheus query when one is configured; the workloads'
-availability stands for them here), several pools rolled at once, and control planes managed
+After a wave settles it is validated against the cluster as the upgrade found it
+(`pools.baseline`, kept in the record): nodes Ready at the target, workloads available, budgets
+kept, and each Service's error ratio (the golden signals, where Prometheus answers) not risen
+past the bound; what stays wrong `VALIDATE_GRACE` cluster seconds after it settled rolls the wave
+back as a failed join does. Left out: several pools rolled at once, and control planes managed
 by a cloud provider (they are upgraded there, then the pools here).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired, TypedDict
 
 import anyio
 from langgraph.store.base import BaseStore
@@ -63,6 +65,7 @@ SPACE, KEY = ("cluster_operator", "upgrades"), "cluster"  # a patch roll: key PA
 PATCH = "patch"
 HOOK_OWNER = "kubecrew-cluster-operator"
 JOIN_GRACE = 180.0  # cluster seconds a new node may stay not Ready before its wave rolls back
+VALIDATE_GRACE = 120.0  # cluster seconds a settled wave has to validate before it rolls back
 PAUSE = 1.0  # wall seconds between passes while the cluster works
 Save = Callable[[], Awaitable[None]]  # keeps the record in the store as it stands
 
@@ -81,6 +84,7 @@ class Wave(TypedDict):
     proposal: str  # the roll's proposal
     rollback: str  # the rollback's proposal ("" unless it is rolled back)
     why: str  # why it was rolled back ("" otherwise)
+    unhealthy_since: NotRequired[float]  # cluster time its validation first failed
 
 
 class Record(TypedDict):
@@ -92,6 +96,7 @@ class Record(TypedDict):
     state: State
     proposal: str  # the control plane's proposal
     waves: list[Wave]
+    baseline: NotRequired[pools.Baseline]  # the cluster as the first pass found it
 
 
 class Pass(TypedDict):
@@ -170,7 +175,7 @@ async def drive(toolbox: Toolbox, store: BaseStore, *, key: str = KEY, passes: i
         steps += done["steps"]
         record = done["record"]
         if record is not None:
-            pace(Progress("upgrading", _where(record, done)))
+            pace(Progress("upgrading", where(record, done)))
         if not done["working"]:
             return {**done, "steps": steps}
         await anyio.sleep(PAUSE)
@@ -188,6 +193,10 @@ async def advance(toolbox: Toolbox, store: BaseStore, *, key: str = KEY) -> Pass
 
     async def save() -> None:  # after each write, so a crash never repeats one
         await store.aput(SPACE, key, dict(record))
+
+    if "baseline" not in record:
+        record["baseline"] = await pools.baseline(toolbox)
+        await save()
 
     if record["state"] == "control-plane":
         waiting, working = await _control_plane(toolbox, record, steps, save)
@@ -298,11 +307,18 @@ async def _wave(
                     return held, False
         if not _settled(pool, machines, wave["field"], wave["after"]):
             return "", True
-        unhealthy = await pools.validate(toolbox, wave["pool"], _lacks(record))
+        wrong = await pools.regressions(toolbox, wave["pool"], _lacks(record),
+                                        record.get("baseline"))  # fmt: skip
+        if wrong or wave["rollback"]:
+            now = (await cluster_now(toolbox)).timestamp()
+            since = wave.setdefault("unhealthy_since", now)
+            if wave["rollback"] or now - since >= VALIDATE_GRACE:
+                failed = f"after the wave, {'; '.join(wrong) or 'validation failed'}"
+                return await _roll_back(toolbox, wave, failed, steps, save)
+            return "", True
         await _unhook(toolbox, machines, steps)
         wave["state"] = "done"
-        verdict = "healthy" if not unhealthy else "NOT healthy: " + "; ".join(unhealthy)
-        steps.append(f"pool {wave['pool']} runs {wave['after']}; validated: {verdict}")
+        steps.append(f"pool {wave['pool']} runs {wave['after']}; validated: healthy")
         return "", False
     if not _settled(pool, machines, wave["field"], wave["before"]):  # rolling back
         return "", True
@@ -514,7 +530,8 @@ def _undecided(decided: proposals.Decided, what: str, steps: list[str]) -> str:
     return said
 
 
-def _where(record: Record, done: Pass) -> str:
+def where(record: Record, done: Pass) -> str:
+    """Where an upgrade stands, in a few words (the progress line, the report's head)."""
     if record["state"] == "control-plane":
         return f"control plane to {record['target']}"
     rolling = [w["pool"] for w in record["waves"] if w["state"] in ("rolling", "rolling-back")]
@@ -523,69 +540,3 @@ def _where(record: Record, done: Pass) -> str:
     return f"{head}; {finished} of {len(record['waves'])} pool(s) done" + (
         f"; waiting: {done['waiting']}" if done["waiting"] else ""
     )
-
-
-# -- what a person reads -------------------------------------------------------------------------
-
-
-def release_in(question: str, current: str = "") -> str:
-    """The release an upgrade asked in words ends at: "1.38" is v1.38.0, "v1.38.2" itself; no
-    version named: the next minor after `current`."""
-    named = re.search(r"\bv?(\d+)\.(\d{1,2})(?:\.(\d+))?\b", question)
-    if named:
-        return f"v{named.group(1)}.{named.group(2)}.{named.group(3) or 0}"
-    now = Minor.parse(current)
-    return f"v{now.major}.{now.minor + 1}.0" if now else ""
-
-
-def said_plan(record: Record, found: Readiness) -> str:
-    """The upgrade about to start, asked back."""
-    lines = [f"Ready to upgrade {found['current']} to {record['target']}. The plan:"]
-    if record["control_plane"]:
-        lines.append(f"1. the control plane ({record['control_plane']}) first;")
-    first = 2 if record["control_plane"] else 1
-    for n, wave in enumerate(record["waves"], start=first):
-        canary = " (the canary)" if n == first else ""
-        lines.append(f"{n}. pool {wave['pool']}{canary}, from {wave['before']}, one "
-                     "machine at a time inside its maintenance window;")  # fmt: skip
-    warnings = [f for f in found["findings"] if f["severity"] == "warning"]
-    if warnings:
-        lines.append("Warnings: " + "; ".join(f"{f['what']}: {f['why']}" for f in warnings) + ".")
-    lines.append(
-        "Each node is drained through the Eviction API (no PodDisruptionBudget broken, training "
-        "Jobs kept until they checkpoint) after its owners are told; a wave whose new node "
-        "does not come up Ready is rolled back. Reply 'yes' to start, anything else to leave "
-        "the cluster as it is."
-    )
-    return "\n".join(lines)
-
-
-def said_refused(found: Readiness, refusals: list[str]) -> str:
-    head = f"Not started: the upgrade of {found['current'] or 'the cluster'} to {found['target']} "
-    lines = [head + "cannot begin. Nothing was changed."]
-    lines += [f"- {why}" for why in refusals]
-    return "\n".join(lines)
-
-
-def said_pass(done: Pass) -> str:
-    record = done["record"]
-    if record is None:
-        return "No cluster upgrade is in progress. Nothing was changed."
-    if record["purpose"] == "patch":
-        what = f"The patch roll of PatchPolicy {record['target']}"
-        head = {
-            "done": f"{what} is done: every pool it covers runs its template.",
-            "rolled-back": f"{what} was stopped and its last wave rolled back.",
-        }.get(record["state"], f"{what}: {_where(record, done)}.")
-    else:
-        head = {
-            "done": f"The cluster is upgraded to {record['target']}: the control plane and "
-            "every pool.",
-            "rolled-back": f"The upgrade to {record['target']} was stopped and its last wave "
-            "rolled back.",
-        }.get(record["state"], f"Upgrading to {record['target']}: {_where(record, done)}.")
-    lines = [head, *(f"- {step}" for step in done["steps"])]
-    if done["waiting"] and record["state"] not in ("done", "rolled-back"):
-        also = " or when you say 'continue the upgrade'" if record["purpose"] == "upgrade" else ""
-        lines.append(f"Waiting: {done['waiting']}. I carry on at the next patrol{also}.")
-    return "\n".join(lines)

@@ -27,6 +27,7 @@ from core.policy.store.sqlite import SqliteStore
 from kubecrew.demo.shop import OWNERSHIP
 from mcp_servers.gitops.settings import GitopsSettings
 from mcp_servers.kube.settings import KubeSettings
+from mcp_servers.metrics.settings import MetricsSettings
 from sandbox.server import Sandbox
 
 AGENT = "cluster-operator"
@@ -42,6 +43,7 @@ class Operator:
         self.store = root / "store.sqlite"
         self.home = root / "agent-home"
         self.kubeconfig = sandbox.kubeconfig
+        self.metrics: MetricsSettings | None = None  # a metrics server, when a test runs one
         self.last: Conversation | None = None
 
     def policy(self, name: str, text: str) -> None:
@@ -58,6 +60,7 @@ class Operator:
             gitops=None if self.repo is None else GitopsSettings(
                 repo=self.repo, state_dir=self.root / "prs", kubeconfig=self.kubeconfig
             ),
+            metrics=self.metrics,
         )  # fmt: skip
 
     def _run(
