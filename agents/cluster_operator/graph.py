@@ -225,11 +225,18 @@ async def check_readiness(state: OperatorState, runtime: Runtime[Context]) -> di
 
 
 async def upgrade_readiness(state: OperatorState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """What stands between the cluster and the minor version asked (else the next): skew,
-    removed APIs in git, drain blockers, warnings; read only."""
-    question = state.get("question", "")
-    found = await upgrades.readiness(runtime.context.toolbox, target=upgrades.target_in(question))
-    return {"result": {"upgrade": found}, "answer": upgrades.said(found)}
+    """What stands between each cluster (the fleet's, else the one) and the minor version asked
+    (else its next): skew, removed APIs, drain blockers, warnings; read only."""
+    question, context = state.get("question", ""), runtime.context
+    target = upgrades.target_in(question)
+    home = context.git_home or ""
+    found = [
+        await upgrades.readiness(context.toolbox, target=target, cluster=c, git=c == home)
+        for c in context.clusters or ("",)
+    ]
+    answer = "\n\n".join(upgrades.said(f) for f in found)
+    result = {"upgrade": found[0]} if len(found) == 1 else {"clusters": found}
+    return {"result": result, "answer": answer}
 
 
 async def upgrade(state: OperatorState, runtime: Runtime[Context]) -> dict[str, Any]:

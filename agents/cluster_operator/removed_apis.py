@@ -111,10 +111,13 @@ class RemovedUse(TypedDict):
     why: str  # what stops being served when, and what to use instead
 
 
-async def uses(evidence: Evidence, *, current: int, goal: int) -> list[RemovedUse]:
-    """What uses an API version removed by minor `goal` (of a cluster at minor `current`)."""
+async def uses(
+    evidence: Evidence, *, current: int, goal: int, git: bool = True
+) -> list[RemovedUse]:
+    """What uses an API version removed by minor `goal` (of a cluster at minor `current`);
+    the manifests in git only where `git` (the cluster the crew's repository syncs to)."""
     return [
-        *await _in_git(evidence, goal),
+        *(await _in_git(evidence, goal) if git else []),
         *await _live(evidence, current, goal),
         *await _requested(evidence, current, goal),
     ]
@@ -123,7 +126,8 @@ async def uses(evidence: Evidence, *, current: int, goal: int) -> list[RemovedUs
 async def serves(evidence: Evidence, kind: str) -> bool:
     """Whether the cluster serves `kind` (any answer but "no such resource type" says so)."""
     try:
-        await evidence.toolbox.call("list_resources", kind=kind, limit=1)
+        where = {"context": evidence.context} if evidence.context else {}
+        await evidence.toolbox.call("list_resources", kind=kind, limit=1, **where)
     except ToolFailed as exc:
         if "has no resource type" in exc.reason:
             return False

@@ -59,6 +59,7 @@ class Pool(TypedDict):
 
 
 class Readiness(TypedDict):
+    cluster: str  # the kubeconfig context read; "" for the kube server's default
     current: str  # the control plane's version: "v1.37.0"
     target: str  # "v1.38"
     refused: str  # why this target cannot be upgraded to at all ("" when it can be planned)
@@ -88,14 +89,19 @@ def target_in(question: str) -> Minor | None:
     return Minor(1, int(match.group(1))) if match else None
 
 
-async def readiness(toolbox: Toolbox, *, target: Minor | None = None) -> Readiness:
-    evidence = Evidence(toolbox)
+async def readiness(
+    toolbox: Toolbox, *, target: Minor | None = None, cluster: str = "", git: bool = True
+) -> Readiness:
+    """The readiness of one cluster (`cluster`, a kubeconfig context; "" the default) for
+    `target` (else its next minor); git's manifests read only where `git`."""
+    evidence = Evidence(toolbox, context=cluster)
     overview = await evidence.call("overview", "the API server's version")
     current_text = str((overview or {}).get("server_version") or "")
     current = Minor.parse(current_text)
     if current is None:
         unseen = [*evidence.unseen, "the API server's version (it gave none)"]
-        return Readiness(current=current_text, target=str(target or ""), refused="",
+        return Readiness(cluster=cluster, current=current_text, target=str(target or ""),
+                         refused="",
                          kubelets={}, pools=[], findings=[], unseen=unseen)  # fmt: skip
     goal = target or Minor(current.major, current.minor + 1)
     kubelets = await _kubelets(evidence)
@@ -104,13 +110,14 @@ async def readiness(toolbox: Toolbox, *, target: Minor | None = None) -> Readine
     findings = [
         *_skew(current, goal, kubelets),
         *_unready_pools(pools),
-        *await _removed_apis(evidence, current, goal, teams),
+        *await _removed_apis(evidence, current, goal, teams, git=git),
         *await _budgets(evidence, teams),
         *await _pods(evidence, teams),
         *await _single_replicas(evidence, teams),
         *await _training(evidence, teams),
     ]
     return Readiness(
+        cluster=cluster,
         current=current_text,
         target=str(goal),
         refused=_refused(current, goal),
@@ -155,7 +162,7 @@ def _skew(current: Minor, goal: Minor, kubelets: dict[str, str]) -> list[Finding
 
 
 async def _removed_apis(
-    evidence: Evidence, current: Minor, goal: Minor, teams: dict[str, str]
+    evidence: Evidence, current: Minor, goal: Minor, teams: dict[str, str], *, git: bool
 ) -> list[Finding]:
     return [
         Finding(
@@ -166,7 +173,9 @@ async def _removed_apis(
             team=teams.get(use["namespace"], ""),
             why=use["why"],
         )
-        for use in await removed_apis.uses(evidence, current=current.minor, goal=goal.minor)
+        for use in await removed_apis.uses(
+            evidence, current=current.minor, goal=goal.minor, git=git
+        )
     ]
 
 
@@ -338,7 +347,7 @@ def said(found: Readiness) -> str:
             f"Ready to upgrade {current} to {target}: nothing blocks it; "
             f"{len(warnings)} warning(s)."
         )
-    lines = [head]
+    lines = [f"Cluster {found['cluster']}: {head}" if found["cluster"] else head]
     if found["pools"]:
         lines.append(_pools_said(found["pools"], Minor.parse(found["target"])))
     if found["kubelets"]:

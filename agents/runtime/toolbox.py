@@ -79,6 +79,11 @@ class Toolbox:
     def has(self, name: str) -> bool:
         return name in self.tools
 
+    def takes(self, name: str, argument: str) -> bool:
+        """Whether tool `name` is loaded and has a parameter `argument` ("context")."""
+        tool = self.tools.get(name)
+        return tool is not None and argument in tool.args
+
     def count(self, name: str | None = None) -> int:
         return sum(1 for c in self.calls if name is None or c.tool == name)
 

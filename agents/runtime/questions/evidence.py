@@ -44,12 +44,16 @@ class Evidence:
     toolbox: Toolbox
     unseen: list[str] = field(default_factory=list)  # what could not be read, and why
     cut: list[str] = field(default_factory=list)  # what was read only in part
+    context: str = ""  # the cluster (kubeconfig context) read; "" the server's default
 
     def has(self, tool: str) -> bool:
         return self.toolbox.has(tool)
 
     async def call(self, tool: str, what: str, /, **arguments: Any) -> Json | None:
-        """The tool's answer, or None with `what` noted as unseen (and why)."""
+        """The tool's answer, or None with `what` noted as unseen (and why). In a named cluster
+        (`context`), every tool that takes a context is asked about that cluster."""
+        if self.context and self.toolbox.takes(tool, "context"):
+            arguments = {**arguments, "context": self.context}
         try:
             return await self.toolbox.call(tool, **arguments)
         except ToolNotAllowed:

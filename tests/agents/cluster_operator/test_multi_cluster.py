@@ -179,3 +179,45 @@ def test_a_kube_server_for_a_fleet_acts_in_its_clusters_only(sandbox: Sandbox) -
         settings.check_context("north")
     assert settings.check_context("west") == "west"
     assert settings.check_context(None) is None  # the kubeconfig's current context
+
+
+BARE_POD = """\
+apiVersion: v1
+kind: Namespace
+metadata: {name: lab, labels: {kubecrew.io/team: lab}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: scratch, namespace: lab}
+spec:
+  containers: [{name: shell, image: "busybox:1.36", command: [sleep, "3600"]}]
+"""
+
+
+def test_upgrade_readiness_is_reported_per_cluster(
+    sandbox: Sandbox, west: Sandbox, operator: Operator, tmp_path: Path
+) -> None:
+    west_kubectl = Kubectl(west.kubeconfig, tmp_path / "west-cache")
+    west_kubectl("apply", "-f", "-", input=BARE_POD)  # a drain would delete it for good
+    operator.kubeconfig = fleet_kubeconfig(
+        tmp_path / "fleet.kubeconfig", {"east": sandbox.kubeconfig, "west": west.kubeconfig}
+    )
+
+    async def ask() -> Outcome:
+        async with conversation(
+            operator.servers(), Deterministic(), home=operator.home, clusters=("east", "west")
+        ) as talk:
+            return await talk.ask("are we ready to upgrade to 1.38?")
+
+    outcome = anyio.run(ask)
+
+    east, west_found = outcome.data["clusters"]
+    assert (east["cluster"], west_found["cluster"]) == ("east", "west")
+    assert not [f for f in east["findings"] if f["severity"] == "blocker"], east
+    blocking = [f for f in west_found["findings"] if f["severity"] == "blocker"]
+    assert [(f["kind"], f["what"], f["team"]) for f in blocking] == [
+        ("unmanaged-pod", "pod lab/scratch", "lab")
+    ]
+    assert "Cluster east: Ready to upgrade v1.37.0 to v1.38" in outcome.answer, outcome.answer
+    assert "Cluster west: Not ready to upgrade v1.37.0 to v1.38: 1 blocker(s)" in outcome.answer
+    assert operator.mutations() == []
