@@ -6,11 +6,14 @@ source of truth for what a server takes) and hands the built FastMCP to
 `mcp_servers.common.transport`, which owns the stdio / streamable HTTP rules (loopback unless
 `--allow-remote`, bearer token, 401s). This module only turns options into settings, refuses bad
 transport options in one line before anything starts, and imports a server only when its command
-runs, so `kubecrew --help` stays quick.
+runs, so `kubecrew --help` stays quick. With `--health-port` (or $KUBECREW_HEALTH_PORT, which
+the image sets) a server answers `/healthz` and `/readyz` on that port (`kubecrew.health`):
+ready once its HTTP port accepts connections and the cluster (or the policy store's) answers.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
@@ -19,6 +22,7 @@ from typing import Annotated
 import typer
 
 from kubecrew.cli.options import fail
+from kubecrew.health import Check, HealthError, HealthPortOption, kube_api, listening, serving
 from mcp_servers.common.transport import (
     DEFAULT_PORT,
     LOOPBACK,
@@ -135,6 +139,7 @@ def kube(
     port: PortOption = DEFAULT_PORT,
     token_file: TokenFileOption = None,
     allow_remote: AllowRemoteOption = False,
+    health_port: HealthPortOption = None,
 ) -> None:
     """Read (and, unless --read-only, change) a Kubernetes cluster through a kubeconfig.
 
@@ -170,7 +175,8 @@ def kube(
         server = build(settings)
     except ToolError as exc:  # unusable policies, policy store or --registry
         fail(exc.message)
-    _serve(lambda: serve(server, options, name="kube"))
+    ready = [kube_api(kubeconfig, context), *_listening(options)]
+    _serve(lambda: serve(server, options, name="kube"), health_port, ready)
 
 
 @app.command()
@@ -190,6 +196,7 @@ def metrics(
     port: PortOption = DEFAULT_PORT,
     token_file: TokenFileOption = None,
     allow_remote: AllowRemoteOption = False,
+    health_port: HealthPortOption = None,
 ) -> None:
     """Utilization, signals and SLOs from Prometheus, or from metrics.k8s.io without one.
 
@@ -212,7 +219,8 @@ def metrics(
         kubeconfig=kubeconfig,
         context=context,
     )
-    _serve(lambda: serve(build(settings), options, name="metrics"))
+    ready = [kube_api(kubeconfig, context), *_listening(options)]
+    _serve(lambda: serve(build(settings), options, name="metrics"), health_port, ready)
 
 
 @app.command()
@@ -285,6 +293,7 @@ def gitops(
     port: PortOption = DEFAULT_PORT,
     token_file: TokenFileOption = None,
     allow_remote: AllowRemoteOption = False,
+    health_port: HealthPortOption = None,
 ) -> None:
     """Propose, review, merge and sync manifest changes in a git repository.
 
@@ -328,7 +337,8 @@ def gitops(
         server = build(settings)
     except ToolError as exc:  # a configuration the server cannot start with
         fail(exc.message)
-    _serve(lambda: serve(server, options, name="gitops"))
+    ready = [kube_api(kubeconfig, context), *_listening(options)]
+    _serve(lambda: serve(server, options, name="gitops"), health_port, ready)
 
 
 @app.command()
@@ -385,6 +395,7 @@ def policy(
     port: PortOption = DEFAULT_PORT,
     token_file: TokenFileOption = None,
     allow_remote: AllowRemoteOption = False,
+    health_port: HealthPortOption = None,
 ) -> None:
     """Policies, proposals, approvals and the audit log of the shared policy store.
 
@@ -417,11 +428,32 @@ def policy(
         server = build(settings)
     except ToolError as exc:  # bad policies, an unusable store, an identity refused
         fail(exc.message)
-    _serve(lambda: serve(server, options, name="policy"))
+    ready = [*_store_reached(store), *_listening(options)]
+    _serve(lambda: serve(server, options, name="policy"), health_port, ready)
 
 
-def _serve(run: Callable[[], None]) -> None:
+def _serve(run: Callable[[], None], health_port: int | None, ready: list[Check]) -> None:
     try:
-        run()
-    except TransportError as exc:
+        with serving(health_port, ready):
+            run()
+    except (TransportError, HealthError) as exc:
         fail(str(exc))
+
+
+def _listening(options: TransportOptions) -> list[Check]:
+    """Over HTTP, the server is ready once its port accepts connections."""
+    if options.transport != "http":
+        return []
+    return [listening(options.host, options.port, "the MCP server")]
+
+
+def _store_reached(store: str | None) -> list[Check]:
+    """A policy store on the cluster (`kubernetes[:CONTEXT]`) is reached through $KUBECONFIG,
+    as `open_store` reaches it; a SQLite file needs nothing reachable."""
+    from core.policy.store import KUBERNETES, SPEC_ENV
+
+    spec = store or os.environ.get(SPEC_ENV) or ""
+    if spec != KUBERNETES and not spec.startswith(KUBERNETES + ":"):
+        return []
+    kubeconfig = os.environ.get("KUBECONFIG")
+    return [kube_api(Path(kubeconfig) if kubeconfig else None, spec.partition(":")[2] or None)]

@@ -20,7 +20,9 @@ change it made or scheduled, whole (the target, the values from -> to, how: a pu
 git defines the object or a gated write, the proposal, who approved it, when it runs), from the
 procedure's result (`agents.cluster_operator.report.changes`); `--verbose` adds the agent's
 whole answer. stdout stays empty, except with `--json`: one document naming every run, its
-answer and its changes.
+answer and its changes. With `--health-port` (or $KUBECREW_HEALTH_PORT, which the image sets)
+it answers `/healthz` and `/readyz` (`kubecrew.health`): ready while the cluster answers each
+enabled job's agent.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from rich.markup import escape
 
 from kubecrew.cli.options import fail, period
 from kubecrew.crew import Crew, CrewOptions, crew_home, crew_options, resolve
+from kubecrew.health import Check, HealthError, HealthPortOption, kube_api, serving
 
 if TYPE_CHECKING:
     from agents.runtime.brain import Planner
@@ -97,6 +100,7 @@ def run(
         bool,
         typer.Option("--json", help="Print every run, its answer and its changes as JSON."),
     ] = False,
+    health_port: HealthPortOption = None,
     *,
     crew: CrewOptions,
 ) -> None:
@@ -142,9 +146,12 @@ def run(
 
     previous = signal.signal(signal.SIGINT, on_ctrl_c)
     try:
-        failed = _schedule(runner, enabled, periods, stop, once=once, log=log, asked=asked)
+        with serving(health_port, _ready(resolved, enabled)):
+            failed = _schedule(runner, enabled, periods, stop, once=once, log=log, asked=asked)
     except KeyboardInterrupt:
         failed = True  # cut short: what it remembered (proposals, intents) goes on next run
+    except HealthError as exc:
+        fail(str(exc))
     finally:
         signal.signal(signal.SIGINT, previous)
     if stop.is_set():
@@ -153,6 +160,16 @@ def run(
         Console(highlight=False, soft_wrap=True).print_json(json.dumps({"runs": runner.runs}))
     if failed or (once and stop.is_set()):
         raise typer.Exit(1)
+
+
+def _ready(crew: Crew, enabled: list[Job]) -> list[Check]:
+    """Ready while the cluster answers each enabled job's agent, as that agent's identity."""
+    reached = []
+    for agent in dict.fromkeys(job.agent for job in enabled):
+        kube = crew.servers(agent).kube
+        if kube is not None and (kube.kubeconfig, kube.context) not in reached:
+            reached.append((kube.kubeconfig, kube.context))
+    return [kube_api(kubeconfig, context) for kubeconfig, context in reached]
 
 
 def _schedule(

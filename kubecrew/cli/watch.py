@@ -14,6 +14,8 @@ request is answered (by `kubecrew approvals`, Slack, chat or a PR review), sayin
 Incidents live in the cluster's incident book (`$KUBECREW_HOME/clusters/<cluster>/agents/`), so
 a restart merges into the same ones; with `--heal` it also heals, once, those an earlier watch
 left open. Progress and answers go to stderr, one line per event of note; stdout stays empty.
+With `--health-port` (or $KUBECREW_HEALTH_PORT, which the image sets) it answers `/healthz` and
+`/readyz` (`kubecrew.health`): ready while the cluster answers and the receiver listens.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from rich.markup import escape
 from kubecrew.channels.slack.settings import SLACK_API_URL
 from kubecrew.cli.options import fail, period
 from kubecrew.crew import CrewOptions, crew_options, resolve
+from kubecrew.health import HealthError, HealthPortOption, kube_api, listening, serving
 
 if TYPE_CHECKING:
     from agents.dev_team.incidents import Healer
@@ -90,6 +93,7 @@ def watch(
         ),
     ] = None,
     slack_api_url: Annotated[str, typer.Option(help="The Slack Web API base URL.")] = SLACK_API_URL,
+    health_port: HealthPortOption = None,
     *,
     crew: CrewOptions,
 ) -> None:
@@ -102,6 +106,7 @@ def watch(
     kubecrew watch -n shop
     kubecrew watch --alertmanager-port 9095 --every 1m
     kubecrew watch -n shop --heal --repo ./shop-gitops --max-heals 1
+    kubecrew watch --alertmanager-port 9095 --health-port 8081   # /healthz, /readyz
     SLACK_BOT_TOKEN=xoxb-... kubecrew watch -n shop --slack-channel C0123ABCD
     ```
     """
@@ -152,9 +157,16 @@ def watch(
         take_over=heal,  # heal what a watch without --heal only diagnosed
     )
     resume = healer.resume_answered if healer is not None else None
+    # Ready once the cluster answers as the Dev Team, and the receiver listens when there is one.
+    ready = [kube_api(servers.kube.kubeconfig, servers.kube.context)] if servers.kube else []
+    if alertmanager_port is not None:
+        ready.append(listening("127.0.0.1", alertmanager_port, "the Alertmanager receiver"))
 
     try:
-        anyio.run(lambda: run_watch(plan, handler, say=say, resume=resume))
+        with serving(health_port, ready):
+            anyio.run(lambda: run_watch(plan, handler, say=say, resume=resume))
+    except HealthError as exc:
+        fail(str(exc))
     except OSError as exc:  # the port is taken, the home is not writable
         fail(f"cannot watch: {exc}")
 

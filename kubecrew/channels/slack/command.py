@@ -9,6 +9,8 @@ in Slack has the same servers, gates and approvals as from the terminal. A conve
 work waits for an approval request is resumed once the request ends however it was answered
 (an Approve click included: a thread looks every `--poll` seconds), and what the agent then
 did is posted in its thread.
+With `--health-port` (or $KUBECREW_HEALTH_PORT, which the image sets) it answers `/healthz`
+and `/readyz` (`kubecrew.health`): ready while the cluster answers and once it serves Slack.
 Every startup problem is one line naming what to fix; a token is never printed. Bolt, uvicorn
 and the engine are imported when the command runs, so `kubecrew --help` stays quick.
 """
@@ -32,6 +34,7 @@ from kubecrew.channels.slack.settings import (
     Mode,
 )
 from kubecrew.crew import Crew, CrewOptions, crew_options, resolve
+from kubecrew.health import Check, HealthError, HealthPortOption, kube_api, once, serving
 from kubecrew.terminal import print_failure
 
 if TYPE_CHECKING:
@@ -87,6 +90,7 @@ def slack(
     ] = None,
     api_url: Annotated[str, typer.Option(help="The Slack Web API base URL.")] = SLACK_API_URL,
     poll: Annotated[float, typer.Option(help="Seconds between looks at the store.")] = 3.0,
+    health_port: HealthPortOption = None,
     *,
     crew: CrewOptions,
 ) -> None:
@@ -100,29 +104,47 @@ def slack(
     """
     from core.errors import ToolError
 
+    serving_slack = threading.Event()  # the events server bound, or Socket Mode connected
     try:
-        service, settings, door = _service(
-            _MODES[mode], host, port, resolve(crew), people, channel, allow, api_url, poll
-        )
-        stop = threading.Event()
-        resumer = threading.Thread(
-            target=_resume_answered, args=(service, door, settings.poll, stop), daemon=True
-        )
-        resumer.start()
-        if settings.mode == "http":
-            server = service.http_server()
-            _ready(f"serving Slack events at {server.url}", settings.store)
-            service.serve_http(server)
-        else:
-            service.serve_socket(
-                stop=stop,
-                on_ready=lambda: _ready("connected to Slack in Socket Mode", settings.store),
+        resolved = resolve(crew)
+        with serving(health_port, _readiness(resolved, serving_slack)):
+            service, settings, door = _service(
+                _MODES[mode], host, port, resolved, people, channel, allow, api_url, poll
             )
+            stop = threading.Event()
+            resumer = threading.Thread(
+                target=_resume_answered, args=(service, door, settings.poll, stop), daemon=True
+            )
+            resumer.start()
+
+            def ready(what: str) -> None:
+                _ready(what, settings.store)
+                serving_slack.set()
+
+            if settings.mode == "http":
+                server = service.http_server()
+                ready(f"serving Slack events at {server.url}")
+                service.serve_http(server)
+            else:
+                service.serve_socket(
+                    stop=stop, on_ready=lambda: ready("connected to Slack in Socket Mode")
+                )
     except ToolError as exc:
         print_failure(exc.message)
         raise typer.Exit(1) from None
+    except HealthError as exc:
+        print_failure(str(exc))
+        raise typer.Exit(1) from None
     except KeyboardInterrupt:
         raise typer.Exit(0) from None
+
+
+def _readiness(crew: Crew, serving_slack: threading.Event) -> list[Check]:
+    """Ready while the cluster answers the Dev Team (the front door's first agent) and once the
+    app serves Slack."""
+    kube = crew.servers("dev_team").kube
+    checks = [kube_api(kube.kubeconfig, kube.context)] if kube is not None else []
+    return [*checks, once(serving_slack, "not serving Slack yet: see the app's log")]
 
 
 def _service(
