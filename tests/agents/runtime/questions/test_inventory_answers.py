@@ -246,8 +246,8 @@ def test_a_big_namespace_shows_the_first_rows_and_says_how_many_more(asker: Aske
 
 
 def test_an_agent_without_a_tool_says_what_it_could_not_see(
-    shared_sandbox: Sandbox, tmp_path: Path
-) -> None:
+    shared_sandbox: Sandbox, tmp_path: Path, asker: Asker
+) -> None:  # `asker` makes the shop it asks about, whichever test of the module runs first
     platform = Asker(shared_sandbox.kubeconfig, tmp_path, agent="platform")
     asked = platform.ask("which pods use the most memory in shop")
     assert asked.answered is not None and asked.data["sure"] is False
