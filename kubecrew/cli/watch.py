@@ -2,7 +2,9 @@
 
 Runs until Ctrl-C: a Kubernetes watch of Warning events per namespace (`-n`, repeatable; none:
 the whole cluster), a `diagnose` patrol every `--every` (default 5m; `0` turns it off), and with
-`--alertmanager-port` an Alertmanager webhook receiver on loopback that demands a bearer token
+`--alertmanager-port` an Alertmanager webhook receiver (on loopback, or the address
+`--alertmanager-host` / $KUBECREW_ALERTMANAGER_HOST names: 0.0.0.0 in a pod, where Alertmanager
+reaches it through its Service) that demands a bearer token
 (`--token-file`, else $KUBECREW_WATCH_TOKEN, else one is generated into a 0600 file whose path,
 never the token, is printed). Each new or returning incident is diagnosed by the Dev Team agent
 and the answer printed. `--heal` hands it to the remediation loop instead, with the crew's
@@ -35,7 +37,7 @@ from rich.markup import escape
 from kubecrew.channels.slack.settings import SLACK_API_URL
 from kubecrew.cli.options import fail, period
 from kubecrew.crew import CrewOptions, crew_options, resolve
-from kubecrew.health import HealthError, HealthPortOption, kube_api, listening, serving
+from kubecrew.health import LOOPBACK, HealthError, HealthPortOption, kube_api, listening, serving
 
 if TYPE_CHECKING:
     from agents.dev_team.incidents import Healer
@@ -66,8 +68,16 @@ def watch(
         typer.Option("--namespace", "-n", help="watch this namespace (repeat for more)"),
     ] = None,
     alertmanager_port: Annotated[
-        int | None, typer.Option(help="serve the Alertmanager webhook on this loopback port")
+        int | None, typer.Option(help="serve the Alertmanager webhook on this port")
     ] = None,
+    alertmanager_host: Annotated[
+        str,
+        typer.Option(
+            envvar="KUBECREW_ALERTMANAGER_HOST",
+            help="the address the webhook listens on: loopback unless the receiver must be "
+            "reached from elsewhere (0.0.0.0 in a pod)",
+        ),
+    ] = LOOPBACK,
     token_file: Annotated[
         Path | None, typer.Option(help="file holding the webhook's bearer token")
     ] = None,
@@ -153,6 +163,7 @@ def watch(
         namespaces=tuple(namespace or ()),
         every_s=every_s,
         alertmanager_port=alertmanager_port,
+        alertmanager_host=alertmanager_host,
         token=token,
         take_over=heal,  # heal what a watch without --heal only diagnosed
     )
@@ -160,7 +171,8 @@ def watch(
     # Ready once the cluster answers as the Dev Team, and the receiver listens when there is one.
     ready = [kube_api(servers.kube.kubeconfig, servers.kube.context)] if servers.kube else []
     if alertmanager_port is not None:
-        ready.append(listening("127.0.0.1", alertmanager_port, "the Alertmanager receiver"))
+        at = LOOPBACK if alertmanager_host in ("0.0.0.0", "::") else alertmanager_host
+        ready.append(listening(at, alertmanager_port, "the Alertmanager receiver"))
 
     try:
         with serving(health_port, ready):

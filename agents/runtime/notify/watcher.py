@@ -24,6 +24,7 @@ from agents.runtime.notify.desk import Desk, Handler, Say
 from agents.runtime.notify.incidents import Incidents, default_path
 from agents.runtime.roles import load_role
 from agents.runtime.toolbox import Servers, Toolbox, open_toolbox
+from mcp_servers.common.transport import LOOPBACK
 
 ROLE = "notify"
 RESUME_S = 30.0
@@ -37,6 +38,7 @@ class WatchPlan:
     namespaces: tuple[str, ...] = ()  # empty: the whole cluster
     every_s: float | None = 300.0  # the patrol's period; None: no patrol
     alertmanager_port: int | None = None  # None: no receiver
+    alertmanager_host: str = LOOPBACK  # where the receiver listens (0.0.0.0 in a pod)
     token: str = ""  # the receiver's bearer token (required with a port)
     wait_s: int = 10  # how long each watch call waits for the next event
     incidents: Path = field(default_factory=default_path)
@@ -73,7 +75,9 @@ async def _run(
     closed before `watch` returns); the sources are simply cancelled."""
     receiver = None
     if plan.alertmanager_port is not None:
-        receiver = alertmanager.server(desk, plan.token, port=plan.alertmanager_port)
+        receiver = alertmanager.server(
+            desk, plan.token, port=plan.alertmanager_port, host=plan.alertmanager_host
+        )
     async with anyio.create_task_group() as serving:
         if receiver is not None:
             serving.start_soon(receiver.serve)
@@ -127,5 +131,6 @@ def _started(plan: WatchPlan) -> str:
     if plan.every_s:
         parts.append(f"patrolling every {plan.every_s:g} s")
     if plan.alertmanager_port is not None:
-        parts.append(f"Alertmanager webhook on http://127.0.0.1:{plan.alertmanager_port}/")
+        where = f"{plan.alertmanager_host}:{plan.alertmanager_port}"
+        parts.append(f"Alertmanager webhook on http://{where}/")
     return "; ".join(parts)

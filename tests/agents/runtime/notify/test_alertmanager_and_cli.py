@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 from dataclasses import replace
 from pathlib import Path
@@ -129,3 +130,30 @@ def test_kubecrew_watch_diagnoses_a_crash_loop_once_and_stops_on_ctrl_c(
     assert (
         state_of(tmp_path / "home", sandbox.kubeconfig) / "agents" / "incidents.sqlite"
     ).is_file()
+
+
+def test_the_receiver_listens_on_the_address_it_is_given(plan: WatchPlan) -> None:
+    """In a pod the receiver must be reachable on the pod's address, not only on loopback: here
+    127.0.0.2 (also this machine's, but not 127.0.0.1) stands for it."""
+    port = free_port()
+    watcher = Watcher(
+        replace(plan, alertmanager_port=port, alertmanager_host="127.0.0.2", token=TOKEN)
+    ).start()
+    try:
+
+        def answers_there() -> bool:
+            try:
+                socket.create_connection(("127.0.0.2", port), timeout=0.5).close()
+            except OSError:
+                return False
+            return True
+
+        eventually(answers_there, timeout=20, what="the receiver on 127.0.0.2")
+        url = f"http://127.0.0.2:{port}/alerts"
+        answer = httpx.post(
+            url, json=payload("firing"), headers={"Authorization": f"Bearer {TOKEN}"}
+        )
+        assert answer.status_code == 200 and answer.json()["accepted"] == 1
+        assert not listening(port)  # 127.0.0.1 is another address: nothing listens there
+    finally:
+        watcher.stop()
