@@ -30,6 +30,7 @@ from pydantic import ValidationError
 
 from agents.dev_team import intents
 from agents.dev_team.intents import Listed
+from agents.dev_team.probe_settings import PROBE_SETTINGS, probe_fields
 from agents.dev_team.state import TargetRef
 from agents.runtime.changes import ops
 from agents.runtime.changes.words import Asked
@@ -371,8 +372,8 @@ def _probes(obj: ops.Object, params: dict[str, Any], container: dict[str, Any]) 
         return ops.SetProbes(target=obj, container=container["name"], probes=dict.fromkeys(kinds))  # type: ignore[arg-type]
     made: dict[str, ops.Probe | None] = {}
     for kind in kinds:
-        before = _probe_fields(container.get(f"{kind}Probe") or {})
-        given: dict[str, Any] = {k: params[k] for k in _PROBE_SETTINGS if k in params}
+        before = probe_fields(container.get(f"{kind}Probe") or {})
+        given: dict[str, Any] = {k: params[k] for k in PROBE_SETTINGS if k in params}
         fields: dict[str, Any] = {**before, **given}
         if "command" in fields and isinstance(fields["command"], str):
             fields["command"] = ["sh", "-c", fields["command"]]
@@ -388,36 +389,6 @@ def _probes(obj: ops.Object, params: dict[str, Any], container: dict[str, Any]) 
             fields["port"] = int(ports[0]["containerPort"]) if ports else 80
         made[kind] = ops.Probe(**fields)
     return ops.SetProbes(target=obj, container=container["name"], probes=made)  # type: ignore[arg-type]
-
-
-_PROBE_SETTINGS = ("path", "port", "command", "handler", "scheme", "initial_delay", "period",
-                   "timeout", "failure_threshold")  # fmt: skip
-
-
-def _probe_fields(probe: dict[str, Any]) -> dict[str, Any]:
-    """An existing probe's settings, as `ops.Probe` fields (what a change of one keeps)."""
-    fields: dict[str, Any] = {}
-    if "httpGet" in probe:
-        get = probe["httpGet"] or {}
-        fields |= {
-            "handler": "http",
-            "path": get.get("path") or "/",
-            "port": get.get("port", 80),
-            "scheme": get.get("scheme") or "HTTP",
-        }
-    elif "tcpSocket" in probe:
-        fields |= {"handler": "tcp", "port": (probe["tcpSocket"] or {}).get("port", 80)}
-    elif "exec" in probe:
-        fields |= {"handler": "exec", "command": (probe["exec"] or {}).get("command") or []}
-    for key, field in (
-        ("initialDelaySeconds", "initial_delay"),
-        ("periodSeconds", "period"),
-        ("timeoutSeconds", "timeout"),
-        ("failureThreshold", "failure_threshold"),
-    ):
-        if isinstance(probe.get(key), int) and probe[key] > 0:
-            fields[field] = probe[key]
-    return fields
 
 
 _SOURCES: dict[str, intents.Listed] = {

@@ -10,41 +10,25 @@ manages in a cluster the crew's repository does not reach is never written direc
 
 from __future__ import annotations
 
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
-import pytest
 import yaml
 
 from agents.cluster_operator.conversation import conversation
 from agents.runtime.brain import Deterministic
 from agents.runtime.contract import Outcome
 from agents.runtime.toolbox import Servers
-from kubecrew.demo.shop import deployment, manifests, namespace
 from mcp_servers.gitops.settings import GitopsSettings
-from sandbox.server import Options, Sandbox
-from tests.support.clock import RATE
+from sandbox.server import Sandbox
 from tests.support.cluster_operator import Operator
 from tests.support.fleet import fleet_kubeconfig
+from tests.support.fleet_moves import BUSY, IDLE, pending, replicas
+from tests.support.gitops import git
 from tests.support.kubectl import Kubectl
 from tests.support.waiting import eventually
 
-BUSY = manifests(namespace(), deployment("api", replicas=4, cpu="1200m", memory="256Mi"))
-IDLE = manifests(namespace(), deployment("api", replicas=1, cpu="1200m", memory="256Mi"))
 REPO_LABEL = "kubecrew.io/gitops-repo"
-
-
-@pytest.fixture
-def west(tmp_path: Path) -> Iterator[Sandbox]:
-    with Sandbox(Options(home=tmp_path / "west", nodes=1, rate=RATE)) as running:
-        yield running
-
-
-def git(repo: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
-    return done.stdout.decode()
 
 
 def east_repo(root: Path) -> Path:
@@ -56,15 +40,6 @@ def east_repo(root: Path) -> Path:
     git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "add", "-A")
     git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "east")
     return repo
-
-
-def replicas(kubectl: Kubectl) -> int:
-    return int(kubectl("get", "deploy/api", "-n", "shop", "-o", "jsonpath={.spec.replicas}"))
-
-
-def pending(kubectl: Kubectl) -> int:
-    pods = kubectl.json("get", "pods", "-n", "shop")["items"]
-    return sum(1 for p in pods if not p["spec"].get("nodeName"))
 
 
 def in_git(repo: Path) -> int:

@@ -6,7 +6,6 @@ moving some of west's replicas east; nothing is scaled in either cluster.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -18,27 +17,13 @@ from agents.runtime.brain import Deterministic
 from agents.runtime.contract import Outcome
 from agents.runtime.errors import ToolFailed
 from core.errors import PermissionDenied
-from kubecrew.demo.shop import deployment, manifests, namespace
 from mcp_servers.kube.settings import KubeSettings
-from sandbox.server import Options, Sandbox
-from tests.support.clock import RATE
+from sandbox.server import Sandbox
 from tests.support.cluster_operator import Operator
 from tests.support.fleet import fleet_kubeconfig
+from tests.support.fleet_moves import BUSY, IDLE, pending, ready, replicas
 from tests.support.kubectl import Kubectl
 from tests.support.waiting import eventually
-
-BUSY = manifests(namespace(), deployment("api", replicas=4, cpu="1200m", memory="256Mi"))
-
-
-@pytest.fixture
-def west(tmp_path: Path) -> Iterator[Sandbox]:
-    """A second, smaller cluster: one node of 4 CPUs."""
-    with Sandbox(Options(home=tmp_path / "west", nodes=1, rate=RATE)) as running:
-        yield running
-
-
-def replicas(kubectl: Kubectl) -> int:
-    return int(kubectl("get", "deploy/api", "-n", "shop", "-o", "jsonpath={.spec.replicas}"))
 
 
 def test_the_fleet_reports_imbalance_and_proposes_a_move(
@@ -158,19 +143,6 @@ def test_a_decided_move_scales_the_target_up_first_then_the_source_down(
     east, west = "Deployment shop/api in cluster east", "Deployment shop/api in cluster west"
     assert f"target {east}, not {west}" in refusal, refusal
     assert replicas(kubectl) == 3
-
-
-IDLE = manifests(namespace(), deployment("api", replicas=1, cpu="1200m", memory="256Mi"))
-
-
-def ready(kubectl: Kubectl) -> int:
-    status = kubectl.json("get", "deploy", "api", "-n", "shop")["status"]
-    return int(status.get("readyReplicas") or 0)
-
-
-def pending(kubectl: Kubectl) -> int:
-    pods = kubectl.json("get", "pods", "-n", "shop")["items"]
-    return sum(1 for p in pods if not p["spec"].get("nodeName"))
 
 
 def test_a_kube_server_for_a_fleet_acts_in_its_clusters_only(sandbox: Sandbox) -> None:

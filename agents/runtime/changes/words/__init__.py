@@ -15,8 +15,9 @@ is not a list of sentences but a small grammar in four parts:
   `workloads` (scale, restart, undo, pause, image, env, resources, labels, delete),
   `shaping` (probes, node selector, tolerations, spread), `network` (expose, a Service's
   selector or port, network policies, Ingress), `guards` (disruption budgets, autoscalers),
-  `tenancy` (namespaces, quotas, limit ranges, pod security, access), `creating` (new
-  workloads, ConfigMaps, volumes' sizes, mounts) and `nodes` (cordon, drain, taint).
+  `tenancy` (namespaces, quotas, limit ranges, pod security), `access` (who may do what),
+  `creating` (new workloads, ConfigMaps, volumes' sizes, mounts) and `nodes` (cordon, drain,
+  taint).
 
 A question is never a change: text that starts with a question word ("why did the scale
 fail?", "is web scaled?") reads as None, as does text with no change in it. A change that
@@ -31,7 +32,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from agents.runtime.changes.words import creating, guards, network, nodes, shaping, tenancy
+from agents.runtime.changes.words import access, creating, guards, network, nodes, shaping, tenancy
 from agents.runtime.changes.words import workloads as _workloads
 from agents.runtime.changes.words.asked import Asked, Reader
 from agents.runtime.changes.words.sentence import Sentence, kind_of, subject
@@ -46,6 +47,7 @@ _READERS: dict[str, Reader] = {
     **network.READERS,
     **guards.READERS,
     **tenancy.READERS,
+    **access.READERS,
     **creating.READERS,
     **nodes.READERS,
 }
