@@ -17,7 +17,8 @@
   upgrade?"): "upgrade" with a version, or with a word of the cluster, readiness or blocking,
   is `upgrade-readiness` (an upgrade of a workload's image is a change, read before this); so is
   another verb of change with a release and a word of the cluster ("bump kubernetes to v1.38",
-  "move the cluster to the next minor", "is the cluster ready for 1.38?"); the
+  "move the cluster to the next minor", "is the cluster ready for 1.38?"), and the cluster's
+  version asked ("what version is the control plane running?": the report starts with it); the
   graph makes it `upgrade` when it is a command ("upgrade the cluster to 1.38");
 - security patching of the nodes ("which nodes need patching?", "are any nodes below the patch
   policy?", "patch the nodes", "roll out the kernel patches"): a word of patching (patch,
@@ -58,6 +59,7 @@ _RELEASE = re.compile(
     r"\b(?:newer|newest|latest)\s+(?:kubernetes|k8s|version|release|minor)\b",
     re.IGNORECASE,
 )
+_VERSION = re.compile(r"\bversions?\b", re.IGNORECASE)
 _THE_CLUSTER = re.compile(
     r"\b(cluster|kubernetes|k8s|control[- ]plane|kubelets?|minor)\b", re.IGNORECASE
 )
@@ -122,6 +124,8 @@ def _reading(question: str) -> tuple[Task, str]:
         _RELEASE.search(question) and _THE_CLUSTER.search(question)
     ):
         return "upgrade-readiness", ""
+    if _VERSION.search(question) and _THE_CLUSTER.search(question):
+        return "upgrade-readiness", ""  # "what version is the control plane running?"
     if _PATCH.search(question) and _OF_NODES.search(question):
         return "patching", ""
     if _NODES.search(question) and _READY.search(question):

@@ -18,6 +18,7 @@ UPGRADES = [
     "upgrade the control plane to v1.38.0",
     "is the cluster ready for 1.38?",
     "which kubernetes version are we on, can we move to the next one?",
+    "what version is the control plane running?",
 ]
 PATCHING = [
     "which nodes need patching?",
@@ -56,7 +57,8 @@ def test_a_workload_is_the_dev_teams_whatever_version_it_names(text: str) -> Non
 @pytest.mark.parametrize(
     "text",
     ["please grow the workers pool to 3 machines", "shrink the gpu pool to 1 node",
-     "mark node-2 unschedulable", "put node-3 back into service"],
+     "mark node-2 unschedulable", "put node-3 back into service",
+     "prevent new pods from landing on node-3"],
 )  # fmt: skip
 def test_pools_and_nodes_reach_the_operator(text: str) -> None:
     assert route(text, current="dev_team") == "cluster_operator", text

@@ -81,6 +81,7 @@ _CLUSTER_WORDS = frozenset(
     {"cluster", "clusters", "kubernetes", "k8s", "control", "control-plane", "controlplane",
      "kubelet", "kubelets", "kernel", "kernels", "readiness", "pool", "pools", "fleet"}
 )  # fmt: skip
+_NEVER = frozenset({"dont", "never", "not"})
 _ARTICLES = frozenset({"a", "an", "the", "this", "that", "next", "our", "its"})
 # In a node pool, nodes and machines are what its replicas are: "add 2 nodes to the gpu pool".
 _POOL_MEMBERS = {"node": "replica", "nodes": "replicas", "machine": "replica",
@@ -96,6 +97,13 @@ def _upgrades_the_cluster(sentence: Sentence, at: int) -> bool:
     return noun or bool(_CLUSTER_WORDS & set(low)) or kind_of(low, loose=True) == "Node"
 
 
+def _negated(sentence: Sentence, at: int) -> bool:
+    """The verb at `at` said with a negation: "don't restart web", "do not scale api", "never
+    delete the db" (an apostrophe splits "don't" into "don", "t")."""
+    before = sentence.low[max(0, at - 2) : at] if at > 0 else []
+    return before in (["don", "t"], ["do", "not"]) or (bool(before) and before[-1] in _NEVER)
+
+
 def read(text: str) -> Asked | None:
     """The change `text` asks for, or None when it asks none (a question, or no change)."""
     sentence = Sentence.of(text)
@@ -109,6 +117,8 @@ def read(text: str) -> Asked | None:
     if found is None:
         return None
     op, at, width = found  # at -1: the operation is named by its object, not by a verb
+    if _negated(sentence, at) and op != "cordon":
+        return None  # "don't restart web" asks for nothing ("don't schedule on node-3" cordons)
     if op == "image" and at >= 0 and _upgrades_the_cluster(sentence, at):
         return None
     if at >= 0:

@@ -67,7 +67,9 @@ _SCHEDULING_WORDS = frozenset(
     {"node", "the", "nodes", "mark", "make", "set", "flag", "as", "again", "not", "non",
      "unschedulable", "non-schedulable", "schedulable", "scheduling", "pods", "new", "any",
      "workloads", "on", "onto", "to", "out", "of", "from", "rotation", "service", "back",
-     "into", "put", "take", "return", "bring", "please", "for", "now", "more"}
+     "into", "put", "take", "return", "bring", "please", "for", "now", "more", "prevent",
+     "stop", "keep", "avoid", "block", "don", "t", "dont", "let", "anything", "land", "landing",
+     "going", "get", "getting", "schedule", "scheduled", "placed", "while", "a", "off"}
 )  # fmt: skip
 
 

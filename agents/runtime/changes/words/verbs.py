@@ -138,12 +138,17 @@ def _operation(sentence: Sentence) -> Found | None:
 _STOPS = frozenset({"stop", "prevent", "disable", "block", "halt", "no", "pause", "freeze"})
 _STARTS = frozenset({"resume", "allow", "enable", "re-enable", "reenable", "restore", "unblock"})
 _IN_SERVICE = frozenset({"rotation", "service"})
+_HOLDS = _STOPS | {"t", "dont", "keep", "avoid"}  # what keeps new pods off ("don't": don, t)
+_ANY_POD = (("new", "pods"), ("any", "pods"), ("new", "workloads"), ("anything",))
 
 
 def _scheduling(sentence: Sentence) -> Found | None:
     """Whether the node takes new pods, said in words other than cordon: "unschedulable",
     "schedulable again", "(stop|resume) scheduling on", "out of / back into rotation"."""
     low = sentence.low
+    kept_off = _new_pods_kept_off(sentence)
+    if kept_off is not None:
+        return kept_off
     if kind_of([w for w in low if w not in _IN_SERVICE], loose=True) not in ("", "Node"):
         return None  # "make the pod schedulable" asks about a pod, not a node
     for index in range(sentence.start, len(low)):
@@ -158,6 +163,23 @@ def _scheduling(sentence: Sentence) -> Found | None:
             return "cordon", index - 2, 3
         if word in _IN_SERVICE and {"back", "return"} & set(low[max(0, index - 3) : index]):
             return "uncordon", index, 1
+    return None
+
+
+def _new_pods_kept_off(sentence: Sentence) -> Found | None:
+    """ "prevent new pods from landing on node-3", "don't schedule anything on node-3": new pods
+    in general (never one workload's, "keep web's pods off node-3") kept off a named node."""
+    low = sentence.low
+    if kind_of(low, loose=True) not in ("Node", "Pod") and not any(
+        w.startswith("node-") for w in low
+    ):
+        return None
+    for index in range(sentence.start, len(low)):
+        if low[index] not in _HOLDS:
+            continue
+        after = low[index + 1 : index + 5]
+        if any(all(w in after for w in words) for words in _ANY_POD):
+            return "cordon", index, 1
     return None
 
 

@@ -585,33 +585,3 @@ def test_a_node_pool_is_sized_in_nodes(text: str, params: dict[str, Any]) -> Non
     assert asked is not None and asked.op == "scale", asked
     assert asked.kind == "MachineDeployment" and asked.subject == ("workers",), asked
     assert asked.params == params
-
-
-@pytest.mark.parametrize(
-    ("text", "op"),
-    [
-        ("mark node-2 unschedulable", "cordon"),
-        ("make node-2 unschedulable", "cordon"),
-        ("mark node-2 as not schedulable", "cordon"),
-        ("stop scheduling pods on node-2", "cordon"),
-        ("prevent scheduling on node-2 please", "cordon"),
-        ("take node-2 out of rotation", "cordon"),
-        ("make node-2 schedulable again", "uncordon"),
-        ("resume scheduling on node-2", "uncordon"),
-        ("allow scheduling on node-2", "uncordon"),
-        ("put node-2 back into service", "uncordon"),
-        ("return node-2 to service", "uncordon"),
-    ],
-)
-def test_a_node_kept_from_new_pods_in_other_words_is_a_cordon(text: str, op: str) -> None:
-    asked = words.read(text)
-    assert asked is not None and (asked.op, asked.kind) == (op, "Node"), asked
-    assert asked.subject == ("node-2",), asked
-
-
-@pytest.mark.parametrize(
-    "text", ["why is my pod unschedulable?", "make the web pod schedulable", "stop web"]
-)
-def test_a_pod_is_never_cordoned(text: str) -> None:
-    asked = words.read(text)
-    assert asked is None or asked.op not in ("cordon", "uncordon"), asked
