@@ -187,7 +187,13 @@ def test_a_script_keeps_checking_and_exits_with_what_it_recorded(cluster: Kubect
 
 
 def test_a_service_created_later_answers_the_job_run_after_it(cluster: Kubectl) -> None:
-    cluster("create", "deployment", "late", "--image=nginx:1.27", "--port=80", "-n", NS)
+    # Ready means listening only with a probe: without one nginx is Ready a second before it
+    # binds its port, in the sandbox as on a real node, and a quick Job would meet a refusal.
+    args = ["deployment", "late", "--image=nginx:1.27", "--port=80", "-n", NS]
+    deployment = json.loads(cluster("create", *args, "--dry-run=client", "-o", "json"))
+    nginx = deployment["spec"]["template"]["spec"]["containers"][0]
+    nginx["readinessProbe"] = {"tcpSocket": {"port": 80}, "periodSeconds": 1}
+    cluster("apply", "-f", "-", input=json.dumps(deployment))
     cluster("expose", "deployment", "late", "--port=80", "-n", NS)
 
     def endpoint() -> bool:
