@@ -39,6 +39,10 @@ from core.home import state_home
 
 State = Literal["open", "handling", "waiting", "resolved"]
 
+# The host of a run its owner can no longer be working on: a replica that holds the crew's Lease
+# knows every other replica has stopped (`kubecrew.leader`), wherever it ran.
+DISOWNED = ""
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS incidents (
     fingerprint TEXT PRIMARY KEY,
@@ -110,7 +114,10 @@ class Run:
 
     @property
     def interrupted(self) -> bool:
-        """Its process is gone (on this machine); a run on another machine counts as alive."""
+        """Its process is gone (on this machine), or it was disowned by the Lease's holder; a
+        run on another machine counts as alive."""
+        if self.host == DISOWNED:
+            return True
         if self.host != socket.gethostname():
             return False
         try:
@@ -259,12 +266,12 @@ class Incidents:
             if earlier is None:
                 self._db.execute(
                     "INSERT INTO runs VALUES (?, ?, ?, ?, ?)",
-                    (signal.fingerprint, thread, os.getpid(), socket.gethostname(), time.time()),
+                    (signal.fingerprint, thread, *_this_process(), time.time()),
                 )
             elif earlier.interrupted:  # taken over by this process
                 self._db.execute(
                     "UPDATE runs SET pid = ?, host = ? WHERE fingerprint = ?",
-                    (os.getpid(), socket.gethostname(), signal.fingerprint),
+                    (*_this_process(), signal.fingerprint),
                 )
             self._db.execute("COMMIT")
         except BaseException:
@@ -295,6 +302,28 @@ class Incidents:
             self._db.execute("ROLLBACK")
             raise
 
+    def disown(self) -> list[Run]:
+        """Mark every run of another process interrupted, and its incident open again, so the
+        next heal of it continues its thread: only for the holder of the crew's Lease, whose
+        predecessors stopped before it took the Lease. The runs disowned, as they were."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            others = [r for r in self.runs() if (r.pid, r.host) != _this_process()]
+            for run in others:
+                self._db.execute(
+                    "UPDATE runs SET host = ? WHERE fingerprint = ?", (DISOWNED, run.fingerprint)
+                )
+                self._db.execute(
+                    "UPDATE incidents SET state = 'open' WHERE fingerprint = ? "
+                    "AND state = 'handling'",
+                    (run.fingerprint,),
+                )
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        return others
+
     def run(self, fingerprint: str) -> Run | None:
         row = self._db.execute(
             "SELECT fingerprint, thread, pid, host, since FROM runs WHERE fingerprint = ?",
@@ -309,6 +338,10 @@ class Incidents:
     def all(self) -> list[Incident]:
         rows = self._db.execute(f"SELECT {_COLUMNS} FROM incidents ORDER BY first_seen")
         return [_incident(row) for row in rows.fetchall()]
+
+
+def _this_process() -> tuple[int, str]:
+    return os.getpid(), socket.gethostname()
 
 
 def _incident(row: tuple[object, ...]) -> Incident:
