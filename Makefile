@@ -9,7 +9,7 @@ INSPECTOR := node_modules/.bin/mcp-inspector
 .PHONY: install lint typecheck test demo bench eval clean
 
 install: $(STAMP) $(INSPECTOR)
-	@command -v prometheus >/dev/null 2>&1 || sh scripts/install-system-deps.sh
+	@sh scripts/install-system-deps.sh  # Prometheus and PostgreSQL, when missing
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,7 +38,7 @@ typecheck: install
 	$(BIN)/mypy
 
 test: install
-	$(BIN)/pytest -n 2 --dist loadfile --no-loadscope-reorder
+	$(BIN)/pytest -n 2 --dist loadfile --no-loadscope-reorder --durations=25
 
 demo: install
 	$(BIN)/kubecrew demo

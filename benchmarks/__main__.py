@@ -37,7 +37,7 @@ from typing import Any
 
 import yaml
 
-from benchmarks import changes, heal, living_cluster, mcp_peers, mcp_tools, upgrade
+from benchmarks import changes, heal, living_cluster, mcp_peers, mcp_tools, telemetry, upgrade
 from benchmarks import exec as exec_suite
 from benchmarks.client import Connection
 from sandbox.app import App
@@ -334,6 +334,9 @@ async def run(quick: bool, suite: str) -> dict[str, Any]:
     if suite == "heal":  # benchmarks/heal.py: fault to validated fix; diagnose on 5,000 pods
         await heal.run(start_server, fill_bench, results, quick=quick)
         return results
+    if suite == "telemetry":  # benchmarks/telemetry.py: the heal with tracing off and on
+        await telemetry.run(start_server, results, quick=quick)
+        return results
     if suite == "changes":  # benchmarks/changes.py: request to validated change
         await changes.run(start_server, results, quick=quick)
         return results
@@ -392,11 +395,23 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write the results to this file")
     parser.add_argument(
         "--suite",
-        choices=("all", "api", "cluster", "peers", "heal", "changes", "exec", "upgrade"),
+        choices=(
+            "all",
+            "api",
+            "cluster",
+            "peers",
+            "heal",
+            "telemetry",
+            "changes",
+            "exec",
+            "upgrade",
+        ),
         default="all",
         help="api: the API server alone; cluster: the living cluster at size; all: both; "
         "peers: the kube MCP server beside two peers from PyPI (installs them; not in all); "
         "heal: fault injection to validated fix, and diagnose on 5,000 pods (not in all); "
+        "telemetry: that heal with tracing off and on, and a tool call's metrics and span "
+        "(not in all); "
         "changes: request to validated change, for each kind of everyday change (not in all); "
         "exec: an exec round trip beside a get pod, kubectl and the Python client (not in all); "
         "upgrade: the Cluster Operator upgrades 50 nodes in 3 pools at a 10x clock (not in all)",

@@ -24,7 +24,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -110,37 +112,29 @@ async def until(what: str, check: Callable[[], Awaitable[bool]], timeout: float 
         await asyncio.sleep(0.1)
 
 
-async def _heal_once(
-    sandbox: Sandbox, servers: Servers, repo: Path, home: Path
-) -> dict[str, float]:
-    assert servers.gitops is not None and servers.kube is not None
-    kube, gitops = build_kube(servers.kube), build_gitops(servers.gitops)
-    _git(repo, "reset", "-q", "--hard", "main")  # the last run's merges moved main
-    manifest = repo / "web.yaml"
-    manifest.write_text(WEB.replace("image: nginx:1.27", f"image: {TYPO}"))
-    _git(repo, "commit", "-qam", "web: move to alpine")
-    began, clock = time.perf_counter(), await sandbox_now(sandbox)
-    await call_tool(gitops, "sync", {"dry_run": False})
+@dataclass(frozen=True)
+class World:
+    """The heal benchmark's world: a sandbox at a 10x clock running the shop's web, synced from
+    a GitOps repository, and the crew's servers on it (kube gated by policy, gitops, policy)."""
 
-    async def noticed() -> bool:
-        found = await call_tool(kube, "diagnose", {"namespace": "shop"})
-        return any(f["code"] == "ImagePullBackOff" for f in found.get("findings", []))
+    sandbox: Sandbox
+    servers: Servers
+    repo: Path
+    root: Path  # a scratch directory for the runs' agent homes
 
-    await until("ImagePullBackOff", noticed)
-    detected = time.perf_counter()
-    result = await heal("web", servers=servers, home=home, settings=LoopSettings())
-    if result.outcome != "fixed":
-        raise SystemExit(f"the loop did not heal web: {result.summary}")
-    ended, clock_ended = time.perf_counter(), await sandbox_now(sandbox)
-    return {
-        "wall_s": ended - began,
-        "sandbox_s": (clock_ended - clock).total_seconds(),
-        "detect_wall_s": detected - began,
-        "loop_wall_s": ended - detected,
-    }
+    async def rolled_out(self) -> None:
+        assert self.servers.kube is not None
+        kube = build_kube(self.servers.kube)
+
+        async def done() -> bool:
+            status = await call_tool(kube, "rollout_status", {"name": "web", "namespace": "shop"})
+            return bool(status.get("done"))
+
+        await until("web rolled out", done)
 
 
-async def bench_heal(start: Start, results: dict[str, Any], *, runs: int = RUNS) -> None:
+@asynccontextmanager
+async def heal_world(start: Start) -> AsyncIterator[World]:
     with tempfile.TemporaryDirectory(prefix="kubecrew-bench-heal-") as tmp:
         root = Path(tmp)
         sandbox = start(root / "sandbox", nodes=3, rate=10)
@@ -161,24 +155,53 @@ async def bench_heal(start: Start, results: dict[str, Any], *, runs: int = RUNS)
                 gitops=GitopsSettings(repo=repo, state_dir=root / "prs", kubeconfig=kubeconfig),
                 policy=PolicySettings(policies=(SHIPPED,), store=store, agent="dev_team"),
             )
-            assert servers.gitops is not None and servers.kube is not None
+            assert servers.gitops is not None
             await call_tool(build_gitops(servers.gitops), "sync", {"dry_run": False})
-            kube = build_kube(servers.kube)
-
-            async def rolled_out() -> bool:
-                status = await call_tool(
-                    kube, "rollout_status", {"name": "web", "namespace": "shop"}
-                )
-                return bool(status.get("done"))
-
-            await until("web rolled out", rolled_out)
-            measured = []
-            for run in range(runs):
-                _log(f"  heal run {run + 1}/{runs} ...")
-                measured.append(await _heal_once(sandbox, servers, repo, root / f"home-{run}"))
-                await until("web rolled out", rolled_out)
+            world = World(sandbox, servers, repo, root)
+            await world.rolled_out()
+            yield world
         finally:
             sandbox.stop()
+
+
+async def heal_once(world: World, home: Path) -> dict[str, float]:
+    """One image typo, from its injection to its validated fix, with a fresh agent home; then
+    the fix rolled out, ready for the next run."""
+    servers, repo, sandbox = world.servers, world.repo, world.sandbox
+    assert servers.gitops is not None and servers.kube is not None
+    kube, gitops = build_kube(servers.kube), build_gitops(servers.gitops)
+    _git(repo, "reset", "-q", "--hard", "main")  # the last run's merges moved main
+    manifest = repo / "web.yaml"
+    manifest.write_text(WEB.replace("image: nginx:1.27", f"image: {TYPO}"))
+    _git(repo, "commit", "-qam", "web: move to alpine")
+    began, clock = time.perf_counter(), await sandbox_now(sandbox)
+    await call_tool(gitops, "sync", {"dry_run": False})
+
+    async def noticed() -> bool:
+        found = await call_tool(kube, "diagnose", {"namespace": "shop"})
+        return any(f["code"] == "ImagePullBackOff" for f in found.get("findings", []))
+
+    await until("ImagePullBackOff", noticed)
+    detected = time.perf_counter()
+    result = await heal("web", servers=servers, home=home, settings=LoopSettings())
+    if result.outcome != "fixed":
+        raise SystemExit(f"the loop did not heal web: {result.summary}")
+    ended, clock_ended = time.perf_counter(), await sandbox_now(sandbox)
+    await world.rolled_out()
+    return {
+        "wall_s": ended - began,
+        "sandbox_s": (clock_ended - clock).total_seconds(),
+        "detect_wall_s": detected - began,
+        "loop_wall_s": ended - detected,
+    }
+
+
+async def bench_heal(start: Start, results: dict[str, Any], *, runs: int = RUNS) -> None:
+    async with heal_world(start) as world:
+        measured = []
+        for run in range(runs):
+            _log(f"  heal run {run + 1}/{runs} ...")
+            measured.append(await heal_once(world, world.root / f"home-{run}"))
     results["heal: image typo, injection to validated fix"] = {
         key: round(statistics.median(m[key] for m in measured), 1) for key in measured[0]
     } | {"runs": runs}

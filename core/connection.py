@@ -53,6 +53,8 @@ REFRESH_EVERY_S = 10.0
 # kubectl and scripts that compare them with `date` need (sandbox/timeframe.py).
 CLOCK_HEADER = ("Kubecrew-Clock", "cluster")
 
+REQUEST_TIMEOUT_S = 30.0  # a request's whole time, connection included
+
 
 def _refresh_at_most_every(seconds: float, configuration: client.Configuration) -> None:
     refresh = configuration.refresh_api_key_hook
@@ -142,10 +144,13 @@ class Api:
         body: Any = None,
         content_type: str = "application/json",
         what: str = "",
+        timeout: float = REQUEST_TIMEOUT_S,
     ) -> Json:
         """`method path` with `query`; the decoded JSON answer, or a ToolError saying why not.
-        `what` names the object for error messages ("deployment web in shop")."""
-        data = self._call(method, path, query, body, content_type, "application/json", what)
+        `what` names the object for error messages ("deployment web in shop"); `timeout` bounds
+        the whole request in seconds."""
+        accept = "application/json"
+        data = self._call(method, path, query, body, content_type, accept, what, timeout)
         return json.loads(data) if data else {}
 
     def get(self, path: str, *, what: str = "", **query: Any) -> Json:
@@ -165,6 +170,7 @@ class Api:
         content_type: str,
         accept: str,
         what: str,
+        timeout: float = REQUEST_TIMEOUT_S,
     ) -> bytes:
         headers = {"Accept": accept, "Content-Type": content_type}
         params = [(k, _param(v)) for k, v in (query or {}).items() if v not in (None, "")]
@@ -177,7 +183,9 @@ class Api:
                 body=body,
                 auth_settings=["BearerToken"],
             )
-            response = self.client.call_api(method, url, headers, body, post, _request_timeout=30)
+            response = self.client.call_api(
+                method, url, headers, body, post, _request_timeout=timeout
+            )
             data = response.read()
             if not 200 <= response.status < 300:
                 raise ApiException(http_resp=response)

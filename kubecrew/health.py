@@ -1,4 +1,4 @@
-"""Health endpoints of the crew's long-lived parts: `/healthz` and `/readyz` on a port of their own.
+"""Health and metrics endpoints of the crew's long-lived parts, on a port of their own.
 
 A command that runs until stopped (`kubecrew watch`, `run`, `slack`, `mcp ...`) takes
 `--health-port` (else `$KUBECREW_HEALTH_PORT`). Neither given, no health server starts: the
@@ -8,6 +8,10 @@ answers its kubelet's probes without a flag:
     GET /healthz   200 "ok" while the process runs (liveness)
     GET /readyz    200 "ready" once every check the command registered passes, else
                    503 "not ready: <the first failing check's reason>" (readiness)
+    GET /metrics   the crew's Prometheus metrics in the text format (`core.telemetry.metrics`:
+                   incidents, heals, fixes, policy decisions, safeguards, tool and model
+                   calls, leadership; with the approvals waiting where the part registered
+                   them), for a ServiceMonitor or a scrape annotation on the same port
 
 A check is a function returning None when it passes, else its reason: one line saying what is
 wrong and what to look at. Checks run in a thread of their own, at start and every few seconds,
@@ -18,8 +22,9 @@ here: `kube_api` (the Kubernetes API answers `/version` through the kubeconfig t
 server) and `once` (an event happened, such as a connection made).
 
 The server binds loopback unless `$KUBECREW_HEALTH_HOST` names another address (the image names
-0.0.0.0: the kubelet probes the pod's IP). It serves nothing but these two paths, and its answers
-name no secret: a reason names a context, a host or a port. It knows no command and no agent.
+0.0.0.0: the kubelet probes the pod's IP). It serves nothing but these three paths, and its
+answers name no secret: a reason names a context, a host or a port; a metric's labels name
+agents, servers, tools, actions and leases. It knows no command and no agent.
 """
 
 from __future__ import annotations
@@ -51,7 +56,8 @@ HealthPortOption = Annotated[
         envvar=PORT_ENV,
         min=0,
         max=65535,
-        help="Serve /healthz (alive) and /readyz (its servers reachable) on this port, on "
+        help="Serve /healthz (alive), /readyz (its servers reachable) and /metrics "
+        "(Prometheus) on this port, on "
         f"loopback unless ${HOST_ENV} names another address. [default: ${PORT_ENV}, else none]",
         show_default=False,
     ),
@@ -206,13 +212,20 @@ class _Handler(BaseHTTPRequestHandler):
                 self._answer(200, "ready")
             else:
                 self._answer(503, f"not ready: {reason}")
+        elif path == "/metrics":
+            from core.telemetry import exposition
+
+            body, content_type = exposition()
+            self._send(200, body, content_type)
         else:
-            self._answer(404, "not found: this server answers /healthz and /readyz")
+            self._answer(404, "not found: this server answers /healthz, /readyz and /metrics")
 
     def _answer(self, status: int, text: str) -> None:
-        body = (text + "\n").encode()
+        self._send(status, (text + "\n").encode(), "text/plain; charset=utf-8")
+
+    def _send(self, status: int, body: bytes, content_type: str) -> None:
         self.send_response(status)
-        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)

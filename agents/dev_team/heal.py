@@ -12,11 +12,15 @@ With `book` (the incident book, as `kubecrew heal` passes it) and no thread, the
 from its start to its end (`Incidents.begin`): a heal of a target whose earlier heal was killed
 halfway continues that heal's thread, so the mutation it had begun is finished once, not
 proposed again over its own leftovers; a heal of a target another live process is healing is
-refused.
+refused. A book or durable state that cannot be reached (`$KUBECREW_DATABASE_URL` not
+answering) is an AgentError saying where.
 
 While it runs, `on_node` hears each step of the loop as it finishes, `on_progress` what a long
 one waits for (the PR it merges, the pods it watches soak), `on_call` each tool call, and `say`
 what the booking decided.
+
+The whole heal is one `invoke_agent dev_team` span (core.telemetry): resolving the name, the
+loop's graph and its nodes, and the policy decisions of the servers whose sessions it opened.
 
 A run that policy sends to a person stops, checkpointed, with `waiting_for` naming the approval
 request and `asked` who may answer it. Calling `heal` again with that `thread` (with or without
@@ -35,8 +39,8 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Callable
-from contextlib import closing
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, closing, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -51,13 +55,15 @@ from agents.runtime.loop.graph import Learn, LoopContext
 from agents.runtime.loop.run import LoopResult, heal_run
 from agents.runtime.loop.state import Target
 from agents.runtime.loop.validation import LoopSettings
-from agents.runtime.notify.incidents import Incidents, Run
+from agents.runtime.notify.incidents import Incidents, Run, open_incidents
 from agents.runtime.notify.signals import Signal
 from agents.runtime.persistence import agent_home, open_durable
 from agents.runtime.progress import OnProgress
 from agents.runtime.roles import load_role
 from agents.runtime.skills import skills_for
 from agents.runtime.toolbox import OnCall, Servers, Toolbox, open_toolbox
+from core import telemetry
+from core.errors import ToolError
 
 
 async def heal(
@@ -81,10 +87,12 @@ async def heal(
     if resume is not None and thread is None and incident is None:
         raise AgentError("resume needs the run's thread: pass thread= (kubecrew heal --thread)")
     role = healing_role(load_role(AGENT))
+    shown = target if isinstance(target, str) else f"{target['namespace']}/{target['name']}"
     try:
         async with (
-            open_toolbox(role, servers, on_call=on_call) as toolbox,
+            _traced(shown, thread),
             open_durable(home or agent_home(AGENT)) as durable,
+            open_toolbox(role, servers, on_call=on_call) as toolbox,
         ):
             resolved = None if resume is not None else await _resolve(toolbox, target, namespace)
             run_thread, booked = thread or incident or uuid.uuid4().hex, None
@@ -117,14 +125,32 @@ async def heal(
                     on_progress=on_progress,
                 )
             if booked is not None and book is not None:
-                with closing(Incidents(book)) as incidents:
+                with _opened(book) as incidents:
                     incidents.end(booked.fingerprint, thread=booked.thread)
+            telemetry.annotate({"kubecrew.heal.outcome": result.outcome or "waiting"})
             return result
+    except ToolError as exc:
+        raise AgentError(exc.message) from exc
     except BaseExceptionGroup as group:  # the MCP sessions' task groups wrap what we raised
         found = first_agent_error(group)
         if found is None:
             raise
         raise found from group
+
+
+@asynccontextmanager
+async def _traced(target: str, thread: str | None) -> AsyncIterator[None]:
+    """The heal as one span of the Dev Team agent's: resolving the target, the loop's graph,
+    and (their sessions opened inside it) the servers' policy decisions."""
+    attributes = {
+        "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.agent.name": AGENT,
+        "kubecrew.task": "heal",
+        "kubecrew.heal.target": target,
+        "kubecrew.heal.thread": thread or "",
+    }
+    with telemetry.span(f"invoke_agent {AGENT}", attributes):
+        yield
 
 
 def _begin(
@@ -136,7 +162,7 @@ def _begin(
         source="heal", kind=target["kind"], namespace=target["namespace"], name=target["name"],
         finding="Heal", summary=f"a heal is running (thread {thread})",
     )  # fmt: skip
-    with closing(Incidents(book)) as incidents:
+    with _opened(book) as incidents:
         earlier = incidents.run(signal.fingerprint)
         booked = incidents.begin(signal, thread=thread)
     if booked.pid != os.getpid():
@@ -149,6 +175,17 @@ def _begin(
         verb = "healing" if earlier is None else "continuing the interrupted heal of"
         say(f"{verb} {what} on thread {booked.thread}")
     return booked, earlier is not None
+
+
+@contextmanager
+def _opened(book: Path) -> Iterator[Incidents]:
+    """The incident book; one that cannot be reached is the agent's error, raised as itself
+    (not in the tool sessions' exception group)."""
+    try:
+        with closing(open_incidents(book)) as incidents:
+            yield incidents
+    except ToolError as exc:
+        raise AgentError(exc.message) from exc
 
 
 async def resolve_target(

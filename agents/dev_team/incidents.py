@@ -19,6 +19,9 @@ servers must include the policy server (and gitops for git-managed workloads). T
   up (once, `Incidents.take_up`) and the loop resumed on its thread, where its approval node
   carries on (granted) or escalates (denied, expired). The log says who answered.
 
+Every handling names the Dev Team as its agent (`HandlerResult.agent`, `Healer.agent`) for the
+desk's incident metrics; a heal resumed after its approval is counted here, where it ends.
+
 `book` puts a heal a person ran (`kubecrew heal`) into the same incident book when it ends
 with a person: waiting for an approval (the request, the thread and who may answer, so a
 running watcher resumes it once answered) or escalated (open, for whoever takes it up); a
@@ -38,10 +41,11 @@ from agents.dev_team.state import AGENT
 from agents.runtime.brain import Planner
 from agents.runtime.errors import ToolFailed
 from agents.runtime.notify.desk import Desk, Handler, HandlerResult, Say
-from agents.runtime.notify.incidents import Incident, Incidents, Wait
+from agents.runtime.notify.incidents import Incident, Wait, open_incidents
 from agents.runtime.notify.signals import Signal
 from agents.runtime.roles import load_role
 from agents.runtime.toolbox import Servers, open_toolbox
+from core.telemetry import metrics
 
 if TYPE_CHECKING:
     from agents.runtime.loop.run import LoopResult
@@ -61,11 +65,13 @@ def diagnose_with_dev_team(servers: Servers, planner: Planner, *, home: Path | N
         from agents.dev_team.conversation import conversation
 
         if incident.kind not in WORKLOADS:
-            return HandlerResult(f"{incident.subject}: {incident.summary} (not a workload)")
+            return HandlerResult(
+                f"{incident.subject}: {incident.summary} (not a workload)", agent=AGENT
+            )
         question = f"why is {incident.name} failing?"
         async with conversation(servers, planner, home=home) as talk:
             outcome = await talk.ask(question, namespace=incident.namespace or None)
-        return HandlerResult(outcome.answer)
+        return HandlerResult(outcome.answer, agent=AGENT)
 
     return handle
 
@@ -81,9 +87,13 @@ async def heal_incident(
     """The remediation loop on the incident's workload; resolved when the fix was validated
     (or the workload turned out healthy)."""
     if incident.kind not in WORKLOADS:
-        return HandlerResult(f"{incident.subject}: {incident.summary} (not a workload)")
+        return HandlerResult(
+            f"{incident.subject}: {incident.summary} (not a workload)", agent=AGENT
+        )
     outcome = await _heal(incident, servers=servers, home=home, settings=settings, on_node=on_node)
-    return HandlerResult(outcome.summary, resolved=outcome.outcome in ("fixed", "healthy"))
+    return HandlerResult(
+        outcome.summary, resolved=outcome.outcome in ("fixed", "healthy"), agent=AGENT
+    )
 
 
 async def _heal(
@@ -117,6 +127,8 @@ class Healer:
     """The watcher's heal handler (see the module docstring); `stepped` for handlers that follow
     the loop's nodes (the Slack incident messages)."""
 
+    agent = AGENT  # the desk's metrics name it, even for a heal that failed
+
     def __init__(
         self,
         servers: Servers,
@@ -144,7 +156,9 @@ class Healer:
 
     async def stepped(self, incident: Incident, on_node: OnNode | None) -> HandlerResult:
         if incident.kind not in WORKLOADS:
-            return HandlerResult(f"{incident.subject}: {incident.summary} (not a workload)")
+            return HandlerResult(
+                f"{incident.subject}: {incident.summary} (not a workload)", agent=AGENT
+            )
         async with self._turn(incident):
             outcome = await self._run(incident, on_node=on_node)
         return self._settled(incident, outcome)
@@ -177,7 +191,7 @@ class Healer:
     def _settled(self, incident: Incident, outcome: LoopResult) -> HandlerResult:
         """The handler's result; a run stopped for a person leaves its incident waiting."""
         if not outcome.finished and outcome.waiting_for:
-            with closing(Incidents(self.incidents)) as store:
+            with closing(open_incidents(self.incidents)) as store:
                 store.wait(
                     incident.fingerprint,
                     request=outcome.waiting_for,
@@ -186,9 +200,12 @@ class Healer:
                 )
             return HandlerResult(
                 f"waiting for approval {outcome.waiting_for}: {outcome.asked}\n"
-                "the heal resumes here once it is answered"
+                "the heal resumes here once it is answered",
+                agent=AGENT,
             )
-        return HandlerResult(outcome.summary, resolved=outcome.outcome in ("fixed", "healthy"))
+        return HandlerResult(
+            outcome.summary, resolved=outcome.outcome in ("fixed", "healthy"), agent=AGENT
+        )
 
     async def resume_answered(self, desk: Desk) -> None:
         """Resume, once each, the waiting heals whose approval request has ended."""
@@ -230,16 +247,23 @@ class Healer:
         except Exception as exc:  # one failed resume must not end the watcher
             desk.say(f"resuming the heal of {incident.subject} failed: {exc}")
             desk.incidents.set_state(incident.fingerprint, "open")
+            metrics.incident_handled(AGENT, "failed")
             return
         result = self._settled(incident, outcome)
         desk.say(f"handled {incident.subject}:\n{result.answer}")
         current = desk.incidents.get(incident.fingerprint)
+        waiting = current is not None and current.state == "waiting"
+        metrics.incident_handled(AGENT, "waiting" if waiting else _ended(result))
         if current is None or current.state != "handling":
             return  # waiting again, or resolved meanwhile: keep that
         if result.resolved:
             desk.resolve(incident.fingerprint, why=f"healed after approval {wait.request}")
         else:
             desk.incidents.set_state(incident.fingerprint, "open")
+
+
+def _ended(result: HandlerResult) -> str:
+    return "healed" if result.resolved else "open"
 
 
 def _answered(request: str, answer: dict[str, Any]) -> str:
@@ -266,7 +290,7 @@ def book(outcome: LoopResult, incidents: Path) -> str:
         source="heal", kind=target["kind"], namespace=target["namespace"], name=target["name"],
         finding=str(finding.get("code") or "Heal"), summary=said,
     )  # fmt: skip
-    with closing(Incidents(incidents)) as store:
+    with closing(open_incidents(incidents)) as store:
         if outcome.outcome in ("fixed", "healthy"):
             if store.resolve(signal.fingerprint):
                 return f"incident {signal.fingerprint} resolved"

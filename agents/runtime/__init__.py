@@ -11,7 +11,8 @@
     modelsteps    a model's reads before a procedure decides
     identity      each agent's own kubeconfig for the kube server
     skills, roles SKILL.md bundles and AGENTS.md role files
-    persistence   checkpoints per thread and the agent's store (SQLite)
+    persistence   checkpoints per thread and the agent's store (SQLite, or PostgreSQL with
+                  $KUBECREW_DATABASE_URL, shared by replicas)
     memory        diagnoses remembered by fingerprint
     prices        the unit prices cost estimates use
     loop/         the remediation loop (learn, recommend, plan, decide, mutate, validate)

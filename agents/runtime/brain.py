@@ -12,6 +12,10 @@
   pull request or gated write, validation, rollback). A model's own `set_image` or `merge_pr`
   would skip every one of them.
 
+Each model turn is measured (`core.telemetry.model_call`): a `chat <model>` span by the GenAI
+conventions, and the model calls, their duration and the tokens the provider reported as
+`kubecrew_model_*` metrics; a write a model names counts as a `model_write` safeguard refusal.
+
 `KUBECREW_MODEL=provider:model` (e.g. `openai:gpt-4.1`, `anthropic:claude-sonnet-4-5`,
 `ollama:llama3.1`) picks a model through `langchain.chat_models.init_chat_model`, which the
 optional extras bring (in a checkout `.venv/bin/pip install -e '.[openai]'`); unset means
@@ -42,6 +46,7 @@ from langchain_core.tools import BaseTool
 
 from agents.runtime.errors import ModelUnavailable
 from agents.runtime.toolbox import CallRecord, Toolbox
+from core import telemetry
 
 MODEL_ENV = "KUBECREW_MODEL"
 GUARD_ENV = "KUBECREW_MODEL_GUARD"
@@ -95,16 +100,41 @@ class ModelPlanner:
         only record a proposal for the graph): an answer, or the calls it wants."""
         bound = self.model.bind_tools([*reads(toolbox).values(), *proposing])
         turn = bound.ainvoke([SystemMessage(system), *messages])
-        try:
-            reply = await (turn if getattr(self.model, "scripted", False) else _on_model_loop(turn))
-        except Exception as exc:  # the provider's own errors (HTTP status, timeouts, bad replies)
-            raise ModelUnavailable(
-                f"the model ({self.name}{_endpoint(self.model)}) failed to answer: "
-                f"{type(exc).__name__}: {exc}"
-            ) from exc
-        if not isinstance(reply, AIMessage):
-            raise ModelUnavailable(f"the model answered {type(reply).__name__}, not a message")
+        model, provider = _model_of(self.model)
+        with telemetry.model_call(model, provider=provider, agent=toolbox.role.name) as measured:
+            try:
+                scripted = getattr(self.model, "scripted", False)
+                reply = await (turn if scripted else _on_model_loop(turn))
+            except Exception as exc:  # the provider's errors (HTTP status, timeouts, bad replies)
+                raise ModelUnavailable(
+                    f"the model ({self.name}{_endpoint(self.model)}) failed to answer: "
+                    f"{type(exc).__name__}: {exc}"
+                ) from exc
+            if not isinstance(reply, AIMessage):
+                raise ModelUnavailable(f"the model answered {type(reply).__name__}, not a message")
+            usage = reply.usage_metadata
+            measured.usage(
+                usage["input_tokens"] if usage else 0,
+                usage["output_tokens"] if usage else 0,
+                response_model=str(reply.response_metadata.get("model_name") or ""),
+            )
         return reply
+
+
+def _model_of(model: BaseChatModel) -> tuple[str, str]:
+    """The model's name as its provider knows it, and the provider (`openai`, `anthropic`):
+    what traces and metrics call it."""
+    name = next(
+        (
+            value
+            for attribute in ("model_name", "model", "model_id")
+            if isinstance(value := getattr(model, attribute, None), str) and value
+        ),
+        type(model).__name__,
+    )
+    package = type(model).__module__.split(".")[0]
+    provider = package.removeprefix("langchain_") if package.startswith("langchain_") else ""
+    return name, provider or model._llm_type
 
 
 def _endpoint(model: BaseChatModel) -> str:
@@ -159,6 +189,7 @@ async def act(toolbox: Toolbox, call: ToolCall) -> ToolMessage:
         "validation); otherwise the remediation loop makes changes (ask to fix or heal the "
         "workload)"
     )
+    telemetry.safeguard_refused("model_write", f"the model planned {name}")
     toolbox.calls.append(CallRecord(name, dict(call["args"]), refused))
     return ToolMessage(refused, tool_call_id=call.get("id") or "", name=name, status="error")
 

@@ -11,7 +11,9 @@ host reaches it. Either way the tools are LangChain tools from `load_mcp_tools`.
 calls (`Toolbox.call`) both go through it, so both brains share the exact tool path, the role's
 allow-list, and the record of calls (`calls`, which tests read to prove what was and was not
 called, and which the CLI shows as progress). A tool outside the allow-list is never loaded, and a
-call naming one is refused here before any server sees it.
+call naming one is refused here before any server sees it. Being the one door, it is also where
+every call is measured (`core.telemetry.tool_call`: an `execute_tool` span and the
+`kubecrew_tool_calls_total` / `..._duration_seconds` metrics, by server and tool).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from mcp.shared.memory import create_connected_server_and_client_session
 from agents.runtime.errors import ToolFailed, ToolNotAllowed
 from agents.runtime.identity import kube_for
 from agents.runtime.roles import Role
+from core import telemetry
 from mcp_servers.kube.settings import KubeSettings
 from mcp_servers.metrics.settings import MetricsSettings
 
@@ -68,9 +71,17 @@ class CallRecord:
 
 
 class Toolbox:
-    def __init__(self, role: Role, tools: list[BaseTool], *, on_call: OnCall | None = None):
+    def __init__(
+        self,
+        role: Role,
+        tools: list[BaseTool],
+        *,
+        on_call: OnCall | None = None,
+        servers: Mapping[str, str] | None = None,
+    ):
         self.role = role
         self.tools = {tool.name: tool for tool in tools if tool.name in role.tools}
+        self.servers = dict(servers or {})  # tool name -> the server it came from
         # The latest calls, for tests and progress: bounded, as a watcher runs for weeks.
         self.calls: deque[CallRecord] = deque(maxlen=KEPT_CALLS)
         self._on_call = on_call
@@ -93,14 +104,20 @@ class Toolbox:
         tool = self.tools.get(name)
         if self._on_call is not None:
             self._on_call(name, arguments)
-        if tool is None:
-            refused = ToolNotAllowed(name, self.role.name).message
-            self.calls.append(CallRecord(name, arguments, refused))
-            return ToolMessage(refused, tool_call_id=call_id, name=name, status="error")
-        message = await tool.ainvoke({**call, "type": "tool_call", "id": call_id})
-        if not isinstance(message, ToolMessage):  # a tool with content_and_artifact always does
-            raise TypeError(f"tool {name} answered {type(message).__name__}, not a ToolMessage")
-        error = text_of(message) if message.status == "error" else None
+        server = self.servers.get(name, "none")
+        with telemetry.tool_call(server, name, call_id=call_id, agent=self.role.name) as measured:
+            if tool is None:
+                refused = ToolNotAllowed(name, self.role.name).message
+                measured.outcome = "refused"
+                telemetry.safeguard_refused("allow_list", refused)
+                self.calls.append(CallRecord(name, arguments, refused))
+                return ToolMessage(refused, tool_call_id=call_id, name=name, status="error")
+            message = await tool.ainvoke({**call, "type": "tool_call", "id": call_id})
+            if not isinstance(message, ToolMessage):  # content_and_artifact tools always do
+                raise TypeError(f"tool {name} answered {type(message).__name__}, not a ToolMessage")
+            error = text_of(message) if message.status == "error" else None
+            if error is not None:
+                measured.outcome = "error"
         self.calls.append(CallRecord(name, arguments, error))
         return message
 
@@ -146,9 +163,12 @@ async def open_toolbox(
     own = replace(servers, kube=kube_for(role.name, servers.kube))
     async with AsyncExitStack() as stack:
         tools: list[BaseTool] = []
+        servers_of: dict[str, str] = {}
         for name, session in await _sessions(own, stack):
-            tools.extend(await load_mcp_tools(session, server_name=name))
-        yield Toolbox(role, tools, on_call=on_call)
+            loaded = await load_mcp_tools(session, server_name=name)
+            tools.extend(loaded)
+            servers_of.update((tool.name, name) for tool in loaded)
+        yield Toolbox(role, tools, on_call=on_call, servers=servers_of)
 
 
 async def _sessions(servers: Servers, stack: AsyncExitStack) -> list[tuple[str, ClientSession]]:

@@ -4,7 +4,8 @@ Each agent's `conversation()` opens `agent_parts(AGENT, servers, ...)` and build
 `Context` (an `AgentContext` with the agent's own fields added) from the parts, so the front
 doors and the tests open any agent the same way. An agent error raised inside the MCP sessions'
 task groups comes out as itself, not wrapped in an exception group, wherever in the conversation
-it was raised.
+it was raised. The durable state opens first, so a database that does not answer
+(`$KUBECREW_DATABASE_URL`) is one AgentError saying where, before any tool server starts.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agents.runtime.brain import Planner
-from agents.runtime.errors import first_agent_error
+from agents.runtime.errors import AgentError, first_agent_error
 from agents.runtime.persistence import Durable, agent_home, open_durable
 from agents.runtime.roles import Role, load_role
 from agents.runtime.skills import Skill, skills_for
 from agents.runtime.toolbox import OnCall, Servers, Toolbox, open_toolbox
+from core.errors import ToolError
 
 
 @dataclass(frozen=True)
@@ -53,10 +55,12 @@ async def agent_parts(
     skills = tuple(skills_for(agent))
     try:
         async with (
-            open_toolbox(role, servers, on_call=on_call) as toolbox,
             open_durable(home or agent_home(agent)) as durable,
+            open_toolbox(role, servers, on_call=on_call) as toolbox,
         ):
             yield Parts(role, skills, toolbox, durable)
+    except ToolError as exc:
+        raise AgentError(exc.message) from exc
     except BaseExceptionGroup as group:  # the MCP sessions' task groups wrap what we raised
         found = first_agent_error(group)
         if found is None:

@@ -15,6 +15,9 @@ another process) is returned as decided, never decided twice; a proposal whose t
 approved for someone else since it was made is rejected as superseded, so two conflicting
 proposals on one target are never both approved.
 
+Each decision made is a `policy_decision proposal <action>` span and a count in
+`kubecrew_policy_decisions_total` (by="negotiation"), by the proposer's name (core.telemetry).
+
 An escalation comes with its `ApprovalRequest`, written in the same `decide`: the approvers of
 the ChangePolicy rule that asked for approval, else the owning team's people (counters refused
 or not converging, a tie, a rule that could not be evaluated), else the group `kubecrew-admins`;
@@ -54,9 +57,14 @@ from core.policy.proposals import (
 )
 from core.policy.resolution import resolve
 from core.policy.store.base import Store, TargetState
+from core.telemetry import Ruling, policy_decision
 
 ROUNDS = 3
 ATTEMPTS = 5
+# A decision in the three words the crew's metrics use (core.telemetry).
+DECISIONS: dict[Outcome, Ruling] = {
+    "approved": "allow", "approved-as-countered": "allow", "rejected": "deny", "escalated": "ask",
+}  # fmt: skip
 
 
 def new_proposal_id() -> str:
@@ -123,18 +131,23 @@ def negotiate(
         record = store.get(proposal_id)
         if record.decision is not None:
             return record
-        target = store.target(record.proposal.action.target)
-        outcome = deliberate(record.proposal, policies, target, now=now, rounds=rounds)
-        try:
-            return store.decide(
-                proposal_id,
-                version=record.version,
-                events=outcome.events(after=len(record.transcript)),
-                decision=outcome.decision,
-                approval=outcome.approval,
-            )
-        except Conflict:
-            continue  # someone else wrote first: read what they wrote and deliberate again
+        action, proposer = record.proposal.action, record.proposal.proposer.name
+        target = store.target(action.target)
+        with policy_decision(f"proposal {action.type}", agent=proposer, by="negotiation") as told:
+            outcome = deliberate(record.proposal, policies, target, now=now, rounds=rounds)
+            try:
+                decided = store.decide(
+                    proposal_id,
+                    version=record.version,
+                    events=outcome.events(after=len(record.transcript)),
+                    decision=outcome.decision,
+                    approval=outcome.approval,
+                )
+            except Conflict:
+                continue  # someone else wrote first: read what they wrote and deliberate again
+            told.verdict = outcome.decision.outcome
+            told.decided(action.type, DECISIONS[outcome.decision.outcome])
+            return decided
     raise Conflict(
         f"proposal {proposal_id} kept changing during {attempts} attempts to decide it; "
         f"retry, or see `kubecrew proposals show {proposal_id}`"

@@ -14,9 +14,11 @@ the run is booked in the cluster's incident book (its state folder, `core.home`)
 status` shows it and a running `kubecrew watch --heal` resumes a waiting one once answered; a
 healed one resolves its incident. Checkpoints and memory live in the same folder
 (`agents/dev_team/`), so `--thread` resumes a run that stopped: after a crash, or
-once the approval request has been answered. A heal is booked from its start (its thread is
-printed then), so one killed halfway shows in `kubecrew status` as interrupted, and the next
-`kubecrew heal` of the same target continues it without --thread.
+once the approval request has been answered. With `$KUBECREW_DATABASE_URL` the book, the
+checkpoints and the memory are that PostgreSQL database's, shared with the crew's replicas; one
+that does not answer is one line on stderr and exit status 1. A heal is booked from its start
+(its thread is printed then), so one killed halfway shows in `kubecrew status` as interrupted,
+and the next `kubecrew heal` of the same target continues it without --thread.
 """
 
 from __future__ import annotations
@@ -85,11 +87,11 @@ def heal(
     try:
         with steps:
             result = anyio.run(go)
-    except AgentError as exc:
+        booked = book(result, default_path())
+    except (AgentError, ToolError) as exc:
         print_failure(exc.message)
         raise typer.Exit(1) from exc
     out = Console(highlight=False, soft_wrap=True)
-    booked = book(result, default_path())
     if not result.finished:
         out.print(escape(f"waiting for approval {result.waiting_for}: {result.asked}"))
         out.print(

@@ -5,6 +5,10 @@ This module only wires sub-apps together (each lives in its own module: `cli.san
 every command makes: a failure is one clear line on stderr, never a traceback. Commands report the
 failures they expect themselves; anything else is caught here. `KUBECREW_DEBUG=1` lets the
 traceback through for bug reports.
+
+Its callback sets up what every command shares: `--log-format text|json` ($KUBECREW_LOG_FORMAT)
+for the log lines of the long-running commands, traces when the standard OpenTelemetry variables
+name a collector (`core.telemetry.tracing`), and the cluster whose state the command uses.
 """
 
 from __future__ import annotations
@@ -12,11 +16,12 @@ from __future__ import annotations
 import os
 import sys
 from importlib import metadata
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
 from core.home import STATE_ENV
+from core.telemetry import FORMAT_ENV, LogFormat, logs, tracing
 from kubecrew.channels.slack import command as slack_command
 from kubecrew.cli import (
     approvals,
@@ -68,7 +73,23 @@ app = _OneLineErrors(
 
 
 @app.callback()
-def _follow_the_cluster(ctx: typer.Context) -> None:
+def _follow_the_cluster(
+    ctx: typer.Context,
+    log_format: Annotated[
+        LogFormat,
+        typer.Option(
+            "--log-format",
+            envvar=FORMAT_ENV,
+            case_sensitive=False,
+            help="How the long-running commands (watch, run, slack) write their log on stderr: "
+            "text for people, json for a log pipeline (one object per line, with the trace).",
+        ),
+    ] = LogFormat.text,
+) -> None:
+    # Telemetry first, for every command: the log format, and traces when
+    # $OTEL_EXPORTER_OTLP_ENDPOINT names a collector (core.telemetry; metrics need no setup).
+    logs.configure(log_format)
+    tracing.configure(command=ctx.invoked_subcommand)
     # What the crew remembers (incidents, memory, proposals) is the cluster's: each command
     # reads and writes the state of the cluster its kubeconfig names (core.home), unless the
     # person chose one with $KUBECREW_STATE. Undone when the command ends, for in-process callers.

@@ -33,7 +33,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
@@ -44,9 +44,24 @@ from rich.markup import escape
 from kubecrew.cli.options import fail, period
 from kubecrew.crew import Crew, CrewOptions, crew_home, crew_options, resolve
 from kubecrew.health import Check, HealthError, HealthPortOption, kube_api, serving
+from kubecrew.leader import (
+    FENCE_CHECK_S,
+    LeaderElectOption,
+    LeaseDurationOption,
+    LeaseError,
+    RenewDeadlineOption,
+    RetryPeriodOption,
+    election,
+    fenced,
+    standing_by,
+    taking_part,
+)
 
 if TYPE_CHECKING:
     from agents.runtime.brain import Planner
+    from kubecrew.leader import Leadership
+
+Say = Callable[[str], None]  # one line of news (core.telemetry.sayer: text or a JSON record)
 
 
 @dataclass(frozen=True)
@@ -101,6 +116,10 @@ def run(
         typer.Option("--json", help="Print every run, its answer and its changes as JSON."),
     ] = False,
     health_port: HealthPortOption = None,
+    leader_elect: LeaderElectOption = False,
+    leader_elect_lease_duration: LeaseDurationOption = 15.0,
+    leader_elect_renew_deadline: RenewDeadlineOption = 10.0,
+    leader_elect_retry_period: RetryPeriodOption = 2.0,
     *,
     crew: CrewOptions,
 ) -> None:
@@ -117,10 +136,12 @@ def run(
     kubecrew run                                   # the default schedule, until Ctrl-C
     kubecrew run --once --capacity 0 --audit 0     # one pass for cron, without the slow jobs
     kubecrew run --patrol 1m --escalations 1m --repo ./shop-gitops -v
+    kubecrew run --leader-elect      # in each of two replicas: one runs the jobs at a time
     ```
     """
     from agents.runtime.brain import planner_from_env
     from core.errors import ToolError
+    from core.telemetry import sayer
 
     asked = dict(zip((j.name for j in JOBS), (patrol, capacity, fleet, escalations, propagate,
                                                audit, blueprints), strict=True))  # fmt: skip
@@ -135,27 +156,33 @@ def run(
     if not enabled:
         fail("every job is turned off (0); give at least one a period, e.g. --patrol 5m")
     log = Console(stderr=True, highlight=False, soft_wrap=True)
-    runner = _Runner(resolved, planner_from_env(), log, verbose)
+    say = sayer(lambda line: log.print(escape(line)), name="run")
+    timings = (leader_elect_lease_duration, leader_elect_renew_deadline, leader_elect_retry_period)
+    leadership = _election(resolved, enabled, timings, say, wanted=leader_elect and not once)
+    runner = _Runner(resolved, planner_from_env(), say, verbose, leadership)
     stop = threading.Event()
 
     def on_ctrl_c(_signal: int, _frame: object) -> None:
         if stop.is_set():
             raise KeyboardInterrupt  # the second Ctrl-C: at once
         stop.set()
-        log.print("stopping after the job in hand (Ctrl-C again to stop at once)")
+        say("stopping after the job in hand (Ctrl-C again to stop at once)")
 
-    previous = signal.signal(signal.SIGINT, on_ctrl_c)
+    # SIGTERM (the kubelet stopping the pod) is a Ctrl-C: the job in hand finishes, the Lease
+    # is given back.
+    previous = {sig: signal.signal(sig, on_ctrl_c) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        with serving(health_port, _ready(resolved, enabled)):
-            failed = _schedule(runner, enabled, periods, stop, once=once, log=log, asked=asked)
+        with serving(health_port, _ready(resolved, enabled)), taking_part(leadership):
+            failed = _schedule(runner, enabled, periods, stop, once=once, say=say, asked=asked)
     except KeyboardInterrupt:
         failed = True  # cut short: what it remembered (proposals, intents) goes on next run
-    except HealthError as exc:
+    except (HealthError, LeaseError) as exc:
         fail(str(exc))
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     if stop.is_set():
-        log.print("stopped")
+        say("stopped")
     if as_json:
         Console(highlight=False, soft_wrap=True).print_json(json.dumps({"runs": runner.runs}))
     if failed or (once and stop.is_set()):
@@ -172,6 +199,34 @@ def _ready(crew: Crew, enabled: list[Job]) -> list[Check]:
     return [kube_api(kubeconfig, context) for kubeconfig, context in reached]
 
 
+def _election(
+    crew: Crew,
+    enabled: list[Job],
+    timings: tuple[float, float, float],
+    say: Say,
+    *,
+    wanted: bool,
+) -> Leadership | None:
+    """The Lease of this set of jobs (`kubecrew-run-cluster-operator`, `-platform`, or both),
+    taken as the first job's agent: each runner Deployment has its own. None when not `wanted`
+    (no --leader-elect, or --once: a single pass for cron is not a replica)."""
+    if not wanted:
+        return None
+    agents = list(dict.fromkeys(job.agent for job in enabled))
+    name = "kubecrew-run-" + "-".join(agent.replace("_", "-") for agent in agents)
+    kube = crew.servers(agents[0]).kube
+    try:
+        return election(
+            name,
+            kube.kubeconfig if kube else None,
+            kube.context if kube else None,
+            timings=timings,
+            say=say,
+        )
+    except LeaseError as exc:
+        fail(str(exc))
+
+
 def _schedule(
     runner: _Runner,
     enabled: list[Job],
@@ -179,31 +234,90 @@ def _schedule(
     stop: threading.Event,
     *,
     once: bool,
-    log: Console,
+    say: Say,
     asked: dict[str, str],
 ) -> bool:
     """Each job once (`once`), else each whenever it is due, until `stop`: one at a time, a
-    Ctrl-C letting the job in hand finish. True when a --once job failed."""
+    Ctrl-C letting the job in hand finish. True when a --once job failed.
+
+    With an election, only while holding the Lease: each job's start is stamped on it first,
+    and a replica that takes over reads when each job is due from those stamps."""
     if once:
         return not all([runner.run(job) for job in enabled if not stop.is_set()])
+    leadership = runner.leadership
     due = dict.fromkeys(enabled, time.monotonic())
     names = ", ".join(f"{job.name} every {asked[job.name]}" for job in enabled)
-    log.print(escape(f"running {names}; Ctrl-C stops"))
+    say(f"running {names}; Ctrl-C stops")
+    leading = leadership is None
+    if leadership is not None and not leadership.leading:
+        say(standing_by(leadership))
     while not stop.is_set():
+        if leadership is not None and not leadership.leading:
+            if leading:
+                say(f"lost the Lease {leadership.lease}; standing by")
+            leading = False
+            if stop.wait(FENCE_CHECK_S):
+                break
+            continue
+        if not leading and leadership is not None:
+            leading = True
+            say(f"leading: {leadership.identity} holds {leadership.lease}")
+            due = _due(leadership, enabled, periods)
         job = min(due, key=lambda j: due[j])
-        if stop.wait(max(0.0, due[job] - time.monotonic())):
-            break
+        if not _until(due[job], stop, leadership):
+            continue
+        if leadership is not None and not _stamped(leadership, job, say):
+            continue
         runner.run(job)
         due[job] = time.monotonic() + (periods[job] or 0.0)
     return False
+
+
+def _until(when: float, stop: threading.Event, leadership: Leadership | None) -> bool:
+    """Wait for the monotonic time `when`; False when stopped or the Lease lapsed first."""
+    while (left := when - time.monotonic()) > 0:
+        if stop.wait(min(left, FENCE_CHECK_S)):
+            return False
+        if leadership is not None and not leadership.leading:
+            return False
+    return not stop.is_set()
+
+
+def _due(
+    leadership: Leadership, enabled: list[Job], periods: dict[Job, float | None]
+) -> dict[Job, float]:
+    """When each job is due, by the starts stamped on the Lease: what the previous holder ran
+    within its period is not run again."""
+    stamps, now, wall = leadership.stamps(), time.monotonic(), time.time()
+    due = {}
+    for job in enabled:
+        try:
+            started = datetime.fromisoformat(stamps[f"started.{job.name}"]).timestamp()
+        except (KeyError, ValueError):
+            started = float("-inf")
+        due[job] = now + max(0.0, started + (periods[job] or 0.0) - wall)
+    return due
+
+
+def _stamped(leadership: Leadership, job: Job, say: Say) -> bool:
+    """Stamp `job`'s start on the Lease; False (the job is not run) when that failed."""
+    from core.errors import ToolError
+
+    try:
+        leadership.stamp(f"started.{job.name}", datetime.now(UTC).isoformat())
+    except ToolError as exc:
+        say(f"{job.name} not started: its start could not be stamped ({exc})")
+        return False
+    return leadership.leading
 
 
 @dataclass(frozen=True)
 class _Runner:
     crew: Crew
     planner: Planner
-    log: Console
+    say: Say  # one line of news: text for people, or a JSON record (--log-format)
     verbose: bool
+    leadership: Leadership | None = None  # with an election: the job stops if the Lease lapses
     runs: list[dict[str, Any]] = field(default_factory=list)  # every run, for --json
 
     def run(self, job: Job) -> bool:
@@ -217,28 +331,39 @@ class _Runner:
         record: dict[str, Any] = {"job": job.name, "agent": job.agent, "started": stamp}
         self.runs.append(record)
         try:
-            answer, data = anyio.run(lambda: self._ask(job))
+            answer, data = anyio.run(lambda: self._fenced(job))
         except ToolFailed as exc:
             reason = f"no cluster reachable: {exc.reason}" if exc.unreachable else exc.message
-            self.log.print(escape(f"{head} failed: {reason}"))
+            self.say(f"{head} failed: {reason}")
             record.update(ok=False, error=reason, changes=[])
             return False
         except AgentError as exc:
-            self.log.print(escape(f"{head} failed: {exc.message}"))
+            self.say(f"{head} failed: {exc.message}")
             record.update(ok=False, error=exc.message, changes=[])
             return False
         took = time.monotonic() - started
         made = changes(data)
         first = answer.strip().splitlines()[0].rstrip(":") if answer.strip() else "done"
         tail = f"; {len(made)} change(s):" if made else ""
-        self.log.print(escape(f"{head}, {took:.1f}s: {first}{tail}"))
+        self.say(f"{head}, {took:.1f}s: {first}{tail}")
         for change in made:
-            self.log.print(escape(f"    - {change_line(change)}"))
+            self.say(f"    - {change_line(change)}")
         if self.verbose:
             for line in answer.strip().splitlines()[1:]:
-                self.log.print(escape(f"    {line}"))
+                self.say(f"    {line}")
         record.update(ok=True, seconds=round(took, 1), answer=answer, changes=list(made))
         return True
+
+    async def _fenced(self, job: Job) -> tuple[str, dict[str, Any]]:
+        """The job, cut short when the Lease lapses (before another replica may take it)."""
+        from agents.runtime.errors import AgentError
+
+        if self.leadership is None:
+            return await self._ask(job)
+        finished, answer = await fenced(self.leadership, lambda: self._ask(job))
+        if not finished or answer is None:
+            raise AgentError(f"cut short: the Lease {self.leadership.lease} lapsed")
+        return answer
 
     async def _ask(self, job: Job) -> tuple[str, dict[str, Any]]:
         servers = self.crew.servers(job.agent)

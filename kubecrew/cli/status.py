@@ -4,7 +4,8 @@ It reads and never writes: the cluster the crew talks to (the crew file's, else 
 and the folder of what it learned there (`core.home`), which agents are installed and how they
 plan (the deterministic planner, or the model `KUBECREW_MODEL` names), the approval requests
 waiting for a person, the incidents the notify step recorded in that cluster's incident book
-(absent means none recorded, not an error), the open pull requests of a GitOps repository
+(absent means none recorded, not an error; with `$KUBECREW_DATABASE_URL`, the book in that
+database, which every replica of the crew shares), the open pull requests of a GitOps repository
 (`--repo`, the local provider's records beside it), and the policy store's most recent
 decisions. A policy store
 that does not exist yet is an empty one here: `status` must not create files. The store and
@@ -63,13 +64,17 @@ def status(
         print_failure(exc.message)
         raise typer.Exit(1) from exc
     store, repo = store or crew.policy_store, repo or crew.repo
-    data = {
-        "cluster": _cluster(),
-        "agents": _agents(),
-        **_policy(store, decisions),
-        "incidents": _incidents(),
-        "pull_requests": _pull_requests(repo) if repo is not None else None,
-    }
+    try:
+        data = {
+            "cluster": _cluster(),
+            "agents": _agents(),
+            **_policy(store, decisions),
+            "incidents": _incidents(),
+            "pull_requests": _pull_requests(repo) if repo is not None else None,
+        }
+    except ToolError as exc:  # a store or a database that does not answer
+        print_failure(exc.message)
+        raise typer.Exit(1) from exc
     emit(Format.json if as_json else output, data, _lines(data), markup=True)
 
 
@@ -132,14 +137,16 @@ def _existing_store(spec: str | None) -> Store | None:
 
 
 def _incidents() -> list[Json]:
+    """The book's unresolved incidents: `$KUBECREW_DATABASE_URL`'s when it is set, else the
+    cluster's file, when there is one (a missing file is not created)."""
     try:
-        from agents.runtime.notify.incidents import Incidents, default_path
+        from agents.runtime.notify.incidents import default_path, open_incidents
+        from agents.runtime.persistence import database_url
     except ImportError:  # the notify step is not installed: nothing can have been recorded
         return []
-    path = default_path()
-    if not path.is_file():
+    if database_url() is None and not default_path().is_file():
         return []
-    recorded = Incidents(path)
+    recorded = open_incidents()
     try:
         found = recorded.unresolved()
         waits = {i.fingerprint: w.request for i, w in recorded.waiting()}

@@ -38,12 +38,27 @@ from kubecrew.channels.slack.settings import SLACK_API_URL
 from kubecrew.cli.options import fail, period
 from kubecrew.crew import CrewOptions, crew_options, resolve
 from kubecrew.health import LOOPBACK, HealthError, HealthPortOption, kube_api, listening, serving
+from kubecrew.leader import (
+    LeaderElectOption,
+    LeaseDurationOption,
+    LeaseError,
+    RenewDeadlineOption,
+    RetryPeriodOption,
+    election,
+    lead,
+    taking_part,
+    terminated_as_interrupted,
+    when_leading,
+)
 
 if TYPE_CHECKING:
     from agents.dev_team.incidents import Healer
-    from agents.runtime.notify.desk import Handler
+    from agents.runtime.notify.desk import Handler, Say
+    from agents.runtime.notify.watcher import Resume, WatchPlan
+    from kubecrew.leader import Leadership
 
 TOKEN_ENV = "KUBECREW_WATCH_TOKEN"
+LEASE = "kubecrew-watch"
 
 
 def _stopped_by_ctrl_c(command: Callable[..., None]) -> Callable[..., None]:
@@ -104,6 +119,10 @@ def watch(
     ] = None,
     slack_api_url: Annotated[str, typer.Option(help="The Slack Web API base URL.")] = SLACK_API_URL,
     health_port: HealthPortOption = None,
+    leader_elect: LeaderElectOption = False,
+    leader_elect_lease_duration: LeaseDurationOption = 15.0,
+    leader_elect_renew_deadline: RenewDeadlineOption = 10.0,
+    leader_elect_retry_period: RetryPeriodOption = 2.0,
     *,
     crew: CrewOptions,
 ) -> None:
@@ -117,6 +136,7 @@ def watch(
     kubecrew watch --alertmanager-port 9095 --every 1m
     kubecrew watch -n shop --heal --repo ./shop-gitops --max-heals 1
     kubecrew watch --alertmanager-port 9095 --health-port 8081   # /healthz, /readyz
+    kubecrew watch --heal --leader-elect     # in each of two replicas: one works at a time
     SLACK_BOT_TOKEN=xoxb-... kubecrew watch -n shop --slack-channel C0123ABCD
     ```
     """
@@ -125,9 +145,10 @@ def watch(
     from agents.runtime.brain import planner_from_env
     from agents.runtime.notify.incidents import default_path
     from agents.runtime.notify.watcher import WatchPlan
-    from agents.runtime.notify.watcher import watch as run_watch
     from agents.runtime.toolbox import Servers
     from core.errors import ToolError
+    from core.policy.store import open_store
+    from core.telemetry import sayer, watch_approvals
 
     log = Console(stderr=True, highlight=False, soft_wrap=True)
     every_s = period(every, "--every")
@@ -139,8 +160,10 @@ def watch(
         fail(exc.message)
     token = _token(token_file, log) if alertmanager_port is not None else ""
 
-    def say(line: str) -> None:
-        log.print(escape(line))
+    say = sayer(lambda line: log.print(escape(line)), name="watch")
+    if servers.policy is not None:  # the approvals waiting, on /metrics (core.telemetry)
+        store = servers.policy.store
+        watch_approvals(lambda: open_store(store))
 
     healer = None
     if heal:
@@ -168,19 +191,72 @@ def watch(
         take_over=heal,  # heal what a watch without --heal only diagnosed
     )
     resume = healer.resume_answered if healer is not None else None
-    # Ready once the cluster answers as the Dev Team, and the receiver listens when there is one.
+    leadership = None
+    if leader_elect and servers.kube is not None:
+        timings = (
+            leader_elect_lease_duration,
+            leader_elect_renew_deadline,
+            leader_elect_retry_period,
+        )
+        try:  # the Lease is taken as the Dev Team, the identity the watch works as
+            leadership = election(
+                LEASE, servers.kube.kubeconfig, servers.kube.context, timings=timings, say=say
+            )
+        except LeaseError as exc:
+            fail(str(exc))
+    # Ready once the cluster answers as the Dev Team, and the receiver listens when there is one
+    # (on the Lease's holder: a replica standing by is ready to take over).
     ready = [kube_api(servers.kube.kubeconfig, servers.kube.context)] if servers.kube else []
     if alertmanager_port is not None:
         at = LOOPBACK if alertmanager_host in ("0.0.0.0", "::") else alertmanager_host
-        ready.append(listening(at, alertmanager_port, "the Alertmanager receiver"))
+        ready.append(when_leading(leadership, listening(at, alertmanager_port, "the receiver")))
 
     try:
-        with serving(health_port, ready):
-            anyio.run(lambda: run_watch(plan, handler, say=say, resume=resume))
-    except HealthError as exc:
+        with serving(health_port, ready), terminated_as_interrupted(), taking_part(leadership):
+            anyio.run(lambda: _watching(plan, handler, say, resume, leadership))
+    except (HealthError, LeaseError) as exc:
         fail(str(exc))
+    except ToolError as exc:  # the database does not answer
+        fail(exc.message)
     except OSError as exc:  # the port is taken, the home is not writable
         fail(f"cannot watch: {exc}")
+
+
+async def _watching(
+    plan: WatchPlan,
+    handler: Handler,
+    say: Say,
+    resume: Resume | None,
+    leadership: Leadership | None,
+) -> None:
+    """The watch, alone or while holding the Lease: each term starts by disowning the heals the
+    previous holder left (their incidents open again, and the first signal of each continues its
+    heal's thread, `Incidents.disown`)."""
+    from agents.runtime.notify.watcher import watch as run_watch
+
+    if leadership is None:
+        await run_watch(plan, handler, say=say, resume=resume)
+        return
+
+    async def term() -> None:
+        left = _reopened(plan.incidents)
+        if left:
+            subjects = ", ".join(left)
+            say(f"the previous holder left {len(left)} incident(s) under way: {subjects}")
+        await run_watch(plan, handler, say=say, resume=resume)
+
+    await lead(leadership, term, say=say)
+
+
+def _reopened(path: Path) -> list[str]:
+    """The incidents left under way by the previous holder, open again (`Incidents.disown`)."""
+    from agents.runtime.notify.incidents import open_incidents
+
+    book = open_incidents(path)
+    try:
+        return book.disown()
+    finally:
+        book.close()
 
 
 def _in_slack(handler: Handler, healer: Healer | None, channel: str, api_url: str) -> Handler:

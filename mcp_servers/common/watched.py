@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.connection import Api, Clusters, Json
+from core.connection import REQUEST_TIMEOUT_S, Api, Clusters, Json
 from core.errors import NotFound, ToolError
 from mcp_servers.common.secret_values import touch
 
@@ -42,13 +42,20 @@ class WatchedApi(Api):
         body: Any = None,
         content_type: str = "application/json",
         what: str = "",
+        timeout: float = REQUEST_TIMEOUT_S,
     ) -> Json:
         secret = _names_secrets(path)
         if secret:
             _touch_sent(body)
         try:
             answer = super().request(
-                method, path, query=query, body=body, content_type=content_type, what=what
+                method,
+                path,
+                query=query,
+                body=body,
+                content_type=content_type,
+                what=what,
+                timeout=timeout,
             )
         except ToolError as refused:
             if secret == "object" and method != "GET":

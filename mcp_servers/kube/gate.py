@@ -15,6 +15,10 @@ policy store's audit log. Its text is built from the actions (kinds, names, repl
 resize's requests) and error messages, never from manifests or patches, so no Secret value can
 reach it. A resize is carried only with the approved values (`differs`: the same quantities).
 
+Each call's judgement is one `policy_decision <tool>` span, and each of its actions' verdicts
+a count in `kubecrew_policy_decisions_total` (allow, deny, ask; dry runs marked), whoever asked:
+core.telemetry knows no gate.
+
 Knows nothing of MCP (`tools_write.guard` wraps the tools with it). The store lives on a thread
 of its own (`core.policy.store.thread`), as in the policy server.
 """
@@ -38,11 +42,13 @@ from core.policy.loading import load
 from core.policy.proposals import ProposalRecord, record_id
 from core.policy.store import open_store
 from core.policy.store.thread import StoreThread
+from core.telemetry import PolicyDecision, Ruling, policy_decision
 from mcp_servers.kube.calls import Planned, plan_call
 from mcp_servers.kube.settings import KubeSettings
 from mcp_servers.kube.writes import Writes
 
 _BLOCKING = ("reject", "require-approval", "defer", "error")
+TO_A_PERSON = ("needs approval", "escalate")  # verdicts a person may still turn into a yes
 NEXT = (
     "To ask for it anyway, `propose` it through the policy server (kubecrew mcp policy): the "
     "owners' policies answer, or a person decides; once it is approved, call this tool again "
@@ -100,17 +106,28 @@ class Gate:
         return f"agent {self.agent}"
 
     def admit(self, tool: str, arguments: Mapping[str, Any], *, proposal: str = "") -> Admission:
-        planned = tuple(plan_call(self.writes, self.settings, tool, arguments))
-        if proposal:
-            return self._by_proposal(
-                tool, planned, proposal, dry_run=bool(arguments.get("dry_run"))
-            )
+        dry_run = bool(arguments.get("dry_run"))
+        with policy_decision(tool, agent=self.agent, by="gate", dry_run=dry_run) as decision:
+            planned = tuple(plan_call(self.writes, self.settings, tool, arguments))
+            if proposal:
+                admission = self._by_proposal(tool, planned, proposal, dry_run=dry_run)
+                for each in planned:
+                    decision.decided(each.action.type, "deny" if admission.refusal else "allow")
+            else:
+                admission = self._judge(tool, planned, decision)
+            decision.verdict = admission.verdict
+            return admission
+
+    def _judge(
+        self, tool: str, planned: tuple[Planned, ...], decision: PolicyDecision
+    ) -> Admission:
         now = self.clock()
         verdicts, citations, refusals = [], [], []
         for each in planned:
             report = evaluate(self.policies, self._request(each, now))
             verdict, refusal = judged(report, now)
             verdicts.append(verdict)
+            decision.decided(each.action.type, decision_of(verdict))
             citations += [
                 str(f.citation) for f in report.fired() if str(f.citation) not in citations
             ]
@@ -329,6 +346,14 @@ def same_target(one: TargetRef, other: TargetRef) -> bool:
     return (one.kind, one.namespace, one.name, one.cluster) == (
         other.kind, other.namespace, other.name, other.cluster
     )  # fmt: skip
+
+
+def decision_of(verdict: str) -> Ruling:
+    """A verdict in the three words the metrics use: allow, ask (a person may say yes: an
+    approval or an escalation), deny (a rejection, a counter-offer, a closed window)."""
+    if verdict == "allow":
+        return "allow"
+    return "ask" if verdict in TO_A_PERSON else "deny"
 
 
 def judged(report: EvaluationReport, now: datetime) -> tuple[str, str]:

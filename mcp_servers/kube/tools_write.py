@@ -9,6 +9,7 @@ these tools is read-only, and none reaches outside the cluster (openWorldHint Fa
 With a policy gate (`gate`), `gated` registers each tool wrapped once by `guard`: the gate
 admits or refuses the call before the tool runs and records the outcome after, and the tool
 gains a `proposal` argument (an approved proposal's id). The tools themselves know nothing of it.
+A write the gate refuses is counted as a `policy_gate` safeguard refusal.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from mcp.types import ToolAnnotations
 
 from core.connection import Json
 from core.errors import PermissionDenied
+from core.telemetry import safeguard_refused
 from mcp_servers.common.tools import off_loop
 from mcp_servers.kube import node_writes, resizing, rollouts
 from mcp_servers.kube.node_writes import Effect
@@ -113,6 +115,7 @@ def guard(gate: Gate, fn: Tool) -> Tool:
         if call.arguments.get("dry_run"):
             return {**await fn(**arguments), "policy": admission.as_dict()}
         if admission.refusal:
+            safeguard_refused("policy_gate", admission.verdict)
             await off_loop(gate.record, admission, f"refused: {admission.verdict}")
             raise PermissionDenied(admission.refusal)
         try:

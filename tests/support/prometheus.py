@@ -100,7 +100,15 @@ def running_prometheus(
 ) -> Iterator[Prometheus]:
     if PROMETHEUS is None:
         raise PrometheusError("no `prometheus` on PATH: run `make install` (installs it)")
-    config_file = config(kubeconfig, workdir)
+    with prometheus_on(config(kubeconfig, workdir), workdir, timeout=timeout) as prometheus:
+        yield prometheus
+
+
+@contextmanager
+def prometheus_on(config_file: Path, workdir: Path, *, timeout: float = 30) -> Iterator[Prometheus]:
+    """A real Prometheus on `config_file`, its data and log in `workdir`, for the block."""
+    if PROMETHEUS is None:
+        raise PrometheusError("no `prometheus` on PATH: run `make install` (installs it)")
     port = _free_port()
     log = workdir / "prometheus.log"
     with log.open("wb") as output:

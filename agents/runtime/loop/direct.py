@@ -10,7 +10,8 @@ again, by a dry run, right before it runs (`dry_run`).
 
 Deleting (`deletable`): the loop deletes one thing only, a PersistentVolumeClaim that never
 bound (Pending, no volume, never bind-completed): it holds no data, so replacing it loses
-nothing. Anything else, or a claim that has bound meanwhile, is refused before the call.
+nothing. Anything else, or a claim that has bound meanwhile, is refused before the call (and
+counted: a `loop_delete` safeguard refusal).
 
 The loop's own tools (`healing_role`, AGENTS.md beside this module: `delete`) are added to the
 running agent's allow-list for its heal runs only (`kubecrew heal`, the watcher's heals), never
@@ -35,6 +36,7 @@ from agents.runtime.errors import ToolFailed
 from agents.runtime.loop.state import Target
 from agents.runtime.roles import Role, load_role
 from agents.runtime.toolbox import Toolbox
+from core import telemetry
 
 # The policy action each write tool makes, as the kube gate plans it (mcp_servers/kube/calls.py).
 ACTIONS = {
@@ -121,6 +123,7 @@ async def deletable(toolbox: Toolbox, step: dict[str, Any]) -> str:
     """Read live just before a delete: a note of why deleting it loses nothing, or Rejected."""
     claim = step_object(step)
     if claim["kind"] != CLAIM:
+        telemetry.safeguard_refused("loop_delete", f"a {claim['kind']}, not a claim")
         raise Rejected(f"the loop deletes only a claim that never bound, not {claim['kind']}")
     got = await toolbox.call(
         "get_resource", kind="persistentvolumeclaim", name=claim["name"],
@@ -130,6 +133,7 @@ async def deletable(toolbox: Toolbox, step: dict[str, Any]) -> str:
     phase, volume = got.get("status.phase"), got.get("spec.volumeName")
     annotations = got.get("metadata.annotations") or {}
     if phase != "Pending" or volume or annotations.get(BIND_COMPLETED):
+        telemetry.safeguard_refused("loop_delete", f"claim {claim['name']} may hold data")
         raise Rejected(
             f"claim {claim['name']} is {phase or 'unknown'}"
             + (f", bound to volume {volume}" if volume else "")

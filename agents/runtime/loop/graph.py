@@ -35,6 +35,10 @@
   and never that a person must approve something: a run policy gives to a person is not
   escalated, it waits at `approval`, naming the request and who may answer it.
 
+Each fix tried is counted when its attempt ends (`kubecrew_fix_attempts_total`: held, failed,
+refused) and each run when it ends at done or escalate (`kubecrew_heals_total`: fixed, healthy,
+escalated and why); the node's span (core.telemetry.graphs) carries the fix and the outcome.
+
 Tools, learn procedure and settings travel in the run's `LoopContext`; the state is data only.
 Whoever streams the run hears, besides each node, the fix being tried and what mutate and
 validate wait for (`agents.runtime.progress`).
@@ -58,6 +62,8 @@ from agents.runtime.loop.state import Attempt, Escalation, LoopState, Pending, T
 from agents.runtime.loop.validation import LoopSettings, validate
 from agents.runtime.progress import Progress, report
 from agents.runtime.toolbox import Toolbox
+from core import telemetry
+from core.telemetry import metrics
 
 Learn = Callable[[Toolbox, Target], Awaitable[list[dict[str, Any]]]]
 SERVED = ("Deployment", "StatefulSet", "DaemonSet")  # workloads a Service of their name fronts
@@ -153,6 +159,9 @@ async def plan(state: LoopState, runtime: Runtime[LoopContext]) -> dict[str, Any
     ranked = state["fixes"][index]
     of = f"fix {index + 1} of {len(state['fixes'])}"
     report(Progress("trying", f"{ranked['fix']['title']} ({of}, ranked by {ranked['reason']})"))
+    telemetry.annotate(
+        {"kubecrew.fix.title": ranked["fix"]["title"], "kubecrew.fix.rank": index + 1}
+    )
     digest = hashlib.sha1(
         f"{runtime.context.thread}/{index}/{ranked['fix']['title']}".encode()
     ).hexdigest()[:10]
@@ -196,7 +205,7 @@ async def decide(state: LoopState, runtime: Runtime[LoopContext]) -> dict[str, A
             "asked": asked.message,
         }
     except (mutation.Refused, ToolFailed) as exc:
-        return _refused(state, [exc.message])
+        return _refused(state, [exc.message], agent=context.agent)
     return {"pending": Pending(**{**pending, "proposal": proposal})}
 
 
@@ -219,7 +228,7 @@ async def mutate(state: LoopState, runtime: Runtime[LoopContext]) -> dict[str, A
                 context.toolbox, pending, target, settings=context.settings
             )
     except (mutation.Refused, ToolFailed) as exc:
-        return _refused(state, [exc.message])
+        return _refused(state, [exc.message], agent=context.agent)
     return {"pending": pending, "applied": applied}
 
 
@@ -236,6 +245,7 @@ async def check(state: LoopState, runtime: Runtime[LoopContext]) -> dict[str, An
     attempt = Attempt(
         fix=fix, applied=applied, verdict="held", evidence=verdict.evidence, undone=""
     )
+    metrics.fix_tried(context.agent, applied["channel"] if applied else "", "held")
     await _remember(state, runtime, fix, "fixed")
     return {"attempts": [attempt], "pending": None, "outcome": "fixed"}
 
@@ -256,11 +266,12 @@ async def rollback(state: LoopState, runtime: Runtime[LoopContext]) -> dict[str,
         evidence=list(state.get("verdict_evidence", [])),
         undone=undone,
     )
+    metrics.fix_tried(context.agent, applied["channel"], "failed")
     await _remember(state, runtime, fix, "failed")
     return {"attempts": [attempt], "pending": None, "applied": None, "index": state["index"] + 1}
 
 
-async def escalate(state: LoopState) -> dict[str, Any]:
+async def escalate(state: LoopState, runtime: Runtime[LoopContext]) -> dict[str, Any]:
     target = state["target"]
     lines = [f"I could not heal {_name(target)}: {state['finding'].get('summary', '')}"]
     lines.extend(_attempt_lines(state))
@@ -268,6 +279,8 @@ async def escalate(state: LoopState) -> dict[str, Any]:
     lines.extend(f"Not tried: {r['fix']['title']} ({r['reason']})" for r in untried)
     why = state.get("escalation") or _why(state)
     lines.append(ENDINGS[why])
+    metrics.heal_ended(runtime.context.agent, "escalated", why)
+    telemetry.annotate({"kubecrew.heal.outcome": "escalated", "kubecrew.heal.escalation": why})
     return {"outcome": "escalated", "escalation": why, "summary": "\n".join(lines)}
 
 
@@ -297,9 +310,12 @@ def _why(state: LoopState) -> Escalation:
     return "failed" if "failed" in verdicts else "unusable"
 
 
-async def done(state: LoopState) -> dict[str, Any]:
+async def done(state: LoopState, runtime: Runtime[LoopContext]) -> dict[str, Any]:
     target = state["target"]
-    if state.get("outcome") != "fixed":
+    outcome = "fixed" if state.get("outcome") == "fixed" else "healthy"
+    metrics.heal_ended(runtime.context.agent, outcome)
+    telemetry.annotate({"kubecrew.heal.outcome": outcome})
+    if outcome != "fixed":
         return {
             "outcome": "healthy",
             "summary": f"{_name(target)} shows no finding to heal; I changed nothing.",
@@ -317,7 +333,8 @@ async def approval(state: LoopState, runtime: Runtime[LoopContext]) -> dict[str,
             "claim_approval", request_id=request, waiter=context.thread
         )
     except ToolFailed as exc:  # taken up by another run, or the request is gone
-        return {"approval": "", "asked": "", **_refused(state, [exc.message])}
+        refused = _refused(state, [exc.message], agent=context.agent)
+        return {"approval": "", "asked": "", **refused}
     if not claimed.get("claimed"):
         interrupt(
             {"approval": request, "asked": state.get("asked", ""), "pending": state["pending"]}
@@ -329,7 +346,7 @@ async def approval(state: LoopState, runtime: Runtime[LoopContext]) -> dict[str,
     ended = f"approval {request} {claimed.get('state')}: proposal {claimed.get('proposal')} " + (
         f"was {decision.get('outcome')}" if decision else "was not approved"
     )
-    refused = _refused(state, [ended, *decision.get("reasons", [])])
+    refused = _refused(state, [ended, *decision.get("reasons", [])], agent=context.agent)
     return {"approval": "", "asked": "", "escalation": "denied", **refused}
 
 
@@ -344,9 +361,10 @@ def after_approval(state: LoopState) -> Literal["approval", "decide", "mutate", 
     return "decide" if pending["channel"] == "direct" else "mutate"
 
 
-def _refused(state: LoopState, evidence: list[str]) -> dict[str, Any]:
+def _refused(state: LoopState, evidence: list[str], *, agent: str) -> dict[str, Any]:
     pending = state["pending"]
     assert pending is not None
+    metrics.fix_tried(agent, pending["channel"], "refused")
     attempt = Attempt(
         fix=pending["fix"]["title"], applied=None, verdict="refused", evidence=evidence, undone=""
     )

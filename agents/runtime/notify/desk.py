@@ -13,6 +13,13 @@ after `kubecrew heal` or a person fixed it, the handler itself) is announced to 
 in a task of its own, so whatever shows incidents elsewhere (a Slack message) says so too. A
 handler that shows incidents itself says it by having a `resolved` method (`Resolving`): the
 desk then tells it without the watcher wiring the hook twice.
+
+Being the one place handlers are called, the desk is where incidents are counted
+(`kubecrew_incidents_opened_total` by source; `kubecrew_incidents_handled_total` by the agent
+that answered, `HandlerResult.agent`, and how it ended: healed, open, waiting, failed) and where
+each handling is one span (`handle_incident`), so the agent's graph, its tool calls and the
+lines said meanwhile share its trace. A handler that may fail before it answers names its
+agent with an `agent` attribute.
 """
 
 from __future__ import annotations
@@ -25,12 +32,15 @@ import anyio.abc
 
 from agents.runtime.notify.incidents import Incident, Incidents
 from agents.runtime.notify.signals import Signal
+from core import telemetry
+from core.telemetry import metrics
 
 
 @dataclass(frozen=True)
 class HandlerResult:
     answer: str  # what the handler found or did, for the log
     resolved: bool = False  # True: the handler fixed it (and validated the fix)
+    agent: str = ""  # the agent that handled it (dev_team), for the metrics
 
 
 Handler = Callable[[Incident], Awaitable[HandlerResult]]
@@ -77,6 +87,7 @@ class Desk:
             return None  # an event about nothing we can name cannot be merged or handled
         incident, news = self.incidents.record(signal)
         if news:
+            metrics.incident_opened(signal.source)
             again = f" (again, {incident.opened} times)" if incident.opened > 1 else ""
             self.say(f"incident opened{again}: {incident.subject} [{signal.source}]")
             self.incidents.set_state(incident.fingerprint, "handling")
@@ -110,14 +121,26 @@ class Desk:
             self.say(f"announcing {incident.subject} resolved failed: {exc}")
 
     async def _handle(self, incident: Incident) -> None:
-        try:
-            result = await self.handler(incident)
-        except Exception as exc:  # one failed handling must not end the watcher
-            self.say(f"handling {incident.subject} failed: {exc}")
-            self._settle(incident, "open")
-            return
-        self.say(f"handled {incident.subject}:\n{result.answer}")
-        self._settle(incident, "resolved" if result.resolved else "open")
+        with telemetry.span("handle_incident", _attributes(incident)) as current:
+            try:
+                result = await self.handler(incident)
+            except Exception as exc:  # one failed handling must not end the watcher
+                telemetry.failed(current, type(exc).__qualname__, str(exc))
+                self.say(f"handling {incident.subject} failed: {exc}")
+                self._settle(incident, "open")
+                metrics.incident_handled(getattr(self.handler, "agent", ""), "failed")
+                return
+            self.say(f"handled {incident.subject}:\n{result.answer}")
+            self._settle(incident, "resolved" if result.resolved else "open")
+            metrics.incident_handled(
+                result.agent or getattr(self.handler, "agent", ""), self._ended(incident, result)
+            )
+
+    def _ended(self, incident: Incident, result: HandlerResult) -> str:
+        if result.resolved:
+            return "healed"
+        current = self.incidents.get(incident.fingerprint)
+        return "waiting" if current is not None and current.state == "waiting" else "open"
 
     def _settle(self, incident: Incident, state: str) -> None:
         current = self.incidents.get(incident.fingerprint)
@@ -127,3 +150,14 @@ class Desk:
             self.resolve(incident.fingerprint, why="the handler fixed it")
         else:
             self.incidents.set_state(incident.fingerprint, "open")
+
+
+def _attributes(incident: Incident) -> dict[str, str]:
+    return {
+        "kubecrew.incident.fingerprint": incident.fingerprint,
+        "kubecrew.incident.finding": incident.finding,
+        "kubecrew.incident.source": incident.source,
+        "k8s.namespace.name": incident.namespace,
+        "kubecrew.incident.kind": incident.kind,
+        "kubecrew.incident.name": incident.name,
+    }

@@ -1,6 +1,8 @@
 """The incident store: one row per fingerprint, durable, so duplicates stay one incident.
 
-A small SQLite file in the watched cluster's state (`core.home`: `agents/incidents.sqlite`)
+A small SQLite file in the watched cluster's state (`core.home`: `agents/incidents.sqlite`),
+or with `$KUBECREW_DATABASE_URL` the schema `incidents` of that PostgreSQL database, which
+every replica of the crew shares (`open_incidents` chooses, `agents.runtime.persistence`),
 keeps each incident's first and last sighting, how many signals it merged, how often it was
 opened, and its state:
 
@@ -19,15 +21,17 @@ mutations are idempotent by key) instead of starting a second heal over the firs
 
 `record` is the one place that decides whether a signal is news: a fingerprint never seen, or
 one that was resolved, opens an incident (and the caller runs its handler); anything else only
-counts. Each decision is one `BEGIN IMMEDIATE` transaction, so a watcher restarted mid-burst (or
-two watchers on one file) cannot open the same incident twice.
+counts. Each decision, like each booking of a run (`begin`, `end`, `disown`) and each move of a
+waiting incident (`wait`, `take_up`), is one transaction that lets one writer in at a time
+(`Sql.transaction`: `BEGIN IMMEDIATE` on the file, the schema's lock on PostgreSQL), so a
+watcher restarted mid-burst, or two watchers on one book, cannot open the same incident twice
+nor book two runs of one incident. The statements are the same for both databases.
 """
 
 from __future__ import annotations
 
 import os
 import socket
-import sqlite3
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -35,6 +39,7 @@ from pathlib import Path
 from typing import Literal, cast
 
 from agents.runtime.notify.signals import Signal, Source
+from agents.runtime.persistence import Sql, SqliteFile, open_sql
 from core.home import state_home
 
 State = Literal["open", "handling", "waiting", "resolved"]
@@ -42,26 +47,27 @@ State = Literal["open", "handling", "waiting", "resolved"]
 # The host of a run its owner can no longer be working on: a replica that holds the crew's Lease
 # knows every other replica has stopped (`kubecrew.leader`), wherever it ran.
 DISOWNED = ""
+SCHEMA = "incidents"  # the book's in $KUBECREW_DATABASE_URL's database
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS incidents (
     fingerprint TEXT PRIMARY KEY,
     kind TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL, finding TEXT NOT NULL,
     summary TEXT NOT NULL, source TEXT NOT NULL, state TEXT NOT NULL,
-    first_seen REAL NOT NULL, last_seen REAL NOT NULL, count INTEGER NOT NULL,
-    opened INTEGER NOT NULL
+    first_seen DOUBLE PRECISION NOT NULL, last_seen DOUBLE PRECISION NOT NULL,
+    count INTEGER NOT NULL, opened INTEGER NOT NULL
 )
 """
 _WAITS = """
 CREATE TABLE IF NOT EXISTS waits (
     fingerprint TEXT PRIMARY KEY, request TEXT NOT NULL, thread TEXT NOT NULL,
-    asked TEXT NOT NULL, since REAL NOT NULL
+    asked TEXT NOT NULL, since DOUBLE PRECISION NOT NULL
 )
 """
 _RUNS = """
 CREATE TABLE IF NOT EXISTS runs (
     fingerprint TEXT PRIMARY KEY, thread TEXT NOT NULL, pid INTEGER NOT NULL,
-    host TEXT NOT NULL, since REAL NOT NULL
+    host TEXT NOT NULL, since DOUBLE PRECISION NOT NULL
 )
 """
 _COLUMNS = (
@@ -134,14 +140,24 @@ def default_path(environ: Mapping[str, str] = os.environ) -> Path:
     return state_home(environ) / "agents" / "incidents.sqlite"
 
 
+def open_incidents(path: Path | None = None, environ: Mapping[str, str] = os.environ) -> Incidents:
+    """The cluster's incident book: in `$KUBECREW_DATABASE_URL`'s database when it is set (the
+    replicas of the crew share it), else in the SQLite file `path` (`default_path`'s)."""
+    return Incidents(open_sql(path or default_path(environ), schema=SCHEMA, environ=environ))
+
+
 class Incidents:
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = path
-        self._db = sqlite3.connect(path, isolation_level=None, timeout=10)
-        self._db.execute(_SCHEMA)
-        self._db.execute(_WAITS)
-        self._db.execute(_RUNS)
+    """The book on `Sql` (a file, or a schema of a database); a path is the SQLite file."""
+
+    def __init__(self, book: Path | Sql) -> None:
+        self._db = SqliteFile(book) if isinstance(book, Path) else book
+        try:
+            with self._db.transaction():  # two replicas starting at once make the tables once
+                for table in (_SCHEMA, _WAITS, _RUNS):
+                    self._db.execute(table)
+        except BaseException:
+            self._db.close()
+            raise
 
     def close(self) -> None:
         self._db.close()
@@ -150,8 +166,7 @@ class Incidents:
         """The incident `signal` belongs to, after counting it, and whether it is news (new,
         or back after being resolved): the caller handles news, and only news."""
         at = time.time() if now is None else now
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
+        with self._db.transaction():
             row = self._db.execute(
                 "SELECT state FROM incidents WHERE fingerprint = ?", (signal.fingerprint,)
             ).fetchone()
@@ -167,15 +182,11 @@ class Incidents:
                     "UPDATE incidents SET count = count + 1, last_seen = ?, summary = ?, "
                     "finding = ?, "
                     "state = CASE WHEN state = 'resolved' THEN 'open' ELSE state END, "
-                    "opened = opened + (state = 'resolved'), "
+                    "opened = opened + CASE WHEN state = 'resolved' THEN 1 ELSE 0 END, "
                     "source = CASE WHEN state = 'resolved' THEN ? ELSE source END "
                     "WHERE fingerprint = ?",
                     (at, signal.summary, signal.finding, signal.source, signal.fingerprint),
                 )
-            self._db.execute("COMMIT")
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
         incident = self.get(signal.fingerprint)
         assert incident is not None  # just written, in this connection
         return incident, news
@@ -187,19 +198,16 @@ class Incidents:
 
     def wait(self, fingerprint: str, *, request: str, thread: str, asked: str) -> None:
         """The incident's heal waits for `request`: remembered, and the incident `waiting`."""
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
+        with self._db.transaction():
             self._db.execute(
-                "INSERT OR REPLACE INTO waits VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO waits VALUES (?, ?, ?, ?, ?) ON CONFLICT (fingerprint) DO UPDATE "
+                "SET request = excluded.request, thread = excluded.thread, "
+                "asked = excluded.asked, since = excluded.since",
                 (fingerprint, request, thread, asked, time.time()),
             )
             self._db.execute(
                 "UPDATE incidents SET state = 'waiting' WHERE fingerprint = ?", (fingerprint,)
             )
-            self._db.execute("COMMIT")
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
 
     def waiting(self) -> list[tuple[Incident, Wait]]:
         """The waiting incidents and what each waits for, oldest first."""
@@ -218,13 +226,15 @@ class Incidents:
     def take_up(self, fingerprint: str) -> bool:
         """Move a waiting incident to handling; False when it was not waiting (another pass,
         or another watcher, took it up first, or it was resolved meanwhile)."""
-        cursor = self._db.execute(
-            "UPDATE incidents SET state = 'handling' WHERE fingerprint = ? AND state = 'waiting'",
-            (fingerprint,),
-        )
-        if cursor.rowcount > 0:
-            self._db.execute("DELETE FROM waits WHERE fingerprint = ?", (fingerprint,))
-            return True
+        with self._db.transaction():
+            cursor = self._db.execute(
+                "UPDATE incidents SET state = 'handling' "
+                "WHERE fingerprint = ? AND state = 'waiting'",
+                (fingerprint,),
+            )
+            if cursor.rowcount > 0:
+                self._db.execute("DELETE FROM waits WHERE fingerprint = ?", (fingerprint,))
+                return True
         return False
 
     def take_open(self, fingerprint: str) -> bool:
@@ -260,8 +270,7 @@ class Incidents:
         """Book a heal of `signal`'s subject on `thread` by this process, unless one is booked
         already: an interrupted one is taken over (continue on its thread); a live one is
         returned as it is, its pid not this process's (do not run a second heal beside it)."""
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
+        with self._db.transaction():
             earlier = self.run(signal.fingerprint)
             if earlier is None:
                 self._db.execute(
@@ -273,10 +282,6 @@ class Incidents:
                     "UPDATE runs SET pid = ?, host = ? WHERE fingerprint = ?",
                     (*_this_process(), signal.fingerprint),
                 )
-            self._db.execute("COMMIT")
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
         self.record(signal)
         self.set_state(signal.fingerprint, "handling")
         booked = self.run(signal.fingerprint)
@@ -286,8 +291,7 @@ class Incidents:
     def end(self, fingerprint: str, *, thread: str) -> None:
         """The heal on `thread` ended (fixed, escalated, waiting or failed): forget the run, and
         hand the incident back as open (its booking then says fixed, waiting or still open)."""
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
+        with self._db.transaction():
             ended = self._db.execute(
                 "DELETE FROM runs WHERE fingerprint = ? AND thread = ?", (fingerprint, thread)
             )
@@ -297,32 +301,24 @@ class Incidents:
                     "AND state = 'handling'",
                     (fingerprint,),
                 )
-            self._db.execute("COMMIT")
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
 
-    def disown(self) -> list[Run]:
-        """Mark every run of another process interrupted, and its incident open again, so the
-        next heal of it continues its thread: only for the holder of the crew's Lease, whose
-        predecessors stopped before it took the Lease. The runs disowned, as they were."""
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
+    def disown(self) -> list[str]:
+        """Start a term of the crew's Lease: nobody handles anything now. Every run of another
+        process counts as interrupted (its next heal continues its thread), and every incident
+        left `handling` (by a replica that lost the Lease, or by this one in a term it lost) is
+        open again, for this term's desk to take over. Only for the Lease's holder, whose
+        predecessors stopped before it took the Lease. The fingerprints opened again."""
+        with self._db.transaction():
             others = [r for r in self.runs() if (r.pid, r.host) != _this_process()]
             for run in others:
                 self._db.execute(
                     "UPDATE runs SET host = ? WHERE fingerprint = ?", (DISOWNED, run.fingerprint)
                 )
-                self._db.execute(
-                    "UPDATE incidents SET state = 'open' WHERE fingerprint = ? "
-                    "AND state = 'handling'",
-                    (run.fingerprint,),
-                )
-            self._db.execute("COMMIT")
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        return others
+            rows = self._db.execute(
+                "SELECT fingerprint FROM incidents WHERE state = 'handling' ORDER BY first_seen"
+            ).fetchall()
+            self._db.execute("UPDATE incidents SET state = 'open' WHERE state = 'handling'")
+        return [str(row[0]) for row in rows]
 
     def run(self, fingerprint: str) -> Run | None:
         row = self._db.execute(

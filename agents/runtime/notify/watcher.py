@@ -21,7 +21,7 @@ import anyio
 
 from agents.runtime.notify import alertmanager, sources
 from agents.runtime.notify.desk import Desk, Handler, Say
-from agents.runtime.notify.incidents import Incidents, default_path
+from agents.runtime.notify.incidents import default_path, open_incidents
 from agents.runtime.roles import load_role
 from agents.runtime.toolbox import Servers, Toolbox, open_toolbox
 from mcp_servers.common.transport import LOOPBACK
@@ -55,7 +55,7 @@ async def watch(
 ) -> None:
     if plan.alertmanager_port is not None and not plan.token:
         raise ValueError("the Alertmanager receiver needs a bearer token")
-    store = Incidents(plan.incidents)
+    store = open_incidents(plan.incidents)
     try:
         async with (
             open_toolbox(load_role(ROLE, root=ROLES_DIR), plan.servers) as toolbox,

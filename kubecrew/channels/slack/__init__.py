@@ -5,7 +5,8 @@
     deps.py          what handlers need, as one object: people, policies, store, ledger
     app.py           the Bolt app, token check, HTTP events mode and Socket Mode
     posts.py         the poster: one message per approval request, kept in step with the store
-    ledger.py        which message shows which request (SQLite), so restarts never repost
+    ledger.py        which message shows which request (SQLite, or $KUBECREW_DATABASE_URL), so
+                     restarts never repost
     clicks.py        Approve / Deny: who clicked, may they, and the message updated or explained
     approvals_ui.py  Block Kit for requests and refusals (escaped: text is never markup)
     owners.py        the owners' channel of a request's target (Ownership spec.slack)

@@ -16,7 +16,7 @@ from pathlib import Path
 from core.policy.catalog import PolicySet
 from core.policy.people import People
 from core.policy.store.base import Store
-from kubecrew.channels.slack.ledger import Ledger
+from kubecrew.channels.slack.ledger import Ledger, open_ledger
 from kubecrew.channels.slack.settings import SlackSettings
 
 
@@ -43,7 +43,7 @@ class SlackDeps:
 
     @contextmanager
     def ledger(self) -> Iterator[Ledger]:
-        opened = Ledger(self.ledger_path)
+        opened = open_ledger(self.ledger_path)
         try:
             yield opened
         finally:

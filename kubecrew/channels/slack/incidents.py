@@ -49,7 +49,7 @@ from core.policy.catalog import PolicySet
 from core.policy.documents.priority import Ownership
 from core.policy.evaluation import stakeholders
 from kubecrew.channels.slack.app import connect
-from kubecrew.channels.slack.ledger import FILE_NAME, Ledger, Post
+from kubecrew.channels.slack.ledger import FILE_NAME, Post, open_ledger
 from kubecrew.channels.slack.owners import load_policies
 from kubecrew.channels.slack.settings import BOT_TOKEN_ENV, Credentials, SetupError, SlackSettings
 
@@ -199,7 +199,7 @@ class IncidentMessages:
 
     def _resolve(self, incident: Incident, why: str) -> None:
         key = f"incident:{incident.fingerprint}#{incident.opened}"
-        ledger = Ledger(self.ledger)
+        ledger = open_ledger(self.ledger)
         try:
             post = ledger.get(key)
             if post is None or post.state in ("healed", "resolved"):
@@ -226,7 +226,7 @@ class IncidentMessages:
         """Post the opening's message, or edit the one the ledger knows (on this thread)."""
         key = f"incident:{view.incident.fingerprint}#{view.incident.opened}"
         shown = self.message(view)
-        ledger = Ledger(self.ledger)
+        ledger = open_ledger(self.ledger)
         try:
             post = ledger.get(key)
             if post is None:

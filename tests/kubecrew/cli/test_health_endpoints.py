@@ -117,7 +117,7 @@ def test_a_part_is_alive_but_not_ready_while_the_api_server_does_not_answer(
         assert body.startswith("not ready: the Kubernetes API does not answer: ")
         assert f"port={api_port}" in body, body
         assert body.count("\n") == 1  # one line
-        assert watch.get("/metrics")[0] == 404  # nothing else is served
+        assert watch.get("/debug")[0] == 404  # nothing else is served
 
 
 def test_readiness_follows_the_api_server_as_it_comes_and_goes(tmp_path: Path) -> None:

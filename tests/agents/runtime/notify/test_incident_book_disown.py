@@ -1,9 +1,11 @@
-"""The Lease holder disowns the heals of every other process: each run booked elsewhere counts
-as interrupted, its incident is open again, and the next heal of it continues its thread; the
-holder's own runs are left alone. Two real processes book runs in one incident book."""
+"""A Lease holder's term starts with nobody handling anything (`Incidents.disown`): each run
+booked by another process counts as interrupted and the next heal of it continues its thread;
+this process's own run stays its own; every incident left handling is open again. Two real
+processes book runs in one incident book."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -46,15 +48,15 @@ def test_runs_of_other_processes_are_disowned_and_continued(tmp_path: Path) -> N
 
         disowned = book.disown()
 
-        assert [r.fingerprint for r in disowned] == [WEB.fingerprint]
+        assert disowned == [API.fingerprint, WEB.fingerprint]  # nobody handles anything now
         assert run(book, WEB).interrupted
         assert state(book, WEB) == "open"
         assert run(book, API) == mine
-        assert state(book, API) == "handling"
+        assert state(book, API) == "open"
 
         continued = book.begin(WEB, thread="t-new")
         assert continued.thread == "t-web"  # the interrupted heal's thread, not a second heal
         assert not continued.interrupted
-        assert book.disown() == []
+        assert continued.pid == os.getpid()  # this process's now
     finally:
         book.close()
