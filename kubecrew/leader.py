@@ -50,16 +50,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import anyio
 import typer
-from kubernetes.config import ConfigException
 
 from core import telemetry
-from core.connection import Api, Clusters, Json
 from core.errors import Conflict, NotFound, ToolError
 from kubecrew.health import Check
+
+if TYPE_CHECKING:  # the Kubernetes client is imported by a part that elects, when it elects
+    from core.connection import Api, Json
 
 T = TypeVar("T")
 Say = Callable[[str], None]
@@ -444,6 +445,10 @@ def election(
         chosen = Timings(*timings)
     except ValueError as exc:
         raise LeaseError(f"leader election timings: {exc}") from exc
+    from kubernetes.config import ConfigException
+
+    from core.connection import Clusters
+
     try:
         api = Clusters(kubeconfig=kubeconfig, default_context=context).api()
     except (ToolError, ConfigException) as exc:

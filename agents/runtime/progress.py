@@ -21,8 +21,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from langgraph.config import get_stream_writer
-
 
 @dataclass(frozen=True)
 class Progress:
@@ -45,6 +43,10 @@ OnProgress = Callable[[Progress], None]
 
 def report(progress: Progress) -> None:
     """Into the running graph's custom stream; nowhere outside a graph run."""
+    # Imported here: a front door imports this module for `Progress` alone, and LangGraph's
+    # config pulls in LangChain's tracers (0.4 s of every command's start-up).
+    from langgraph.config import get_stream_writer
+
     try:
         writer = get_stream_writer()
     except RuntimeError:  # not inside a graph node: nobody streams this run
