@@ -31,9 +31,13 @@ import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import cel as celrs
-from cel.stdlib import EXTENSIONS, add_stdlib_to_context
+# The CEL engine is imported where a condition is compiled or evaluated: its package also loads
+# its own command line (prompt_toolkit, rich), a tenth of a second that a start-up judging no
+# condition (an MCP server without policies listing its tools) should not pay.
+if TYPE_CHECKING:
+    import cel as celrs
 
 VARIABLES = ("action", "target", "metrics", "now")
 _LIBRARIES = ("core", "strings", "lists", "math", "sets")
@@ -45,40 +49,6 @@ _NATIVE_FUNCTIONS = frozenset(
         *("getHours", "getMilliseconds", "getMinutes", "getMonth", "getSeconds"),
     )
 )
-_FUNCTIONS = frozenset(
-    [
-        "size",
-        "contains",
-        "startsWith",
-        "endsWith",
-        "matches",
-        "int",
-        "uint",
-        "double",
-        "string",
-        "bytes",
-        "timestamp",
-        "duration",
-        "dyn",
-        "type",
-        "getDate",
-        "getDayOfMonth",
-        "getDayOfWeek",
-        "getDayOfYear",
-        "getFullYear",
-        "getHours",
-        "getMilliseconds",
-        "getMinutes",
-        "getMonth",
-        "getSeconds",
-    ]
-)
-_FUNCTIONS = _NATIVE_FUNCTIONS | frozenset(
-    name.rsplit(".", 1)[-1] for library in _LIBRARIES for name in EXTENSIONS[library]
-)
-_NAMESPACES = frozenset(
-    name.split(".", 1)[0] for library in _LIBRARIES for name in EXTENSIONS[library] if "." in name
-)
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 # Variables bound by the comprehension macros: `list.all(c, ...)`, `map.map(k, v, ...)`.
 _BOUND = re.compile(
@@ -86,6 +56,16 @@ _BOUND = re.compile(
 )
 _SYNTAX = re.compile(r"ERROR: <input>:(\d+):(\d+): (?:Syntax error: )?(.*)")
 _NO_COERCION = "CEL mixes no types in arithmetic: write 10.0 for a double, or use double(x)"
+
+
+@functools.cache
+def _known() -> tuple[frozenset[str], frozenset[str]]:
+    """The functions and the namespaces a condition may name: CEL's own and the libraries'."""
+    from cel.stdlib import EXTENSIONS
+
+    names = [name for library in _LIBRARIES for name in EXTENSIONS[library]]
+    functions = _NATIVE_FUNCTIONS | frozenset(name.rsplit(".", 1)[-1] for name in names)
+    return functions, frozenset(name.split(".", 1)[0] for name in names if "." in name)
 
 
 class CelSyntaxError(ValueError):
@@ -103,6 +83,8 @@ class Outcome:
 @functools.lru_cache(maxsize=4096)
 def compile_condition(text: str) -> celrs.Program:
     """The compiled program for `text`, compiled once per distinct text (checked, cached)."""
+    import cel as celrs  # here: see the note on the imports
+
     try:
         program = celrs.compile(text)
     except ValueError as exc:
@@ -121,6 +103,9 @@ def check(text: str) -> str:
 
 def context(variables: Mapping[str, object]) -> celrs.Context:
     """A context holding the input and the extension functions; build one per evaluation."""
+    import cel as celrs
+    from cel.stdlib import add_stdlib_to_context
+
     built = celrs.Context(dict(variables))
     add_stdlib_to_context(built, list(_LIBRARIES))
     return built
@@ -146,11 +131,12 @@ def evaluate(text: str, variables: celrs.Context) -> Outcome:
 
 
 def _check_names(text: str, program: celrs.Program) -> None:
+    functions, namespaces = _known()
     for function in program.functions():
-        if _IDENTIFIER.match(function) and function not in _FUNCTIONS:
+        if _IDENTIFIER.match(function) and function not in functions:
             raise CelSyntaxError(f"unknown CEL function {function!r}")
     bound = {name for pair in _BOUND.findall(text) for name in pair if name}
-    unknown = set(program.variables()) - set(VARIABLES) - _NAMESPACES - bound
+    unknown = set(program.variables()) - set(VARIABLES) - namespaces - bound
     if unknown:
         raise CelSyntaxError(
             f"unknown variable {sorted(unknown)[0]!r}; the input has action, target, metrics "
