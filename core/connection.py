@@ -17,11 +17,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import urllib3
-from kubernetes import client, config
-from kubernetes.client.exceptions import ApiException
+from typing import TYPE_CHECKING, Any
 
 from core.errors import (
     Conflict,
@@ -32,6 +28,10 @@ from core.errors import (
     TooManyRequests,
     Unavailable,
 )
+
+if TYPE_CHECKING:  # imported on first use: a server lists its tools without the client
+    from kubernetes import client
+    from kubernetes.client.exceptions import ApiException
 
 Json = dict[str, Any]
 
@@ -84,12 +84,16 @@ class Clusters:
 
     def contexts(self) -> tuple[list[str], str]:
         """The context names and the current one."""
+        from kubernetes import config
+
         found, current = config.list_kube_config_contexts(
             config_file=str(self.kubeconfig) if self.kubeconfig else None
         )
         return [c["name"] for c in found], str(current["name"])
 
     def api(self, context: str | None = None) -> Api:
+        from kubernetes import client, config
+
         if self.default_context is None:  # the current context, as the kubeconfig said at start
             self.default_context = self.contexts()[1]
         name = context or self.default_context
@@ -115,6 +119,8 @@ class Clusters:
         """The context's API server URL and how the kubeconfig verifies it: a CA file, True
         (the system's trust store) or False (insecure-skip-tls-verify), for a client of another
         service on that server (the sandbox's registries), which never gets the credentials."""
+        from kubernetes import config
+
         try:
             configuration = self.api(context).client.configuration
         except config.ConfigException as exc:
@@ -172,6 +178,9 @@ class Api:
         what: str,
         timeout: float = REQUEST_TIMEOUT_S,
     ) -> bytes:
+        import urllib3
+        from kubernetes.client.exceptions import ApiException
+
         headers = {"Accept": accept, "Content-Type": content_type}
         params = [(k, _param(v)) for k, v in (query or {}).items() if v not in (None, "")]
         try:

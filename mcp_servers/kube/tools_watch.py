@@ -21,7 +21,6 @@ import json
 from typing import Any
 
 import urllib3
-from kubernetes.client.exceptions import ApiException
 from mcp.server.fastmcp import FastMCP
 
 from core.connection import Api, Clusters, Json
@@ -112,6 +111,8 @@ def _stream(
     query = [("watch", "true"), ("resourceVersion", since), ("timeoutSeconds", str(timeout))]
     found: list[Json] = []
     version = since
+    from kubernetes.client.exceptions import ApiException  # with the client: on first use
+
     try:
         method, url, headers, body, post = api.client.param_serialize(
             "GET",
