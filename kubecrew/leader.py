@@ -176,12 +176,6 @@ class Leadership:
         self._renewed_at = None
         telemetry.leading(self.lease, False)
 
-    def __enter__(self) -> Leadership:
-        return self.start()
-
-    def __exit__(self, *_exc: object) -> None:
-        self.stop()
-
     def _loop(self) -> None:
         held = self.leading
         while True:

@@ -1,13 +1,15 @@
 """The crew options that point a front door at a team's world (tests/support/team.py), as a
 person would type them: `crew_of` as a front door builds them, `crew_args` on a command line,
 `crew_env` a process environment of its own (its own home, no model, no inherited crew
-settings), `state_of` where such a process keeps what it learns of a cluster; `prs` reads the
-pull requests the crew's gitops server opened beside the repository.
+settings), `start_kubecrew` a long-lived `kubecrew` process in one, `state_of` where such a
+process keeps what it learns of a cluster; `prs` reads the pull requests the crew's gitops
+server opened beside the repository.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ from kubecrew.crew import CrewOptions
 from mcp_servers.gitops.providers.local import LocalProvider
 from mcp_servers.gitops.repo import Repository
 from mcp_servers.gitops.settings import GitopsSettings
+from tests.support.mcp_hosts import KUBECREW
 from tests.support.team import Team
 
 
@@ -59,3 +62,19 @@ def crew_env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KUBECREW_")}
     env.pop("KUBECONFIG", None)
     return {**env, "KUBECREW_HOME": str(home), "KUBECREW_MODEL_GUARD": "1", "TERM": "xterm"}
+
+
+def start_kubecrew(args: list[str], home: Path, log: Path, **env: str) -> subprocess.Popen[str]:
+    """The installed `kubecrew *args` as a long-lived process of its own (`crew_env(home)` plus
+    `env`), what it says going to the file `log`: a file, not a pipe, so nobody has to keep
+    reading it."""
+    home.mkdir(parents=True, exist_ok=True)
+    with log.open("w") as sink:
+        return subprocess.Popen(
+            [KUBECREW, *args],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=sink,
+            text=True,
+            env={**crew_env(home), **env},
+        )

@@ -309,11 +309,10 @@ class Incidents:
         open again, for this term's desk to take over. Only for the Lease's holder, whose
         predecessors stopped before it took the Lease. The fingerprints opened again."""
         with self._db.transaction():
-            others = [r for r in self.runs() if (r.pid, r.host) != _this_process()]
-            for run in others:
-                self._db.execute(
-                    "UPDATE runs SET host = ? WHERE fingerprint = ?", (DISOWNED, run.fingerprint)
-                )
+            pid, host = _this_process()
+            self._db.execute(
+                "UPDATE runs SET host = ? WHERE NOT (pid = ? AND host = ?)", (DISOWNED, pid, host)
+            )
             rows = self._db.execute(
                 "SELECT fingerprint FROM incidents WHERE state = 'handling' ORDER BY first_seen"
             ).fetchall()

@@ -22,7 +22,7 @@ import pytest
 
 from sandbox.server import Options, Sandbox
 from tests.support.clock import RATE
-from tests.support.crew import crew_env
+from tests.support.crew import crew_env, start_kubecrew
 from tests.support.mcp_hosts import KUBECREW, free_port
 from tests.support.slack import running_slack
 from tests.support.slack_app import SECRET
@@ -55,16 +55,7 @@ def started(args: list[str], home: Path, **env: str) -> Iterator[Part]:
     """`kubecrew *args` until it says where its health endpoints are; stopped with Ctrl-C."""
     port = int(env.get("KUBECREW_HEALTH_PORT") or args[args.index("--health-port") + 1])
     log = home / "part.log"
-    home.mkdir(parents=True, exist_ok=True)
-    with log.open("w") as sink:  # a file, not a pipe: nobody has to keep reading it
-        process = subprocess.Popen(
-            [KUBECREW, *args],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=sink,
-            text=True,
-            env={**crew_env(home), **env},
-        )
+    process = start_kubecrew(args, home, log, **env)
     part = Part(process, log, port)
     try:
         eventually(

@@ -29,36 +29,16 @@ from agents.runtime.notify.incidents import open_incidents
 from core.policy.settings import SHIPPED
 from sandbox.server import Options, Sandbox
 from tests.support.audit import mutations
-from tests.support.crew import crew_env
+from tests.support.crew import start_kubecrew
 from tests.support.kubectl import Kubectl
-from tests.support.mcp_hosts import KUBECREW
 from tests.support.postgres import fresh_database
+from tests.support.shop import WEB
 from tests.support.waiting import eventually
 
 # A lease of 4 s renewed every 0.5 s; the holder stops 3 s after its last renewal.
 ELECTION = ["--leader-elect", "--leader-elect-lease-duration", "4",
             "--leader-elect-renew-deadline", "3", "--leader-elect-retry-period", "0.5"]  # fmt: skip
 LEASE_S = 4.0
-WORLD = """\
-apiVersion: v1
-kind: Namespace
-metadata: {name: shop}
----
-apiVersion: v1
-kind: Namespace
-metadata: {name: kubecrew-system}
----
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: shop}
-spec:
-  replicas: 2
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers: [{name: web, image: "nginx:1.27", ports: [{containerPort: 80}]}]
-"""
 GOOD, TYPO = "nginx:1.27", "nginx:1.27-alpinee"
 
 
@@ -97,17 +77,8 @@ def replicas(args: list[str], homes: list[Path], **env: str) -> Iterator[list[Re
     try:
         for index, home in enumerate(homes):
             name = "ab"[index]
-            home.mkdir(parents=True, exist_ok=True)
             log = home / f"replica-{name}.log"
-            with log.open("w") as sink:
-                process = subprocess.Popen(
-                    [KUBECREW, *args],
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.DEVNULL,
-                    stderr=sink,
-                    text=True,
-                    env={**crew_env(home), **env},
-                )
+            process = start_kubecrew(args, home, log, **env)
             started.append(Replica(name, process, log))
             started[-1].says("leading:" if index == 0 else "Lease", timeout=60)
         yield started
@@ -133,7 +104,8 @@ def test_a_heal_cut_by_kill_9_is_taken_over_by_the_other_replica_and_done_once(
     slow_sandbox: Sandbox, database: str, tmp_path: Path
 ) -> None:
     kubectl = Kubectl(slow_sandbox.kubeconfig, tmp_path / "cache")
-    kubectl("apply", "-f", "-", input=WORLD)
+    kubectl("apply", "-f", "-", input=WEB)
+    kubectl("create", "namespace", "kubecrew-system")
     kubectl("rollout", "status", "deploy/web", "-n", "shop", "--timeout=90s")
     store = tmp_path / "store.sqlite"
     args = ["watch", "-n", "shop", "--heal", "--every", "1s", *ELECTION,

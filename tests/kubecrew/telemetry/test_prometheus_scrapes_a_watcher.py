@@ -12,10 +12,10 @@ from pathlib import Path
 
 from sandbox.server import Sandbox
 from tests.support.broken_web import image_typo
-from tests.support.crew import crew_env
+from tests.support.crew import start_kubecrew
 from tests.support.diagnosis import NS
 from tests.support.kubectl import Kubectl
-from tests.support.mcp_hosts import KUBECREW, free_port
+from tests.support.mcp_hosts import free_port
 from tests.support.scraping import scraping
 from tests.support.waiting import eventually
 
@@ -26,14 +26,10 @@ def test_prometheus_reads_the_incidents_and_tool_calls_of_a_watch(
     kubectl("create", "namespace", NS)
     image_typo(kubectl)
     port = free_port()
-    args = [KUBECREW, "watch", "-n", NS, "--every", "1s", "--kubeconfig", str(sandbox.kubeconfig),
+    args = ["watch", "-n", NS, "--every", "1s", "--kubeconfig", str(sandbox.kubeconfig),
             "--health-port", str(port)]  # fmt: skip
     log = tmp_path / "watch.log"
-    with log.open("w") as sink:
-        watch = subprocess.Popen(
-            args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=sink,
-            env=crew_env(tmp_path / "home"),
-        )  # fmt: skip
+    watch = start_kubecrew(args, tmp_path / "home", log)
     try:
         with scraping(f"127.0.0.1:{port}", tmp_path / "prometheus") as prometheus:
 

@@ -1,7 +1,8 @@
 """A Lease holder's term starts with nobody handling anything (`Incidents.disown`): each run
 booked by another process counts as interrupted and the next heal of it continues its thread;
 this process's own run stays its own; every incident left handling is open again. Two real
-processes book runs in one incident book."""
+processes book runs in one incident book: a SQLite file, and a real PostgreSQL database as the
+crew's replicas share it."""
 
 from __future__ import annotations
 
@@ -10,18 +11,24 @@ import subprocess
 import sys
 from pathlib import Path
 
-from agents.runtime.notify.incidents import Incidents, Run
+import pytest
+
+from agents.runtime.notify.incidents import Incidents, Run, open_incidents
 from agents.runtime.notify.signals import Signal
+from agents.runtime.persistence import DATABASE_ENV
+from tests.support.postgres import fresh_database
 
 WEB = Signal("patrol", "Deployment", "shop", "web", "CrashLoopBackOff", "web crashes")
 API = Signal("patrol", "Deployment", "shop", "api", "CrashLoopBackOff", "api crashes")
 
 BOOK_ELSEWHERE = """
 import sys
-from agents.runtime.notify.incidents import Incidents, Run
+from pathlib import Path
+from agents.runtime.notify.incidents import open_incidents
 from agents.runtime.notify.signals import Signal
-book = Incidents(__import__("pathlib").Path(sys.argv[1]))
+book = open_incidents(Path(sys.argv[1]))
 book.begin(Signal("patrol", "Deployment", "shop", "web", "CrashLoopBackOff", "web"), thread="t-web")
+book.close()
 """
 
 
@@ -37,12 +44,19 @@ def run(book: Incidents, signal: Signal) -> Run:
     return booked
 
 
-def test_runs_of_other_processes_are_disowned_and_continued(tmp_path: Path) -> None:
+@pytest.mark.parametrize("where", ["sqlite", "postgres"])
+def test_runs_of_other_processes_are_disowned_and_continued(
+    where: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     path = tmp_path / "incidents.sqlite"
-    book = Incidents(path)
+    env = {k: v for k, v in os.environ.items() if k != DATABASE_ENV}
+    if where == "postgres":
+        env[DATABASE_ENV] = fresh_database(request.config)
+    book = open_incidents(path, env)
     try:
         mine = book.begin(API, thread="t-api")
-        subprocess.run([sys.executable, "-c", BOOK_ELSEWHERE, str(path)], check=True)
+        elsewhere = [sys.executable, "-c", BOOK_ELSEWHERE, str(path)]
+        subprocess.run(elsewhere, check=True, env=env)
         assert run(book, WEB).thread == "t-web"
         assert state(book, WEB) == "handling"
 

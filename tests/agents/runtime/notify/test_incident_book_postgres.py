@@ -1,8 +1,8 @@
 """The incident book in PostgreSQL (`$KUBECREW_DATABASE_URL`), shared by the crew's replicas:
 the same transitions as the SQLite file, and each one atomic across processes. Two real
 processes racing to record the same signals, new or back after being resolved, see each one as
-news once between them; a run booked by one process is disowned by another, and continued on
-its thread."""
+news once between them. (Disowning another process's run, on both backends:
+test_incident_book_disown.py.)"""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from agents.runtime.notify.incidents import Incidents, Run, open_incidents
+from agents.runtime.notify.incidents import Incidents, open_incidents
 from agents.runtime.notify.signals import Signal
 from agents.runtime.persistence import DATABASE_ENV
 from tests.support.postgres import fresh_database
@@ -38,13 +38,6 @@ for n in range({SIGNALS}):
     print(n, news, flush=True)
 book.close()
 """
-BOOK_ELSEWHERE = """
-from agents.runtime.notify.incidents import open_incidents
-from agents.runtime.notify.signals import Signal
-book = open_incidents()
-book.begin(Signal("patrol", "Deployment", "shop", "web", "CrashLoopBackOff", "web"), thread="t-web")
-book.close()
-"""
 
 
 @pytest.fixture
@@ -62,12 +55,6 @@ def state(book: Incidents, signal: Signal) -> str:
     incident = book.get(signal.fingerprint)
     assert incident is not None
     return incident.state
-
-
-def run(book: Incidents, signal: Signal) -> Run:
-    booked = book.run(signal.fingerprint)
-    assert booked is not None
-    return booked
 
 
 def elsewhere(url: str, script: str) -> subprocess.Popen[str]:
@@ -149,23 +136,3 @@ def test_two_processes_recording_the_same_signals_see_each_as_news_once(
 def down(n: int) -> Signal:
     """The racers' signal number `n` (RECORD_RACE makes the same)."""
     return Signal("alertmanager", "Deployment", "shop", f"web-{n}", "Down", "d")
-
-
-def test_a_run_of_another_process_is_disowned_and_continued(book: Incidents, url: str) -> None:
-    mine = book.begin(API, thread="t-api")
-    booking = elsewhere(url, BOOK_ELSEWHERE)
-    booking.communicate(timeout=60)
-    assert booking.returncode == 0
-    assert run(book, WEB).thread == "t-web"
-    assert state(book, WEB) == "handling"
-
-    disowned = book.disown()
-
-    assert disowned == [API.fingerprint, WEB.fingerprint]  # nobody handles anything now
-    assert run(book, WEB).interrupted
-    assert state(book, WEB) == "open"
-    assert run(book, API) == mine
-    assert state(book, API) == "open"
-    continued = book.begin(WEB, thread="t-new")
-    assert continued.thread == "t-web" and not continued.interrupted
-    assert continued.pid == os.getpid()  # this process's now
