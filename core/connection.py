@@ -12,15 +12,19 @@ The engine never knows whether the cluster is the sandbox or a real one: it has 
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 import logging
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.errors import (
     Conflict,
+    Expired,
     InvalidArgument,
     NotFound,
     PermissionDenied,
@@ -30,6 +34,7 @@ from core.errors import (
 )
 
 if TYPE_CHECKING:  # imported on first use: a server lists its tools without the client
+    import urllib3
     from kubernetes import client
     from kubernetes.client.exceptions import ApiException
 
@@ -54,6 +59,30 @@ REFRESH_EVERY_S = 10.0
 CLOCK_HEADER = ("Kubecrew-Clock", "cluster")
 
 REQUEST_TIMEOUT_S = 30.0  # a request's whole time, connection included
+
+
+class WouldWait(Exception):
+    """A request was about to go out where none may (`no_waiting`): run the call where it may
+    wait. Not a ToolError: nothing catches it on its way up."""
+
+
+_NO_WAITING = contextvars.ContextVar("no_waiting", default=False)
+
+
+def may_wait() -> bool:
+    """Whether this call may wait (for a request, or for a cache to catch up)."""
+    return not _NO_WAITING.get()
+
+
+@contextlib.contextmanager
+def no_waiting() -> Iterator[None]:
+    """Within, every request raises `WouldWait` instead of going out: for running a read on
+    an event loop when its answers may all come from caches, and elsewhere when not."""
+    token = _NO_WAITING.set(True)
+    try:
+        yield
+    finally:
+        _NO_WAITING.reset(token)
 
 
 def _refresh_at_most_every(seconds: float, configuration: client.Configuration) -> None:
@@ -91,7 +120,10 @@ class Clusters:
         )
         return [c["name"] for c in found], str(current["name"])
 
-    def api(self, context: str | None = None) -> Api:
+    def api(self, context: str | None = None, *, stale_ok: bool = False) -> Api:
+        """The API of `context` (None: the default one). `stale_ok`: the caller takes an answer
+        a moment old (a diagnosis, an overview), which a subclass that keeps watch-backed caches
+        may give from them; here every read asks the API server."""
         from kubernetes import client, config
 
         if self.default_context is None:  # the current context, as the kubeconfig said at start
@@ -162,6 +194,42 @@ class Api:
     def get(self, path: str, *, what: str = "", **query: Any) -> Json:
         return self.request("GET", path, query=query, what=what)
 
+    def watch(
+        self, path: str, *, what: str = "", timeout_seconds: int = 300, **query: Any
+    ) -> Watch:
+        """A watch on the collection at `path` (`resourceVersion`, `allowWatchBookmarks`,
+        selectors in `query`), open once this returns: its events as they come, until the API
+        server ends it after `timeout_seconds` or `Watch.close` is called from another thread.
+        A resourceVersion the server no longer keeps is `Expired`, here or while iterating."""
+        if _NO_WAITING.get():
+            raise WouldWait(f"WATCH {path}")
+        import urllib3
+        from kubernetes.client.exceptions import ApiException
+
+        params = [("watch", "true"), ("timeoutSeconds", str(timeout_seconds))]
+        params += [(k, _param(v)) for k, v in query.items() if v not in (None, "")]
+        try:
+            method, url, headers, body, post = self.client.param_serialize(
+                "GET",
+                path,
+                query_params=params,
+                header_params={"Accept": "application/json"},
+                auth_settings=["BearerToken"],
+            )
+            answer = self.client.call_api(
+                method, url, headers, body, post, _request_timeout=(10, timeout_seconds + 30)
+            )
+            if not 200 <= answer.status < 300:
+                answer.read()
+                raise ApiException(http_resp=answer)
+        except ApiException as exc:
+            raise _tool_error(exc, "WATCH", path, what) from exc
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise Unavailable(
+                f"the cluster of context {self.context!r} did not answer a watch ({exc})"
+            ) from exc
+        return Watch(answer.response, what or path)
+
     def text(self, path: str, *, what: str = "", **query: Any) -> str:
         """A text answer, such as `pods/log`, with the same error mapping."""
         data = self._call("GET", path, query, None, "application/json", "text/plain", what)
@@ -178,6 +246,8 @@ class Api:
         what: str,
         timeout: float = REQUEST_TIMEOUT_S,
     ) -> bytes:
+        if _NO_WAITING.get():
+            raise WouldWait(f"{method} {path}")
         import urllib3
         from kubernetes.client.exceptions import ApiException
 
@@ -208,6 +278,38 @@ class Api:
         return bytes(data or b"")
 
 
+class Watch:
+    """An open watch: iterate for (type, object) pairs: ADDED, MODIFIED, DELETED, BOOKMARK."""
+
+    def __init__(self, response: urllib3.HTTPResponse, what: str) -> None:
+        self.response = response
+        self.what = what
+
+    def __iter__(self) -> Iterator[tuple[str, Json]]:
+        import urllib3
+
+        try:
+            for line in self.response:
+                if not line.strip():
+                    continue
+                event = json.loads(line)
+                kind, obj = str(event.get("type")), event.get("object") or {}
+                if kind == "ERROR":
+                    if obj.get("code") == 410:
+                        raise Expired(f"{self.what}: {obj.get('message', 'too old')}")
+                    raise Unavailable(f"the watch on {self.what} failed: {obj.get('message')}")
+                yield kind, obj
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise Unavailable(f"the watch on {self.what} broke off ({exc})") from exc
+        finally:
+            self.response.release_conn()
+
+    def close(self) -> None:
+        """End the watch; safe from another thread, which the iterating one then notices."""
+        with contextlib.suppress(RuntimeError, ValueError):  # ended already, or broken off
+            self.response.shutdown()
+
+
 def _param(value: Any) -> Any:
     return ("true" if value else "false") if isinstance(value, bool) else value
 
@@ -226,6 +328,8 @@ def _tool_error(exc: ApiException, method: str, path: str, what: str) -> ToolErr
         return Conflict(f"{subject}: {message}")
     if exc.status == 429:
         return TooManyRequests(f"{subject}: {message}")
+    if exc.status == 410:
+        return Expired(f"{subject}: {message}")
     if exc.status in (400, 422):
         return InvalidArgument(f"{subject}: {message}")
     if exc.status == 401:

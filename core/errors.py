@@ -7,6 +7,7 @@
     +-- Conflict              the object changed meanwhile, or a guard refused: re-read and retry
     +-- TooManyRequests       the API said not now (429: a disruption budget, throttling): wait
     +-- Unavailable           the cluster, Prometheus or forge did not answer: retry later
+    +-- Expired               a watch's resourceVersion is older than the API server keeps (410)
 
 Third-party errors (the Kubernetes client's ApiException, httpx's, GitPython's) are wrapped and
 chained at the engine's edge, never shown raw, and never with a traceback.
@@ -44,4 +45,11 @@ class TooManyRequests(ToolError):
 
 
 class Unavailable(ToolError):
+    retryable = True
+
+
+class Expired(ToolError):
+    """A watch or a list continuation from a resourceVersion the API server no longer keeps
+    (410 Gone): list again, then watch from the list's resourceVersion."""
+
     retryable = True

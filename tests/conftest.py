@@ -18,6 +18,7 @@ import pytest
 from agents.runtime.brain import GUARD_ENV, MODEL_ENV
 from kubecrew.demo.shop import NAMESPACE as SHOP_NAMESPACE
 from kubecrew.demo.shop import WEB as SHOP_WEB
+from mcp_servers.common.prelude import CACHE_ENV
 from sandbox.server import Options, Sandbox
 from tests.support.clock import RATE
 from tests.support.gitops import git
@@ -50,6 +51,19 @@ def model_guard() -> Iterator[None]:
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
+
+
+@pytest.fixture(autouse=True, scope="session")
+def mcp_manifests(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The manifests stdio MCP servers answer their first questions from (prelude.py) go to a
+    directory of this session's, not the user's cache."""
+    saved = os.environ.get(CACHE_ENV)
+    os.environ[CACHE_ENV] = str(tmp_path_factory.mktemp("mcp-manifests"))
+    yield
+    if saved is None:
+        os.environ.pop(CACHE_ENV, None)
+    else:
+        os.environ[CACHE_ENV] = saved
 
 
 @pytest.fixture

@@ -16,10 +16,13 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.errors import InvalidArgument, PermissionDenied
-from core.policy.proposals import Identity
-from core.policy.store.base import Store
+
+if TYPE_CHECKING:  # the constants here are read by servers that load no policy code
+    from core.policy.proposals import Identity
+    from core.policy.store.base import Store
 
 POLICIES_ENV = "KUBECREW_POLICIES"
 USER_ENV = "KUBECREW_USER"
@@ -48,6 +51,8 @@ class PolicySettings:
 
 def claimed_identity(settings: PolicySettings, environ: Mapping[str, str] = os.environ) -> Identity:
     """Who the options say the server acts as, before any backend is asked."""
+    from core.policy.proposals import Identity
+
     if settings.agent is not None:
         if settings.person is not None or settings.groups:
             raise InvalidArgument(

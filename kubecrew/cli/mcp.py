@@ -16,10 +16,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from enum import StrEnum
+from functools import partial
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from mcp.server.fastmcp import FastMCP
 
 from kubecrew.cli.options import fail
 from kubecrew.health import Check, HealthError, HealthPortOption, kube_api, listening, serving
@@ -106,6 +110,13 @@ def kube(
     namespaces: Annotated[
         str | None, typer.Option(help="Comma-separated allow-list of namespaces.")
     ] = None,
+    cache: Annotated[
+        bool,
+        typer.Option(
+            help="Answer inventory reads, overviews and diagnoses from watch-backed caches "
+            "(kept per kind once it was read; writes always read the API server).",
+        ),
+    ] = True,
     policies: Annotated[
         list[Path] | None,
         typer.Option(
@@ -157,8 +168,7 @@ def kube(
     """
     options = _transport(transport, host, port, token_file, allow_remote)
     from core.errors import ToolError
-    from mcp_servers.common.transport import serve
-    from mcp_servers.kube.server import build
+    from mcp_servers.common.transport import serve_lazily
     from mcp_servers.kube.settings import KubeSettings
 
     try:
@@ -171,12 +181,23 @@ def kube(
             policy_store=policy_store,
             agent=as_agent,
             registries=KubeSettings.registry_map(registry or ()),
+            cache=cache,
         )
-        server = build(settings)
-    except ToolError as exc:  # unusable policies, policy store or --registry
+    except ToolError as exc:  # an unusable --registry
         fail(exc.message)
+
+    def build() -> FastMCP:
+        from mcp_servers.kube.server import build
+
+        try:
+            return build(settings)
+        except ToolError as exc:  # unusable policies or policy store: with them, built first
+            fail(exc.message)
+
     ready = [kube_api(kubeconfig, context), *_listening(options)]
-    _serve(lambda: serve(server, options, name="kube"), health_port, ready)
+    eager = bool(settings.policies)
+    run = partial(serve_lazily, build, settings, options, name="kube", eager=eager)
+    _serve(run, health_port, ready)
 
 
 @app.command()

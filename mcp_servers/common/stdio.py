@@ -8,11 +8,16 @@ line, UTF-8; a line that is not a message reaches the session as the exception, 
 
 Pipes are what MCP hosts give a server. When stdin or stdout is something asyncio cannot watch (a
 regular file, say), `serve` falls back to the SDK's transport.
+
+A `prelude.Handover` continues a conversation the prelude began: its `initialize` is replayed
+first (the answer dropped: the host has it already), then the messages it left unanswered and the
+bytes it read past them, before anything more is read from stdin.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 
 import anyio
@@ -21,18 +26,22 @@ from mcp import types
 from mcp.server.fastmcp import FastMCP
 from mcp.shared.message import SessionMessage
 
+from mcp_servers.common.prelude import HANDOVER_ID, Handover
+
 MAX_LINE = 64 * 1024 * 1024  # one message; the SDK sets no limit, asyncio's default is 64 KiB
 
 
-def serve(mcp: FastMCP) -> None:
+def serve(mcp: FastMCP, *, handover: Handover | None = None) -> None:
     """Run `mcp` over this process's stdin and stdout until stdin closes."""
-    if not anyio.run(_serve, mcp):
+    if not anyio.run(_serve, mcp, handover):
         mcp.run("stdio")
 
 
-async def _serve(mcp: FastMCP) -> bool:
+async def _serve(mcp: FastMCP, handover: Handover | None) -> bool:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=MAX_LINE)
+    if handover is not None:
+        reader.feed_data(_replayed(handover))
     try:
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
         transport, protocol = await loop.connect_write_pipe(
@@ -66,11 +75,19 @@ async def _read(
             await into.send(SessionMessage(message))
 
 
+def _replayed(handover: Handover) -> bytes:
+    first = handover.initialize
+    lines = [json.dumps({**first, "id": HANDOVER_ID}).encode()] if first is not None else []
+    return b"\n".join([*lines, *handover.pending, b""]) + handover.rest
+
+
 async def _write(
     writer: asyncio.StreamWriter, source: MemoryObjectReceiveStream[SessionMessage]
 ) -> None:
     async with source:
         async for sent in source:
+            if getattr(sent.message.root, "id", None) == HANDOVER_ID:
+                continue  # the replayed initialize's answer: the host has it from the prelude
             text = sent.message.model_dump_json(by_alias=True, exclude_none=True)
             writer.write(text.encode() + b"\n")
             await writer.drain()

@@ -32,6 +32,7 @@ from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import ContentBlock, Tool, ToolAnnotations
 from pydantic import ValidationError
 
+from core.connection import WouldWait, no_waiting
 from mcp_servers.common import secret_values
 
 
@@ -57,6 +58,17 @@ _SAYS_NOTHING = {"type", "title", "additionalProperties"}
 async def off_loop(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
     """`fn(*args, **kwargs)` in a worker thread, awaited."""
     return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs))
+
+
+async def cached_or_off_loop(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+    """A read that caches may answer whole: on the event loop, without the two thread hops
+    (a tenth of a millisecond) when every answer it needs is cached; from the first request it
+    would send, again in a worker thread. Only for reads: the inline try is thrown away."""
+    try:
+        with no_waiting():
+            return fn(*args, **kwargs)
+    except WouldWait:
+        return await off_loop(fn, *args, **kwargs)
 
 
 def new_server(

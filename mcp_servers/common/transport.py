@@ -29,19 +29,17 @@ import os
 import secrets
 import string
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from starlette.datastructures import Headers
-from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
-
 from core.home import kubecrew_home
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the HTTP stack is imported when HTTP is served: stdio starts without it
     from mcp.server.fastmcp import FastMCP
+    from starlette.datastructures import Headers
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 TransportName = Literal["stdio", "http"]
 
@@ -140,6 +138,27 @@ def from_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
     return options
 
 
+def serve_lazily(
+    build: Callable[[], FastMCP],
+    settings: object,
+    options: TransportOptions,
+    *,
+    name: str,
+    eager: bool = False,
+    environ: Mapping[str, str] = os.environ,
+) -> None:
+    """`serve` the server `build` makes; over stdio, `prelude` answers the host's first
+    questions (initialize, tools/list) for these `settings` while it is being built. `eager`:
+    build before anything is answered, for settings whose build may refuse them (policies)."""
+    check(options, environ)
+    if options.transport != "stdio" or eager:
+        serve(build(), options, name=name, environ=environ)
+        return
+    from mcp_servers.common import prelude
+
+    prelude.serve_stdio(name, settings, build)
+
+
 def serve(
     mcp: FastMCP,
     options: TransportOptions,
@@ -190,6 +209,9 @@ class BearerAuth:
         self._token = token.encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        from starlette.datastructures import Headers
+        from starlette.responses import JSONResponse
+
         if scope["type"] == "http" and not self._authorized(Headers(scope=scope)):
             response = JSONResponse(
                 {

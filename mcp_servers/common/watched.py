@@ -23,7 +23,7 @@ from mcp_servers.common.secret_values import touch
 
 
 class WatchedClusters(Clusters):
-    def api(self, context: str | None = None) -> Api:
+    def api(self, context: str | None = None, *, stale_ok: bool = False) -> Api:
         return watched(super().api(context))
 
 

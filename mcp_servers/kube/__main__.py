@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.errors import ToolError
 from mcp_servers.common import transport
-from mcp_servers.kube.server import build
 from mcp_servers.kube.settings import AGENT, KubeSettings
+
+if TYPE_CHECKING:
+    from mcp.server.fastmcp import FastMCP
 
 
 def settings_from(argv: list[str] | None = None) -> KubeSettings:
@@ -29,6 +32,12 @@ def _parse(argv: list[str] | None) -> tuple[KubeSettings, transport.TransportOpt
     parser.add_argument("--context", help="default context (default: the current one)")
     parser.add_argument("--read-only", action="store_true", help="register no write tool")
     parser.add_argument("--namespaces", help="comma-separated allow-list of namespaces")
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="ask the API server on every read (default: inventory reads, overviews and "
+        "diagnoses come from watch-backed caches once a kind was read)",
+    )
     parser.add_argument(
         "--policies",
         type=Path,
@@ -70,17 +79,23 @@ def _parse(argv: list[str] | None) -> tuple[KubeSettings, transport.TransportOpt
         policy_store=options.policy_store,
         agent=options.as_agent,
         registries=registries,
+        cache=not options.no_cache,
     )
     return settings, transport.from_arguments(parser, options)
 
 
 def main(argv: list[str] | None = None) -> None:
     settings, options = _parse(argv)
-    try:
-        server = build(settings)
-    except ToolError as exc:
-        raise SystemExit(f"python -m mcp_servers.kube: error: {exc.message}") from None
-    transport.serve(server, options, name="kube")
+
+    def build() -> FastMCP:
+        from mcp_servers.kube.server import build
+
+        try:
+            return build(settings)
+        except ToolError as exc:
+            raise SystemExit(f"python -m mcp_servers.kube: error: {exc.message}") from None
+
+    transport.serve_lazily(build, settings, options, name="kube", eager=bool(settings.policies))
 
 
 if __name__ == "__main__":

@@ -42,6 +42,12 @@ class Reads:
     # -- plumbing shared by every read ---------------------------------------------------------
 
     def api(self, context: str | None) -> Api:
+        """The API for a read where a moment-old answer is right (an inventory question, an
+        overview, a description): it may come from the server's watch-backed caches."""
+        return self.clusters.api(self.settings.check_context(context), stale_ok=True)
+
+    def fresh(self, context: str | None) -> Api:
+        """The API for a read that must see the current state (whether a rollout is done)."""
         return self.clusters.api(self.settings.check_context(context))
 
     def row(self, api: Api, obj: Json, *, kind: str) -> Row:
@@ -137,7 +143,7 @@ class Reads:
         arguments.selector(label_selector, argument="label_selector")
         arguments.selector(field_selector, argument="field_selector")
         paths = rows.check_paths(fields or []) if output == "fields" else []
-        api = self.api(context)
+        api = self.fresh(context) if _owners_asked(paths) else self.api(context)
         resource = self.catalog.resolve(api, kind)
         selectors = {"label_selector": label_selector, "field_selector": field_selector}
         count = max(1, min(limit, bounds.MAX_LIMIT)) + max(0, offset)
@@ -172,7 +178,7 @@ class Reads:
         context: str | None = None,
     ) -> Json:
         paths = rows.check_paths(fields or []) if output == "fields" else []
-        api = self.api(context)
+        api = self.fresh(context) if _owners_asked(paths) else self.api(context)
         resource = self.catalog.resolve(api, kind)
         obj = self.object(api, resource, name, namespace)
         if output == "fields":
@@ -353,6 +359,11 @@ class Reads:
         if note:
             answer["note"] = note
         return answer
+
+
+def _owners_asked(paths: list[str]) -> bool:
+    """Whether `fields` asks who wrote what (managedFields), which the caches do not keep."""
+    return any(path.startswith("metadata.managedFields") for path in paths)
 
 
 def _what(resource: Resource, namespace: str | None) -> str:

@@ -3,8 +3,11 @@
 Thin on purpose: each tool validates nothing itself and computes nothing itself; it hands its
 arguments to `Reads` / `Views` (which check them against `common.arguments` and the namespace
 allow-list) off the event loop, so one slow 5,000-pod list never stalls the session's other
-calls. Errors are the `core.errors` tree; FastMCP turns them into `isError` results whose text
-is the error's message, which says what to do next.
+calls. The bounded reads (a page of a list, one object, its description, events) are first tried
+on the loop with every request forbidden: answered whole from the watch-backed caches
+(`common.cache`), they skip the thread hops; otherwise they run in a worker thread as the rest.
+Errors are the `core.errors` tree; FastMCP turns them into `isError` results whose text is the
+error's message, which says what to do next.
 
 Every tool here only reads, so each is annotated readOnly, non-destructive and idempotent; a
 cluster is a closed domain (its objects, not the open internet), so openWorldHint is False;
@@ -25,7 +28,8 @@ from mcp.server.fastmcp import FastMCP
 from core.connection import Json
 from core.errors import InvalidArgument, NotFound
 from mcp_servers.common.bounds import DEFAULT_LIMIT
-from mcp_servers.common.tools import READ_ONLY, new_server, off_loop
+from mcp_servers.common.cache import CachedClusters
+from mcp_servers.common.tools import READ_ONLY, cached_or_off_loop, new_server, off_loop
 from mcp_servers.common.watched import WatchedClusters
 from mcp_servers.kube import tools_diagnose, tools_drain, tools_watch, tools_write
 from mcp_servers.kube.access import Access
@@ -47,7 +51,11 @@ for the cluster, `list_resources` / `describe` for objects, `events` and `logs` 
 
 
 def build(settings: KubeSettings) -> FastMCP:
-    clusters = WatchedClusters(settings.kubeconfig, settings.context)
+    clusters = (
+        CachedClusters(settings.kubeconfig, settings.context, namespaces=settings.namespaces)
+        if settings.cache
+        else WatchedClusters(settings.kubeconfig, settings.context)
+    )
     registries = Registries(settings.registries, clusters)  # asks none when the map is empty
     catalog = Catalog()  # one discovery cache per server, for reads and writes alike
     mcp = new_server("kubecrew-kube", INSTRUCTIONS)
@@ -93,7 +101,7 @@ def register_reads(mcp: FastMCP, reads: Reads) -> None:
         namespace omitted: all (allowed) namespaces. output: `summary` rows (status columns, as
         kubectl get), `yaml`, or `fields` with dotted paths like `status.phase` or
         `spec.containers[*].image`. Paged with limit/offset."""
-        return await off_loop(
+        return await cached_or_off_loop(
             reads.list_objects,
             kind,
             namespace=namespace,
@@ -117,7 +125,7 @@ def register_reads(mcp: FastMCP, reads: Reads) -> None:
     ) -> Json:
         """One object as `yaml` (default), a `summary` row, or selected `fields` (dotted paths).
         namespace defaults to `default` for namespaced kinds."""
-        return await off_loop(
+        return await cached_or_off_loop(
             reads.get,
             kind,
             name,
@@ -133,7 +141,9 @@ def register_reads(mcp: FastMCP, reads: Reads) -> None:
     ) -> Json:
         """Status summary, conditions, owner chain (pod -> ReplicaSet -> Deployment), containers
         (pods), and the most recent events of one object."""
-        return await off_loop(reads.describe, kind, name, namespace=namespace, context=context)
+        return await cached_or_off_loop(
+            reads.describe, kind, name, namespace=namespace, context=context
+        )
 
     @mcp.tool(annotations=READ_ONLY)
     async def events(
@@ -149,7 +159,7 @@ def register_reads(mcp: FastMCP, reads: Reads) -> None:
     ) -> Json:
         """Events, newest first, filtered by involved object (kind, name), type (Normal or
         Warning), reason (BackOff, FailedScheduling, ...) and age (since_seconds)."""
-        return await off_loop(
+        return await cached_or_off_loop(
             reads.events,
             namespace=namespace,
             kind=kind,

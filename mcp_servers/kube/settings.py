@@ -40,6 +40,7 @@ class KubeSettings:
     registries: Mapping[str, str] = field(default_factory=dict, hash=False)
     # the kubeconfig contexts a fleet's tools may name (`context=`); empty: any of the file's
     fleet: tuple[str, ...] = ()
+    cache: bool = True  # answer stale-ok reads from watch-backed caches (common.cache)
 
     @staticmethod
     def policy_list(

@@ -99,7 +99,7 @@ def register(
                 "this server may only look at the namespaces "
                 f"{', '.join(settings.namespaces)}: diagnose one of them, not the whole cluster"
             )
-        api = clusters.api(context)
+        api = clusters.api(context, stale_ok=True)  # a diagnosis may be a moment old
         return diagnose(api, namespace=scope, target=target, registry=registries)
 
     @mcp.tool(name="diagnose", annotations=READ_ONLY)

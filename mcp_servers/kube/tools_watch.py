@@ -17,14 +17,12 @@ trouble left with it. Reading only; secrets never appear in events.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-import urllib3
 from mcp.server.fastmcp import FastMCP
 
 from core.connection import Api, Clusters, Json
-from core.errors import InvalidArgument, NotFound, PermissionDenied, Unavailable
+from core.errors import Expired, InvalidArgument, NotFound, PermissionDenied
 from mcp_servers.common import arguments
 from mcp_servers.common.tools import READ_ONLY, off_loop
 from mcp_servers.kube import rows
@@ -108,55 +106,23 @@ def _stream(
 ) -> tuple[list[Json], str, bool]:
     """Events of a watch from `since` that ends after `timeout` s (or at the first event): the
     events, the last resourceVersion seen, and whether `since` had expired (410)."""
-    query = [("watch", "true"), ("resourceVersion", since), ("timeoutSeconds", str(timeout))]
     found: list[Json] = []
     version = since
-    from kubernetes.client.exceptions import ApiException  # with the client: on first use
-
     try:
-        method, url, headers, body, post = api.client.param_serialize(
-            "GET",
-            _path(namespace),
-            query_params=query,
-            header_params={"Accept": "application/json"},
-            auth_settings=["BearerToken"],
+        watch = api.watch(
+            _path(namespace), what="events", timeout_seconds=timeout, resourceVersion=since
         )
-        response = api.client.call_api(
-            method, url, headers, body, post, _request_timeout=(10, timeout + 10)
-        ).response
         try:
-            if not 200 <= response.status < 300:
-                raise ApiException(status=response.status, reason=response.reason)
-            for line in response:
-                if not line.strip():
-                    continue
-                event = json.loads(line)
-                obj = event.get("object") or {}
-                if event.get("type") == "ERROR":
-                    if obj.get("code") == 410:
-                        return found, version, True
-                    raise Unavailable(f"the event watch failed: {obj.get('message', obj)}")
+            for kind, obj in watch:
                 version = str((obj.get("metadata") or {}).get("resourceVersion") or version)
-                if event.get("type") in ("ADDED", "MODIFIED"):
+                if kind in ("ADDED", "MODIFIED"):
                     found.append(obj)
                 if stop_at_first and found:
                     break
         finally:
-            response.close()
-    except ApiException as exc:
-        if exc.status == 410:
-            return found, version, True
-        if exc.status == 403:
-            raise PermissionDenied(
-                "this server's identity may not watch events: ask a cluster admin for RBAC "
-                "that allows `watch` on events"
-            ) from exc
-        raise Unavailable(f"the event watch answered {exc.status}: {exc.reason}") from exc
-    except (urllib3.exceptions.HTTPError, OSError) as exc:
-        raise Unavailable(
-            f"the cluster of context {api.context!r} did not answer the event watch ({exc}); "
-            "check that it is running"
-        ) from exc
+            watch.close()
+    except Expired:
+        return found, version, True
     return found, version, False
 
 

@@ -76,14 +76,14 @@ class Views:
         context: str | None = None,
     ) -> Json:
         word = progress.kind_of(kind)
-        api = self.reads.api(context)
+        api = self.reads.fresh(context)  # whether a rollout is done is asked to decide
         resource = self.reads.catalog.resolve(api, f"{word}s.apps")
         return progress.status_of(word, self.reads.object(api, resource, name, namespace))
 
     def rollout_history(
         self, name: str, *, namespace: str | None = None, context: str | None = None
     ) -> Json:
-        api = self.reads.api(context)
+        api = self.reads.fresh(context)  # asked before a rollback: the current revisions
         deployment = self.reads.object(
             api, self.reads.catalog.resolve(api, "deployments.apps"), name, namespace
         )
