@@ -354,8 +354,7 @@ async def run(quick: bool, suite: str) -> dict[str, Any]:
         return results
     if suite == "scale":  # benchmarks/scale.py: 500 nodes, 50,000 pods; the kube server on them
         with tempfile.TemporaryDirectory(prefix="kubecrew-bench-") as tmp:
-            await scale.run(start_server, bench_server_side_lists, results, quick=quick,
-                            home=Path(tmp) / "scale")  # fmt: skip
+            await scale.run(start_server, results, quick=quick, home=Path(tmp) / "scale")
         return results
     if suite == "exec":  # benchmarks/exec.py: an exec round trip beside a get, on 5,000 pods
         await exec_suite.run(start_server, fill_bench, results, quick=quick)
@@ -438,6 +437,10 @@ def main() -> None:
     if args.suite in ("all", "api"):
         print("listing 5,000 pods inside the server ...", file=sys.stderr, flush=True)
         bench_server_side_lists(results, rounds=5 if args.quick else 15)
+    if args.suite == "scale":
+        count = scale.size_of(args.quick).pods
+        print(f"listing {count:,} pods inside the server ...", file=sys.stderr, flush=True)
+        bench_server_side_lists(results, rounds=5, count=count)
     if args.suite != "peers":  # the peers suite prints its own table
         print(render(results))
     if args.json:

@@ -156,6 +156,8 @@ async def run(
     print(f"creating {size.deployments} Deployments x {size.replicas} replicas on {size.nodes} "
           "nodes ...", file=sys.stderr, flush=True)  # fmt: skip
     await create_all(server.connect, size)
+    watcher.close()  # idle while creating: the server may have closed it
+    watcher = await server.connect()
     done = pods = 0
     while time.perf_counter() - began < timeout:
         done, pods = await available(watcher, size.replicas)

@@ -119,15 +119,15 @@ async def https_list_seconds(server: Any, rounds: int = 5) -> tuple[float, int]:
     return statistics.median(times), count
 
 
+def size_of(quick: bool) -> Size:
+    return QUICK if quick else FULL
+
+
 async def run(
-    start_server: Callable[..., Any],
-    server_side_lists: Callable[..., None],
-    results: dict[str, Any],
-    *,
-    quick: bool,
-    home: Path,
+    start_server: Callable[..., Any], results: dict[str, Any], *, quick: bool, home: Path
 ) -> None:
-    size = QUICK if quick else FULL
+    """Parts 1 and 2; part 3 runs outside the event loop (`bench_server_side_lists`)."""
+    size = size_of(quick)
     server = start_server(home, nodes=size.nodes, rate=10)
     try:
         await living_cluster.run(server, home, results, size=size, timeout=3600)
@@ -140,8 +140,6 @@ async def run(
         await mcp_calls(home / "kubeconfig", pod, results)
     finally:
         server.stop()
-    _log(f"listing {size.pods:,} pods inside the server ...")
-    server_side_lists(results, rounds=5, count=size.pods)
 
 
 async def _a_pod(server: Any, namespace: str) -> str:

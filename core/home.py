@@ -27,8 +27,6 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import yaml
-
 HOME_ENV = "KUBECREW_HOME"
 STATE_ENV = "KUBECREW_STATE"
 CLUSTERS = "clusters"
@@ -91,6 +89,8 @@ def current_cluster(files: Sequence[Path], context: str | None = None) -> Cluste
 
 
 def _load(files: Sequence[Path]) -> list[dict[str, Any]]:
+    import yaml  # here: every server start reads this module, few read a kubeconfig with it
+
     loaded = []
     for path in files:
         try:

@@ -15,12 +15,28 @@ INTERRUPTED = 130  # 128 + SIGINT, as shells report a command Ctrl-C ended
 
 def main() -> None:
     try:
+        if _plain_kube_server(sys.argv[1:]):
+            return
         from kubecrew.cli.main import app
 
         app()
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(INTERRUPTED)
+
+
+def _plain_kube_server(args: list[str]) -> bool:
+    """`kubecrew mcp kube` over stdio with plain options is `python -m mcp_servers.kube`: served
+    without loading the command line, so an MCP host's start is answered in milliseconds."""
+    if args[:2] != ["mcp", "kube"]:
+        return False
+    from mcp_servers.kube.__main__ import main as kube_server
+    from mcp_servers.kube.__main__ import plain
+
+    if not plain(args[2:]):
+        return False
+    kube_server(args[2:])
+    return True
 
 
 if __name__ == "__main__":

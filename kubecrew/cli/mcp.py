@@ -168,7 +168,7 @@ def kube(
     """
     options = _transport(transport, host, port, token_file, allow_remote)
     from core.errors import ToolError
-    from mcp_servers.common.transport import serve_lazily
+    from mcp_servers.common.transport import serve
     from mcp_servers.kube.settings import KubeSettings
 
     try:
@@ -191,12 +191,12 @@ def kube(
 
         try:
             return build(settings)
-        except ToolError as exc:  # unusable policies or policy store: with them, built first
+        except ToolError as exc:  # unusable policies or policy store
             fail(exc.message)
 
+    server = build()  # (a plain stdio start never comes here: kubecrew/__main__.py)
     ready = [kube_api(kubeconfig, context), *_listening(options)]
-    eager = bool(settings.policies)
-    run = partial(serve_lazily, build, settings, options, name="kube", eager=eager)
+    run = partial(serve, server, options, name="kube")
     _serve(run, health_port, ready)
 
 

@@ -21,42 +21,42 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import stat
+import stat as stat_module
 import sys
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mcp.server.fastmcp import FastMCP
 
-HANDOVER_ID = "kubecrew-prelude-initialize"  # the id of the replayed initialize
 SOURCES = ("core", "mcp_servers")  # packages whose code shapes what a server lists
 CACHE_ENV = "KUBECREW_MCP_CACHE"  # where manifests live; "off": never use one
 KEPT = 32  # manifests kept, the newest: one per server and settings a host starts
 
 
-@dataclass
 class Handover:
     """What the prelude read before the real server took over: the host's `initialize`, the
-    messages it did not answer (in order), and bytes of stdin read past them."""
+    messages it did not answer (in order), and bytes of stdin read past them. The transport
+    replays `initialize` under `ID` and drops the answer to it."""
 
-    initialize: dict[str, Any] | None = None
-    pending: list[bytes] = field(default_factory=list)
-    rest: bytes = b""
+    ID = "kubecrew-prelude-initialize"
+
+    def __init__(self) -> None:
+        self.initialize: dict[str, Any] | None = None
+        self.pending: list[bytes] = []
+        self.rest = b""
 
 
-def serve_stdio(name: str, settings: object, build: Callable[[], FastMCP]) -> None:
-    """Serve over stdio, answering from a manifest when there is one for `settings`."""
-    path = manifest_path(name, settings) if _piped() else None
-    manifest = _load(path)
+def take_over(
+    path: str | None, build: Callable[[], FastMCP]
+) -> tuple[FastMCP | None, Handover] | None:
+    """Answer from the manifest at `path` while `build` makes the real server in a thread, until
+    a message needs that server: then it and what to replay to it (`stdio.serve`'s handover).
+    None when there is no manifest (nothing was read); no server when the host went away."""
+    manifest = _load(path) if _piped() else None
     if manifest is None:
-        server = build()
-        _save(path, server)
-        _serve(server, Handover())
-        return
+        return None
     built: list[FastMCP] = []
     failed: list[BaseException] = []
 
@@ -68,26 +68,26 @@ def serve_stdio(name: str, settings: object, build: Callable[[], FastMCP]) -> No
 
     builder = threading.Thread(target=warm, name="mcp-build", daemon=True)
     handover = _answer(manifest, start=builder.start)
-    if handover is None:  # stdin closed: the host went away before asking anything else
-        return
+    if handover is None:  # stdin closed before anything else was asked
+        return None, Handover()
     if not builder.is_alive() and not built and not failed:
         builder.start()
     builder.join()
     if failed:
         raise failed[0]
-    _serve(built[0], handover)
+    return built[0], handover
+
+
+def record(path: str | None, server: FastMCP) -> None:
+    """Record at `path` what `server` answers to initialize and tools/list, for later starts."""
+    if _piped():
+        _save(path, server)
 
 
 def _piped() -> bool:
     """Whether stdin is a pipe or socket, as hosts give (a file is served the plain way)."""
     mode = os.fstat(0).st_mode
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
-
-
-def _serve(server: FastMCP, handover: Handover) -> None:
-    from mcp_servers.common import stdio
-
-    stdio.serve(server, handover=handover)
+    return stat_module.S_ISFIFO(mode) or stat_module.S_ISSOCK(mode)
 
 
 # -- the answers from the manifest ----------------------------------------------------------
@@ -146,24 +146,29 @@ def _reply(request: dict[str, Any], result: dict[str, Any]) -> None:
 # -- manifests ------------------------------------------------------------------------------
 
 
-def manifest_path(name: str, settings: object) -> Path | None:
-    where = os.environ.get(CACHE_ENV) or str(
-        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "kubecrew" / "mcp"
+def manifest_for(name: str, argv: list[str], environ: Mapping[str, str] = os.environ) -> str | None:
+    """Where the manifest of server `name` started with `argv` is (None: manifests are off):
+    one per argument list, environment the servers read, Python, and build of the code."""
+    where = environ.get(CACHE_ENV) or os.path.join(
+        environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+        "kubecrew",
+        "mcp",
     )
     if where == "off":
         return None
-    digest = hashlib.sha256(f"{name}\n{settings!r}\n{sys.version}\n".encode())
+    seen = {k: v for k, v in environ.items() if k.startswith(("KUBECREW_", "KUBECONFIG"))}
+    digest = hashlib.sha256(json.dumps([name, argv, seen, sys.version]).encode())
     for root in _roots():
         for folder, _, files in os.walk(root):
             for file in sorted(f for f in files if f.endswith(".py")):
                 stat = os.stat(os.path.join(folder, file))
                 digest.update(f"{folder}/{file}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
-    return Path(where) / f"{name}-{digest.hexdigest()[:32]}.json"
+    return os.path.join(where, f"{name}-{digest.hexdigest()[:32]}.json")
 
 
 def _roots() -> list[str]:
-    here = Path(__file__).resolve().parents[2]  # the checkout or site-packages holding us
-    found = [str(here / package) for package in SOURCES]
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    found = [os.path.join(here, package) for package in SOURCES]
     import importlib.util
 
     spec = importlib.util.find_spec("mcp")  # finds, does not import
@@ -172,18 +177,19 @@ def _roots() -> list[str]:
     return found
 
 
-def _load(path: Path | None) -> dict[str, Any] | None:
+def _load(path: str | None) -> dict[str, Any] | None:
     if path is None:
         return None
     try:
-        manifest = json.loads(path.read_text())
+        with open(path, "rb") as file:
+            manifest = json.loads(file.read())
     except (OSError, ValueError):
         return None
     wanted = ("initialize", "tools", "versions", "latest")
     return manifest if isinstance(manifest, dict) and all(k in manifest for k in wanted) else None
 
 
-def _save(path: Path | None, server: FastMCP) -> None:
+def _save(path: str | None, server: FastMCP) -> None:
     if path is None:
         return
     import anyio
@@ -210,12 +216,15 @@ def _save(path: Path | None, server: FastMCP) -> None:
         "versions": list(SUPPORTED_PROTOCOL_VERSIONS),
         "latest": types.LATEST_PROTOCOL_VERSION,
     }
+    from pathlib import Path
+
+    target = Path(path)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(f".{os.getpid()}.tmp")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_suffix(f".{os.getpid()}.tmp")
         partial.write_text(json.dumps(manifest))
-        partial.replace(path)
-        kept = sorted(path.parent.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+        partial.replace(target)
+        kept = sorted(target.parent.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
         for old in kept[KEPT:]:
             old.unlink(missing_ok=True)
     except OSError:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from typing import TYPE_CHECKING
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -26,7 +27,8 @@ from mcp import types
 from mcp.server.fastmcp import FastMCP
 from mcp.shared.message import SessionMessage
 
-from mcp_servers.common.prelude import HANDOVER_ID, Handover
+if TYPE_CHECKING:
+    from mcp_servers.common.prelude import Handover
 
 MAX_LINE = 64 * 1024 * 1024  # one message; the SDK sets no limit, asyncio's default is 64 KiB
 
@@ -56,7 +58,7 @@ async def _serve(mcp: FastMCP, handover: Handover | None) -> bool:
     server = mcp._mcp_server
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(_read, reader, incoming_send)
-        tasks.start_soon(_write, writer, outgoing_receive)
+        tasks.start_soon(_write, writer, outgoing_receive, handover.ID if handover else None)
         await server.run(incoming, outgoing, server.create_initialization_options())
         tasks.cancel_scope.cancel()
     return True
@@ -77,16 +79,18 @@ async def _read(
 
 def _replayed(handover: Handover) -> bytes:
     first = handover.initialize
-    lines = [json.dumps({**first, "id": HANDOVER_ID}).encode()] if first is not None else []
+    lines = [json.dumps({**first, "id": handover.ID}).encode()] if first is not None else []
     return b"\n".join([*lines, *handover.pending, b""]) + handover.rest
 
 
 async def _write(
-    writer: asyncio.StreamWriter, source: MemoryObjectReceiveStream[SessionMessage]
+    writer: asyncio.StreamWriter,
+    source: MemoryObjectReceiveStream[SessionMessage],
+    replayed: str | None,
 ) -> None:
     async with source:
         async for sent in source:
-            if getattr(sent.message.root, "id", None) == HANDOVER_ID:
+            if replayed is not None and getattr(sent.message.root, "id", None) == replayed:
                 continue  # the replayed initialize's answer: the host has it from the prelude
             text = sent.message.model_dump_json(by_alias=True, exclude_none=True)
             writer.write(text.encode() + b"\n")

@@ -138,25 +138,25 @@ def from_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
     return options
 
 
-def serve_lazily(
+def serve_recording(
     build: Callable[[], FastMCP],
-    settings: object,
+    manifest: str | None,
     options: TransportOptions,
     *,
     name: str,
-    eager: bool = False,
     environ: Mapping[str, str] = os.environ,
 ) -> None:
-    """`serve` the server `build` makes; over stdio, `prelude` answers the host's first
-    questions (initialize, tools/list) for these `settings` while it is being built. `eager`:
-    build before anything is answered, for settings whose build may refuse them (policies)."""
+    """`serve` the server `build` makes; over stdio, first record at `manifest` what it answers
+    to `initialize` and `tools/list`, so later starts answer them at once (`prelude`)."""
     check(options, environ)
-    if options.transport != "stdio" or eager:
+    if options.transport != "stdio" or manifest is None:
         serve(build(), options, name=name, environ=environ)
         return
-    from mcp_servers.common import prelude
+    from mcp_servers.common import prelude, stdio
 
-    prelude.serve_stdio(name, settings, build)
+    server = build()
+    prelude.record(manifest, server)
+    stdio.serve(server)
 
 
 def serve(

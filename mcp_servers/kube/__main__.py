@@ -6,27 +6,87 @@
     python -m mcp_servers.kube --registry '*=https://mirror.example/{host}' --registry gcr.io=direct
 
 Unusable policies or store end the start with a one-line usage error, not a traceback.
+
+A stdio start with plain options (`quick`) that was made before answers the host's `initialize`
+and `tools/list` from what that start recorded (mcp_servers/common/prelude.py), importing
+nothing else until then; `kubecrew mcp kube` takes the same path for the same options.
 """
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
+import os
+import sys
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from core.errors import ToolError
-from mcp_servers.common import transport
-from mcp_servers.kube.settings import AGENT, KubeSettings
+from mcp_servers.common import prelude
 
 if TYPE_CHECKING:
     from mcp.server.fastmcp import FastMCP
+
+    from mcp_servers.common.transport import TransportOptions
+    from mcp_servers.kube.settings import KubeSettings
+
+# What a start may say and still be answered from a manifest: the tools it lists depend on
+# nothing else. Policies (the gate), HTTP, health ports and telemetry take the full start.
+QUICK_FLAGS = {"--read-only", "--no-cache", "--cache"}
+QUICK_OPTIONS = {"--kubeconfig", "--context", "--namespaces", "--as-agent", "--registry"}
+FULL_ENV = ("KUBECREW_POLICIES", "OTEL_EXPORTER_OTLP_ENDPOINT")
+
+
+def quick(argv: list[str], environ: Mapping[str, str] = os.environ) -> bool:
+    """Serve this start from its manifest, if it is a plain stdio one that has one; False
+    when it takes the full start (nothing was read or answered)."""
+    if not plain(argv, environ):
+        return False
+    path = prelude.manifest_for("kube", argv, environ)
+    taken = prelude.take_over(path, lambda: _built(argv))
+    if taken is None:
+        return False
+    server, handover = taken
+    if server is not None:
+        from mcp_servers.common import stdio
+
+        stdio.serve(server, handover=handover)
+    return True
+
+
+def plain(argv: list[str], environ: Mapping[str, str] = os.environ) -> bool:
+    """Whether `argv` starts a stdio server whose tool list depends on nothing but the code."""
+    if any(environ.get(name) for name in FULL_ENV):
+        return False
+    words = iter(argv)
+    for word in words:
+        option, equals, value = word.partition("=")
+        if option == "--transport":
+            if (value if equals else next(words, "")) != "stdio":
+                return False
+        elif option in QUICK_OPTIONS:
+            if not equals and next(words, None) is None:
+                return False
+        elif word not in QUICK_FLAGS:
+            return False
+    return True
+
+
+def _built(argv: list[str]) -> FastMCP:
+    from mcp_servers.kube.server import build
+
+    return build(settings_from([word for word in argv if word != "--cache"]))
 
 
 def settings_from(argv: list[str] | None = None) -> KubeSettings:
     return _parse(argv)[0]
 
 
-def _parse(argv: list[str] | None) -> tuple[KubeSettings, transport.TransportOptions]:
+def _parse(argv: list[str] | None) -> tuple[KubeSettings, TransportOptions]:
+    import argparse
+    from pathlib import Path
+
+    from core.errors import ToolError
+    from mcp_servers.common import transport
+    from mcp_servers.kube.settings import AGENT, KubeSettings
+
     parser = argparse.ArgumentParser(prog="python -m mcp_servers.kube", description=__doc__)
     parser.add_argument("--kubeconfig", type=Path, help="default: $KUBECONFIG or ~/.kube/config")
     parser.add_argument("--context", help="default context (default: the current one)")
@@ -85,7 +145,13 @@ def _parse(argv: list[str] | None) -> tuple[KubeSettings, transport.TransportOpt
 
 
 def main(argv: list[str] | None = None) -> None:
-    settings, options = _parse(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    if quick(argv):
+        return
+    from core.errors import ToolError
+    from mcp_servers.common import transport
+
+    settings, options = _parse([word for word in argv if word != "--cache"])  # kubecrew's flag
 
     def build() -> FastMCP:
         from mcp_servers.kube.server import build
@@ -95,7 +161,8 @@ def main(argv: list[str] | None = None) -> None:
         except ToolError as exc:
             raise SystemExit(f"python -m mcp_servers.kube: error: {exc.message}") from None
 
-    transport.serve_lazily(build, settings, options, name="kube", eager=bool(settings.policies))
+    manifest = prelude.manifest_for("kube", argv) if plain(argv) else None
+    transport.serve_recording(build, manifest, options, name="kube")
 
 
 if __name__ == "__main__":
