@@ -13,6 +13,7 @@ The cluster-wide views (top, rollout, can_i, overview) live in `status.py`, buil
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any, Literal
 
@@ -30,6 +31,7 @@ Output = Literal["summary", "yaml", "fields"]
 EVENT_LIMIT = 10  # recent events shown by describe
 OWNER_DEPTH = 5
 MAX_TAIL = 5_000
+PAGE = 500  # objects a request, where a read walks a whole kind
 
 
 class Reads:
@@ -75,6 +77,19 @@ class Reads:
         found = [o for o in found if self._visible(o)]
         found.sort(key=_place)
         return found
+
+    def each(self, api: Api, resource: Resource, namespace: str | None) -> Iterator[Json]:
+        """Objects of `resource` in `namespace` (None: everywhere allowed), redacted, read `PAGE`
+        at a time as kubectl lists: the memory of one page, whatever the cluster's size."""
+        for scope in self._scopes(resource, namespace):
+            token = ""
+            while True:
+                answer = api.get(resource.path(scope), what=_what(resource, scope), limit=PAGE,
+                                 **{"continue": token})  # fmt: skip
+                yield from filter(self._visible, redact(answer, kind=resource.kind)["items"])
+                token = (answer.get("metadata") or {}).get("continue") or ""
+                if not token:
+                    break
 
     def first(
         self,

@@ -22,9 +22,9 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
-from core.connection import Api, Watch
+from core.connection import Api, Json, Watch
 from core.errors import Expired, NotFound, PermissionDenied, ToolError
 from mcp_servers.common.cache.store import Kind, Store
 
@@ -123,17 +123,21 @@ class Reflector:
 
     def _list(self) -> None:
         api, path = self.api(), self.kind.path(self.namespace)
-        items: list[dict[str, object]] = []
-        token = ""
-        while True:
-            page = api.get(path, what=f"{self.kind.plural} for the cache", limit=PAGE,
-                           **{"continue": token})  # fmt: skip
-            items += page.get("items") or []
-            metadata = page.get("metadata") or {}
-            token = str(metadata.get("continue") or "")
-            if not token:
-                break
-        self.store.replace(items, str(metadata.get("resourceVersion") or ""))
+        listed = {"version": ""}
+
+        def pages() -> Iterator[Json]:
+            token = ""
+            while True:
+                page = api.get(path, what=f"{self.kind.plural} for the cache", limit=PAGE,
+                               **{"continue": token})  # fmt: skip
+                yield from page.get("items") or []
+                metadata = page.get("metadata") or {}
+                listed["version"] = str(metadata.get("resourceVersion") or "")
+                token = str(metadata.get("continue") or "")
+                if not token:
+                    return
+
+        self.store.replace(pages(), lambda: listed["version"])
         self._version = self.store.version
         self.lists += 1
         if not self.fits():

@@ -26,7 +26,7 @@ import bisect
 import re
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import orjson
@@ -84,8 +84,9 @@ class Store:
 
     # -- what the watch and this server's writes bring ------------------------------------------
 
-    def replace(self, items: list[Json], version: str) -> None:
-        """The whole state, from a list."""
+    def replace(self, items: Iterable[Json], version: str | Callable[[], str]) -> None:
+        """The whole state, from a list: `items` may come page by page (each page's objects
+        are kept as JSON and let go before the next is read), and `version` once they have."""
         objects: dict[str, dict[str, Entry]] = {}
         size = 0
         for obj in items:
@@ -97,7 +98,7 @@ class Store:
             self._objects, self._order, self.size = objects, {}, size
             self._unsettled.clear()
         with self._moved:
-            self.version = version
+            self.version = version() if callable(version) else version
             self._moved.notify_all()
 
     def apply(self, event: str, obj: Json) -> None:
