@@ -40,7 +40,7 @@ from mcp_servers.common.prelude import CACHE_ENV
 
 FULL = Size(nodes=500, namespaces=50, deployments=2000, replicas=25)
 QUICK = Size(nodes=100, namespaces=10, deployments=400, replicas=25)
-ROUNDS = 15
+ROUNDS = 7
 PAGE = 500
 SETTLE_S = 10.0  # after each call's first answer: its caches list the cluster, then follow
 CALLS: list[tuple[str, str, dict[str, Any]]] = [
