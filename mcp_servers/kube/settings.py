@@ -40,7 +40,10 @@ class KubeSettings:
     registries: Mapping[str, str] = field(default_factory=dict, hash=False)
     # the kubeconfig contexts a fleet's tools may name (`context=`); empty: any of the file's
     fleet: tuple[str, ...] = ()
-    cache: bool = True  # answer stale-ok reads from watch-backed caches (common.cache)
+    # Answer stale-ok reads from watch-backed caches (common.cache): on for a host's server (both
+    # entry points); off for the crew's in-process servers, whose gitops server's syncs would not
+    # reach one kube server's cache until the crew's servers share a cache.
+    cache: bool = False
 
     @staticmethod
     def policy_list(

@@ -183,7 +183,7 @@ class Informers:
         if not rest:
             return None
         kind = self._kinds.get((prefix, rest[0]))
-        if kind is None or (namespace is not None) > kind.namespaced:
+        if kind is None or (namespace is not None and not kind.namespaced):
             return None
         if kind.namespaced and namespace is None and len(rest) > 1:
             return None  # a namespaced object named without its namespace
