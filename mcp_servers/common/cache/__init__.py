@@ -13,9 +13,9 @@ preconditions and dry run) always see the API server's current state.
 
 A write made through this server is kept at once (`CachedApi.request`), so the server's next
 read shows it; see `store` for writes whose answer is not the object. And no cached answer is
-older than what the server read afresh: once it saw resourceVersion N of a kept kind (a rollout
-read done, say), a cache answers only after its watch passed N, waiting up to `CATCH_UP_S` for
-that; the API server answers otherwise.
+older than what the server read afresh: once it saw an object of a kept kind at resourceVersion
+N (a rollout read done, say), a cache answers only after its watch passed N, waiting up to
+`CATCH_UP_S` for that; the API server answers otherwise.
 
 Scope: with a namespace allow-list, a reflector per allowed namespace asked about; without one,
 one per kind across the cluster, or per namespace when this identity may not list the kind
@@ -133,15 +133,20 @@ class Informers:
             return store.get(target.key)  # not held: asked of the API server, which says 404
         return _list(store, target, query)
 
-    def saw(self, context: str, path: str, answer: Json) -> None:
-        """The API server answered a request about a kind kept here with `answer`: no cached
-        answer may be older than what it showed (a rollout seen done, then its pods listed)."""
-        if self.target(path) is None:
+    def answered(self, context: str, method: str, path: str, answer: Json) -> None:
+        """The API server answered `method path` with `answer`. No cached answer may be older
+        than what it showed (a rollout seen done, then its pods listed); and a write's object is
+        kept at once by the caches holding it, or read afresh until their watch shows the change
+        (a delete, a subresource's write)."""
+        target = self.target(path)
+        if target is None:
             return
-        version = str((answer.get("metadata") or {}).get("resourceVersion") or "")
-        if version.isdigit():
+        version = _newest(answer)
+        if version:
             with self._lock:
-                self._seen[context] = max(self._seen.get(context, 0), int(version))
+                self._seen[context] = max(self._seen.get(context, 0), version)
+        if method != "GET":
+            self._wrote(context, method, target, answer)
 
     def _caught_up(self, context: str, store: Store) -> bool:
         """Whether `store` has seen what the API server showed this server: waited for (up to
@@ -154,13 +159,7 @@ class Informers:
             raise WouldWait("a cache catching up")
         return store.caught_up(needed, CATCH_UP_S)
 
-    def wrote(self, context: str, method: str, path: str, answer: Json) -> None:
-        """A write through this server succeeded with `answer`: the caches holding its object
-        keep the new state at once, or read it afresh until their watch shows the change (a
-        delete, a subresource's write)."""
-        target = self.target(path)
-        if target is None:
-            return
+    def _wrote(self, context: str, method: str, target: Target, answer: Json) -> None:
         metadata = answer.get("metadata") or {}
         if target.name:
             key = target.key
@@ -263,6 +262,20 @@ class Informers:
             self._reflectors.clear()
 
 
+def _newest(answer: Json) -> int:
+    """The newest change `answer` shows: its object's resourceVersion, or a list's newest item's.
+    Not a list's own version, which is the cluster's at the time and runs ahead of a quiet
+    kind's watch until a bookmark (half a minute or more) carries it there."""
+    items = answer.get("items")
+    objects = items if isinstance(items, list) else [answer]
+    newest = 0
+    for obj in objects:
+        version = str(((obj or {}).get("metadata") or {}).get("resourceVersion") or "")
+        if version.isdigit():
+            newest = max(newest, int(version))
+    return newest
+
+
 def _list(store: Store, target: Target, query: dict[str, Any]) -> Json | None:
     label_text = str(query.get("labelSelector") or "")
     field_text = str(query.get("fieldSelector") or "")
@@ -318,9 +331,7 @@ class CachedApi(WatchedApi):
             timeout=timeout,
         )
         if informers is not None and not (query or {}).get("dryRun"):
-            informers.saw(self.context, path, answer)
-            if method != "GET":
-                informers.wrote(self.context, method, path, answer)
+            informers.answered(self.context, method, path, answer)
         return answer
 
 

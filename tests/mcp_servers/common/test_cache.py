@@ -253,3 +253,23 @@ def test_no_cached_answer_is_older_than_what_the_server_read_afresh(sandbox: San
     fresh.get(f"{services}/web")  # newer than anything the (quiet) pods cache has seen
     assert stale_ok.get(f"{path}/web")["metadata"]["labels"] == {"app": "web"}
     clusters.close()
+
+
+def test_a_fresh_list_of_a_quiet_kind_leaves_its_cache_answering(sandbox: Sandbox) -> None:
+    """A list's own resourceVersion is the cluster's: another kind's change moves it past a quiet
+    kind's watch. What a fresh list showed is its items, and the cache holds those."""
+    clusters = cached(sandbox)
+    stale_ok, fresh = clusters.api(stale_ok=True), clusters.api()
+    path = PODS.format(ns="default")
+    fresh.request("POST", path, body=pod("web", app="web"))
+    stale_ok.get(path)
+    synced(clusters, "pods")
+    direct = WatchedClusters(sandbox.kubeconfig).api()
+    configmaps = "/api/v1/namespaces/default/configmaps"
+    direct.request("POST", configmaps, body={"metadata": {"name": "x"}})
+    listed = fresh.get(path)
+    store_version = int(clusters.informers.reflectors()[0].store.version)
+    assert int(listed["metadata"]["resourceVersion"]) > store_version  # the cluster moved on
+    assert "managedFields" not in stale_ok.get(f"{path}/web")["metadata"]  # the cache answered
+    assert names(stale_ok.get(path)) == ["web"]
+    clusters.close()
