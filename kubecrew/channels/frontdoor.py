@@ -55,7 +55,7 @@ from agents.cluster_operator import intents as operator_intents
 from agents.cluster_operator import node_changes
 from agents.dev_team import intents
 from agents.platform import changes as frame_changes
-from agents.runtime import registry, requests
+from agents.runtime import questions, registry, requests
 from agents.runtime.brain import Planner
 from agents.runtime.changes import words as changes
 from agents.runtime.contract import Agent, Conversation
@@ -434,6 +434,8 @@ def route(text: str, *, current: AgentName | None = None) -> AgentName | None:
     read = requests.read(text)  # "can the operator drain node-2?" asks, and changes nothing
     if isinstance(read, changes.Asked):  # a change names its owner by what it changes
         return owner(read)
+    if isinstance(read, questions.Overview):
+        return "cluster_operator"  # the cluster at a glance: nodes first, its overview tool
     if operator_intents.read_question(text)[0] in ("upgrade", "upgrade-readiness", "patching"):
         return "cluster_operator"  # the cluster's own version or patches: "bump k8s to v1.38"
     said = _WORDS.findall(text.lower())

@@ -5,15 +5,16 @@ An agent wires it in two lines, before its other intents:
     q = questions.read(text, namespace=ns)        # None: not one of these questions
     answered = await questions.answer(toolbox, q)  # .text for the person, .data the evidence
 
-    asked             the five families (Inventory, Access, History, Capacity, PolicyCheck)
-                      and `Answered`
+    asked             the seven families (Inventory, Access, History, Events, Capacity,
+                      Overview, PolicyCheck) and `Answered`
     reading           the word grammar (`permissions` reads access and policy questions), over
                       `words` (tokens, windows, namespaces) and `vocabulary` (the synonyms);
                       `subjects` says who a question is about
     answering         the namespace made sure of, then the family's answer: `inventory` (and
-                      `workload_checks`), `rights`, `history`, `capacity`, `policy`, each
-                      gathering through `evidence` (bounded reads, what was not seen) and
-                      finding named objects with `targets` and `names`
+                      `workload_checks`), `rights`, `history`, `events`, `capacity`,
+                      `overview`, `policy`, each gathering through `evidence` (bounded
+                      reads, what was not seen) and finding named objects with `targets`
+                      and `names`
 
 Answers only read: every tool they call is a read-only tool of the kube, policy or gitops
 server, and a policy question is a dry run (`evaluate_action`).
@@ -26,8 +27,10 @@ from agents.runtime.questions.asked import (
     Access,
     Answered,
     Capacity,
+    Events,
     History,
     Inventory,
+    Overview,
     PolicyCheck,
     Question,
 )
@@ -37,8 +40,10 @@ __all__ = [
     "Access",
     "Answered",
     "Capacity",
+    "Events",
     "History",
     "Inventory",
+    "Overview",
     "PolicyCheck",
     "Question",
     "answer",

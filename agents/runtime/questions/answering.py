@@ -13,13 +13,23 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from agents.runtime.questions import capacity, history, inventory, policy, rights
+from agents.runtime.questions import (
+    capacity,
+    events,
+    history,
+    inventory,
+    overview,
+    policy,
+    rights,
+)
 from agents.runtime.questions.asked import (
     Access,
     Answered,
     Capacity,
+    Events,
     History,
     Inventory,
+    Overview,
     PolicyCheck,
     Question,
 )
@@ -32,7 +42,11 @@ async def answer(toolbox: Toolbox, question: Question) -> Answered:
     """The answer to `question`, from the cluster, with its evidence; never a write."""
     evidence = Evidence(toolbox)
     note = ""
-    if not isinstance(question, Capacity) and question.namespace and question.said_namespace:
+    if (
+        not isinstance(question, Capacity | Overview)
+        and question.namespace
+        and question.said_namespace
+    ):
         settled = await _settle(evidence, question)
         if isinstance(settled, Answered):
             return settled
@@ -55,14 +69,18 @@ async def _answer(evidence: Evidence, question: Question) -> Answered:
         return await rights.answer(evidence, question)
     if isinstance(question, History):
         return await history.answer(evidence, question)
+    if isinstance(question, Events):
+        return await events.answer(evidence, question)
     if isinstance(question, Capacity):
         return await capacity.answer(evidence, question)
+    if isinstance(question, Overview):
+        return await overview.answer(evidence, question)
     return await policy.answer(evidence, question)
 
 
 async def _settle(
-    evidence: Evidence, question: Inventory | Access | History | PolicyCheck
-) -> Inventory | Access | History | PolicyCheck | Answered:
+    evidence: Evidence, question: Inventory | Access | History | Events | PolicyCheck
+) -> Inventory | Access | History | Events | PolicyCheck | Answered:
     said = question.namespace or ""
     listed = await evidence.call("list_resources", "the namespaces", kind="namespaces", limit=500)
     if listed is None:

@@ -1,10 +1,12 @@
 """What a question asks, once read: one frozen type per family, and what an answer carries.
 
-A `Question` is one of five families, each with only the parameters its answers use:
+A `Question` is one of seven families, each with only the parameters its answers use:
 `Inventory` (what is there: images, the heaviest pods, workloads missing limits, counts and
 lists), `Access` (who may do what, from RBAC and an agent's tool allow-list), `History` (what
-changed, and when), `Capacity` (how full the nodes are, which are under pressure) and
-`PolicyCheck` (would the policy store allow an action: a dry run, never the action).
+changed, and when), `Events` (what the cluster reported: warnings, of one object, lately),
+`Capacity` (how full the nodes are, which are under pressure), `Overview` (the cluster at a
+glance) and `PolicyCheck` (would the policy store allow an action: a dry run, never the
+action).
 
 `Answered` is what every answer returns: `text` for the person (short, citing objects as
 Kind namespace/name, saying how sure it is and what it could not see) and `data`, the evidence
@@ -72,6 +74,24 @@ class History:
 
 
 @dataclass(frozen=True)
+class Events:
+    text: str
+    namespace: str | None
+    name: str = ""  # the object they are about, as said ("web": its pods' and ReplicaSets' too)
+    kind: str = ""  # the kind of object they are about, as a grammar word (pods, nodes, ...)
+    warnings: bool = False  # Warning events only
+    since_seconds: int | None = None
+    window: str = ""  # the window in words, for the answer ("" when none was said)
+    count: int = TOP
+    said_namespace: bool = False
+
+
+@dataclass(frozen=True)
+class Overview:
+    text: str
+
+
+@dataclass(frozen=True)
 class Capacity:
     topic: CapacityTopic
     text: str
@@ -93,7 +113,7 @@ class PolicyCheck:
     said_namespace: bool = False
 
 
-Question = Inventory | Access | History | Capacity | PolicyCheck
+Question = Inventory | Access | History | Events | Capacity | Overview | PolicyCheck
 
 
 @dataclass(frozen=True)

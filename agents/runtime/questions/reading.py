@@ -7,6 +7,10 @@ are tried from the most specific cue to the most general:
 
 - access and policy (`permissions`): "who can delete pods", "what can alice do", "can bob
   scale deployments?", "may I scale web to 1?";
+- the cluster at a glance: an overview, a summary, the cluster's state or health ("how is the
+  cluster doing?"); about one namespace, what runs there;
+- events: "events", "warnings" ("show me the warnings in shop", "events of web in the last
+  hour"), of an object when one is named;
 - history: changed, happened, history, recent, rollout revisions, "who changed ...";
 - capacity: how full, pressure, free, headroom, or ranking the nodes;
 - inventory: images, the heaviest pods, what workloads lack (limits, probes, a PDB) or do (run
@@ -30,11 +34,13 @@ from agents.runtime.questions.asked import (
     TOP,
     Capacity,
     Check,
+    Events,
     History,
     HistoryTopic,
     Inventory,
     InventoryTopic,
     Metric,
+    Overview,
     Question,
     State,
 )
@@ -92,7 +98,7 @@ def read(text: str, *, namespace: str | None) -> Question | None:
         return None  # "what's wrong with web": a diagnosis, the agent's own
     named, said = words.namespace()
     asked = Said(words, text, named if said else namespace, said)
-    for reader in (read_permission, _history, _capacity, _inventory):
+    for reader in (read_permission, _overview, _events, _history, _capacity, _inventory):
         question = reader(asked)
         if question is not None:
             return question
@@ -102,7 +108,90 @@ def read(text: str, *, namespace: str | None) -> Question | None:
 def _commanding(words: Words, first: str) -> bool:
     if first == "rollout":  # "rollout history of web" asks; "rollout restart web" commands
         return not words.has("history", "status", "revisions")
+    if first == "give" and words.all[1:2] in (["me"], ["us"]) and words.holds(_REPORTS):
+        return False  # "give me an overview", "give us the events of web": a report asked for
     return first in v.COMMANDS
+
+
+_REPORTS = frozenset({"overview", "summary", "rundown", "report", "picture", "status", "events",
+                      "warnings", "list", "breakdown", "update"})  # fmt: skip
+
+
+# -- the cluster at a glance -----------------------------------------------------------------
+
+_GLANCE = frozenset({"overview", "summary", "summarize", "summarise", "rundown", "glance"})
+_STANDING = frozenset({"status", "state", "health", "healthy", "doing", "look", "looking",
+                       "shape", "condition"})  # fmt: skip
+_THE_CLUSTER = frozenset({"cluster", "k8s", "kubernetes"})
+# The Cluster Operator's own subjects: "the cluster upgrade's status" is its report, not this.
+_OPERATORS = frozenset({"upgrade", "upgrading", "patch", "patching", "version", "versions",
+                        "drain", "maintenance", "cost", "costs", "clusters", "fleet", "pool",
+                        "pools", "nodes", "node"})  # fmt: skip
+
+
+def _overview(asked: Said) -> Question | None:
+    words = asked.words
+    said = set(words.all)
+    if said & _OPERATORS or said & v.IMAGES or _check(words) is not None:
+        return None
+    glance = bool(said & _GLANCE) or words.phrase("big", "picture") >= 0
+    standing = bool(said & _THE_CLUSTER) and bool(said & _STANDING) and not _kind(words)
+    if not (glance or standing):
+        return None
+    if asked.said and asked.namespace:  # "an overview of shop": what runs there
+        return _listing(asked, "list", "workloads")
+    return Overview(asked.text)
+
+
+# -- events ----------------------------------------------------------------------------------
+
+_EVENT_WORDS = frozenset({"event", "events", "warning", "warnings"})
+_NOT_EVENT_NAMES = _EVENT_WORDS | _HISTORY_DROP | frozenset(
+    {"latest", "newest", "new", "recent", "last", "only", "type", "types", "reported", "about",
+     "involving", "related", "regarding", "concerning", "happened", "seen", "got", "get",
+     "kubectl", "describe", "sorted", "sort", "by", "time", "oldest"}
+)  # fmt: skip
+
+
+def _event_word(word: str) -> bool:
+    """ "events", "warnings", misspelt too ("evnets")."""
+    return word in _EVENT_WORDS or bool(
+        lookup(word, _WARNINGS) or (len(word) > 3 and lookup(word, v.KINDS) == "events")
+    )
+
+
+_WARNINGS = {"warning": "warning", "warnings": "warning"}
+
+
+def _events(asked: Said) -> Events | None:
+    words = asked.words
+    if not any(_event_word(w) for w in words.all):
+        return None
+    warnings = any(lookup(w, _WARNINGS) for w in words.all)
+    window = words.window()
+    kind = ""
+    names: list[str] = []
+    for index, word in enumerate(words.all):
+        if index in words.used or word in FILLER or word in _NOT_EVENT_NAMES:
+            continue
+        if number(word) is not None or _event_word(word):
+            continue
+        found = lookup(word, v.KINDS) if len(word) > 3 or word in v.KINDS else None
+        if found:
+            kind = kind or found
+        elif is_label(name := _named(word).rpartition("/")[2]):  # shop/api names api
+            names.append(name)
+    return Events(
+        asked.text,
+        asked.namespace,
+        name=names[0] if len(names) == 1 else "",
+        kind="" if kind == "events" else kind,
+        warnings=warnings,
+        since_seconds=window[0] if window else None,
+        window=window[1] if window else "",
+        count=_count(words),
+        said_namespace=asked.said,
+    )
 
 
 # -- history ---------------------------------------------------------------------------------

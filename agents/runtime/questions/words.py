@@ -239,6 +239,7 @@ class Words:
             word in ("in", "from", "inside", "within")
             and is_label(following)
             and (following not in _NOT_NAMESPACES)
+            and following not in ("namespace", "ns")  # "in namespace shop": read at "namespace"
         ):
             self.used.update({index, index + 1})
             return following
@@ -250,7 +251,12 @@ class Words:
         ):
             self.used.update(range(index, index + 4))
             return after
-        if following in ("namespace", "ns") and is_label(word) and word not in _NOT_NAMESPACES:
+        if (
+            following in ("namespace", "ns")
+            and is_label(word)
+            and word not in _NOT_NAMESPACES
+            and word not in ("in", "from", "inside", "within")
+        ):
             self.used.update({index, index + 1})
             return word
         return ""

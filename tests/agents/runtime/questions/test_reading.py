@@ -11,8 +11,10 @@ import pytest
 from agents.runtime.questions import (
     Access,
     Capacity,
+    Events,
     History,
     Inventory,
+    Overview,
     PolicyCheck,
     Question,
     read,
@@ -218,6 +220,63 @@ def test_the_actor_of_a_policy_question_is_kept_for_the_answer() -> None:
     assert fields(drain, "kind") == ("nodes",)
 
 
+# text -> (namespace, name, kind, warnings, since_seconds, count)
+EVENTS = [
+    ("show me the events in the shop namespace", ("shop", "", "", False, None, 10)),
+    ("show warnings in namespace shop", ("shop", "", "", True, None, 10)),
+    ("any warnings in shop in the last hour?", ("shop", "", "", True, 3600, 10)),
+    ("get events for deployment web", ("default", "web", "deployments", False, None, 10)),
+    ("events of web in shop", ("shop", "web", "", False, None, 10)),
+    ("what warning events does pod web-1 have?", ("default", "web-1", "pods", True, None, 10)),
+    ("give me the last 5 events across the cluster", (None, "", "", False, None, 5)),
+    ("kubectl get events -n payments", ("payments", "", "", False, None, 10)),
+    ("recent evnets for shop/api", ("shop", "api", "", False, None, 10)),
+    ("which events did node-2 report today?", ("default", "node-2", "", False, 86_400, 10)),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), EVENTS, ids=[t[0] for t in EVENTS])
+def test_events_questions_name_the_object_type_and_window(
+    text: str, expected: tuple[object, ...]
+) -> None:
+    question = read(text, namespace="default")
+    assert isinstance(question, Events), question
+    assert fields(question, "namespace", "name", "kind", "warnings", "since_seconds", "count") == (
+        expected
+    )
+
+
+OVERVIEW = [
+    "give me an overview of the cluster",
+    "how is the cluster doing?",
+    "cluster status",
+    "is the cluster healthy?",
+    "what's the state of the cluster",
+    "summary of the cluster please",
+    "the big picture?",
+]
+
+
+@pytest.mark.parametrize("text", OVERVIEW)
+def test_the_cluster_at_a_glance_is_an_overview(text: str) -> None:
+    assert isinstance(read(text, namespace="shop"), Overview)
+
+
+def test_an_overview_of_a_namespace_lists_what_runs_there_and_operators_words_are_theirs() -> None:
+    assert fields(read("give me a summary of the shop namespace", namespace=None),
+                  "topic", "kind", "namespace") == ("list", "workloads", "shop")  # fmt: skip
+    for text in ("how is the upgrade going?", "what's the status of the cluster upgrade?",
+                 "are the nodes healthy?", "cluster cost summary"):  # fmt: skip
+        assert not isinstance(read(text, namespace=None), Overview), text
+
+
+def test_in_namespace_names_the_namespace_after_it() -> None:
+    assert fields(read("list pods in namespace shop", namespace=None), "namespace") == ("shop",)
+    assert fields(read("count deployments in ns staging", namespace=None), "namespace") == (
+        "staging",
+    )
+
+
 NOT_QUESTIONS = [
     "why is web failing?",
     "scale web to 3",
@@ -241,6 +300,7 @@ NOT_QUESTIONS = [
     "can you scale web to 3 please",
     "please fix the checkout service",
     "make web a sandwich",
+    "give web 3 more replicas",
     "why did the rollout of web change the image?",
     "take web down",
     "probe web",
