@@ -51,9 +51,11 @@ from agents.runtime.prices import PRICES
 from agents.runtime.toolbox import Toolbox
 from core.policy.proposals import APPROVED
 
+Json = dict[str, Any]
 UNDERUSED, TARGET = 0.2, 0.6
 SPACE = ("cluster_operator", "savings")
 SYSTEM = frozenset({"kube-system", "kube-public", "kube-node-lease"})
+PAGE = 500  # rows a read tool gives at most per call
 FIELDS = ["metadata.name", "metadata.namespace", "spec.replicas", "spec.template.spec.containers"]
 WINDOW = "1h"  # the window when no CostPolicy covering the workload names one
 ONE_SAMPLE = "one sample from metrics.k8s.io"
@@ -99,6 +101,22 @@ class Meter:
         self.prometheus = toolbox.has("workload_utilization")
         self._windows: dict[str, int] = {}  # CostPolicy name -> its window in seconds
         self._used: dict[tuple[str, str, int], Usage | None] = {}  # read once per review
+        self._top: dict[str, list[Json]] = {}  # namespace -> its pods' `top` rows, read once
+
+    async def deployments(self) -> list[Json]:
+        """Every Deployment with FIELDS, page by page (as they are now: a downscale of this
+        review shows in the right-sizing after it)."""
+        return await every(
+            self.toolbox, "list_resources", kind="deployments", output="fields", fields=FIELDS
+        )
+
+    async def pods_cpu(self, namespace: str, name: str) -> list[float]:
+        """Millicores each pod of the Deployment uses now: one `top` of its namespace per
+        review, its pods told by their names (`<name>-<template hash>-<suffix>`)."""
+        if namespace not in self._top:
+            self._top[namespace] = await every(self.toolbox, "top", what="pods",
+                                               namespace=namespace)  # fmt: skip
+        return [float(r.get("cpu_m") or 0) for r in pods_of(name, self._top[namespace])]
 
     async def use(self, namespace: str, name: str, replicas: int) -> Usage | None:
         """What the Deployment uses, read once per review (downscales and right-sizing share
@@ -120,7 +138,7 @@ class Meter:
                     float(row["cpu_used"]) * 1000, replicas, window, said,
                     float(peak) * 1000 if isinstance(peak, int | float) and peak > 0 else None,
                 )  # fmt: skip
-        pods = await pods_cpu(self.toolbox, namespace, name)
+        pods = await self.pods_cpu(namespace, name)
         said = f"{ONE_SAMPLE} ({why})" if why else ONE_SAMPLE
         return Usage(float(sum(pods)), len(pods), "", said) if pods else None
 
@@ -170,11 +188,8 @@ class Meter:
 async def underused(toolbox: Toolbox, meter: Meter | None = None) -> list[Saving]:
     """Deployments using under UNDERUSED of the CPU they request, with the saving of fewer."""
     meter = meter or Meter(toolbox)
-    listed = await toolbox.call(
-        "list_resources", kind="deployments", output="fields", fields=FIELDS, limit=200
-    )
     found: list[Saving] = []
-    for item in listed.get("items", []):
+    for item in await meter.deployments():
         namespace, name = str(item["metadata.namespace"]), str(item["metadata.name"])
         replicas = int(item.get("spec.replicas") or 0)
         containers = item.get("spec.template.spec.containers") or []
@@ -386,11 +401,22 @@ async def _kept(toolbox: Toolbox, namespace: str, name: str, replicas: int, to: 
     return isinstance(counter, int) and counter >= replicas
 
 
-async def pods_cpu(toolbox: Toolbox, namespace: str, name: str) -> list[float]:
-    """Millicores each pod of the Deployment uses now (pods named `<name>-...`)."""
-    top = await toolbox.call("top", what="pods", namespace=namespace, limit=200)
-    rows = [r for r in top.get("items") or [] if str(r.get("name", "")).startswith(f"{name}-")]
-    return [float(r.get("cpu_m") or 0) for r in rows]
+def pods_of(deployment: str, rows: list[Json]) -> list[Json]:
+    """The rows of the Deployment's pods, told by their names: `<name>-<template hash>-<suffix>`
+    (web's pods are not web-api's, though both start with "web-")."""
+    mine = re.compile(rf"{re.escape(deployment)}-[a-z0-9]{{1,10}}-[a-z0-9]{{5}}")
+    return [row for row in rows if mine.fullmatch(str(row.get("name")))]
+
+
+async def every(toolbox: Toolbox, tool: str, **arguments: Any) -> list[Json]:
+    """All the items a paged read tool holds, `PAGE` at a time."""
+    items: list[Json] = []
+    while True:
+        page = await toolbox.call(tool, **arguments, limit=PAGE, offset=len(items))
+        found = [i for i in page.get("items") or [] if isinstance(i, dict)]
+        items += found
+        if not found or len(items) >= int(page.get("total") or 0):
+            return items
 
 
 def requests(containers: list[dict[str, Any]]) -> tuple[float, float]:

@@ -35,7 +35,6 @@ from langgraph.store.base import BaseStore
 
 from agents.cluster_operator import proposals
 from agents.cluster_operator.capacity import (
-    FIELDS,
     SYSTEM,
     TARGET,
     UNDERUSED,
@@ -79,11 +78,8 @@ async def oversized(
     each with its container whose request shrinks the most (`meter`: the review's, shared with
     the downscales so each workload's use is read once)."""
     meter = meter or Meter(toolbox)
-    listed = await toolbox.call(
-        "list_resources", kind="deployments", output="fields", fields=FIELDS, limit=200
-    )
     found: list[Resize] = []
-    for item in listed.get("items", []):
+    for item in await meter.deployments():
         namespace, name = str(item["metadata.namespace"]), str(item["metadata.name"])
         workload = f"Deployment/{namespace}/{name}"
         replicas = int(item.get("spec.replicas") or 0)
