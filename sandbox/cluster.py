@@ -94,11 +94,12 @@ class Cluster:
         self.faults = Faults(self)
         self.store.commit()
 
-    def tick(self) -> int:
+    def tick(self, *, budget: float = 0.05) -> int:
         """One beat of the simulated cluster: finish due deletions, run the controllers that
-        have work, and make it all durable and visible. Returns the reconciles run."""
+        have work (for about `budget` real seconds), and make it all durable and visible.
+        Returns the reconciles run."""
         self.lifecycle.sweep()
-        done = self.control.step()
+        done = self.control.step(budget=budget)
         self.store.set_meta(CLOCK_KEY, int(self.clock.seconds()))
         self.store.commit()
         return done

@@ -2,7 +2,10 @@
 
 The simulated kubelet appends lines as containers run; the API reads them back with kubectl's
 options (container, previous, tailLines, sinceSeconds, limitBytes, timestamps, follow). Each
-container keeps its current and previous run, bounded, as a kubelet keeps rotated logs.
+container keeps its current and previous run, bounded, as a kubelet keeps rotated logs: at most
+`MAX_LINES` a run, and fewer when many containers share `TOTAL_LINES` (50,000 pods printing
+access lines would otherwise fill the server's memory within the hour), never under
+`MIN_LINES`.
 """
 
 from __future__ import annotations
@@ -15,13 +18,15 @@ from datetime import datetime
 from sandbox.clock import Clock
 
 LogKey = tuple[str, str, str]  # (namespace, pod, container)
-MAX_LINES = 10_000
+MAX_LINES = 10_000  # of one run of one container
+TOTAL_LINES = 2_000_000  # of every current run together (~300 MB)
+MIN_LINES = 50
 
 
 @dataclass
 class _Container:
-    current: deque[tuple[datetime, str]] = field(default_factory=lambda: deque(maxlen=MAX_LINES))
-    previous: deque[tuple[datetime, str]] = field(default_factory=lambda: deque(maxlen=MAX_LINES))
+    current: deque[tuple[datetime, str]] = field(default_factory=deque)
+    previous: deque[tuple[datetime, str]] = field(default_factory=deque)
     followers: set[asyncio.Queue[str]] = field(default_factory=set)
 
 
@@ -35,25 +40,43 @@ class LogQuery:
 
 
 class PodLogs:
-    def __init__(self, clock: Clock) -> None:
+    def __init__(self, clock: Clock, *, total_lines: int = TOTAL_LINES) -> None:
         self.clock = clock
+        self.total_lines = total_lines
         self._containers: dict[LogKey, _Container] = {}
+        self._of_pod: dict[tuple[str, str], set[str]] = {}  # (namespace, pod) -> containers
+        self._kept = MAX_LINES  # lines a run keeps, with this many containers
 
     def append(self, namespace: str, pod: str, container: str, line: str) -> None:
-        entry = self._containers.setdefault((namespace, pod, container), _Container())
-        moment = self.clock.now()
-        entry.current.append((moment, line))
+        entry = self._entry((namespace, pod, container))
+        current = entry.current
+        current.append((self.clock.now(), line))
+        while len(current) > self._kept:
+            current.popleft()
         for follower in entry.followers:
             follower.put_nowait(line)
 
     def restart(self, namespace: str, pod: str, container: str) -> None:
         """A container restarted: its log becomes the previous one (`logs --previous`)."""
-        entry = self._containers.setdefault((namespace, pod, container), _Container())
-        entry.previous, entry.current = entry.current, deque(maxlen=MAX_LINES)
+        entry = self._entry((namespace, pod, container))
+        entry.previous, entry.current = entry.current, deque()
+
+    def _entry(self, key: LogKey) -> _Container:
+        entry = self._containers.get(key)
+        if entry is None:
+            entry = self._containers[key] = _Container()
+            self._of_pod.setdefault(key[:2], set()).add(key[2])
+            self._share()
+        return entry
+
+    def _share(self) -> None:
+        count = max(1, len(self._containers))
+        self._kept = max(MIN_LINES, min(MAX_LINES, self.total_lines // count))
 
     def forget(self, namespace: str, pod: str) -> None:
-        for key in [k for k in self._containers if k[:2] == (namespace, pod)]:
-            del self._containers[key]
+        for container in self._of_pod.pop((namespace, pod), ()):
+            self._containers.pop((namespace, pod, container), None)
+        self._share()
 
     def has_previous(self, namespace: str, pod: str, container: str) -> bool:
         entry = self._containers.get((namespace, pod, container))
@@ -79,7 +102,7 @@ class PodLogs:
 
     def follow(self, key: LogKey) -> asyncio.Queue[str]:
         queue: asyncio.Queue[str] = asyncio.Queue()
-        self._containers.setdefault(key, _Container()).followers.add(queue)
+        self._entry(key).followers.add(queue)
         return queue
 
     def unfollow(self, key: LogKey, queue: asyncio.Queue[str]) -> None:

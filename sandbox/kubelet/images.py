@@ -68,6 +68,9 @@ class Image:
         return PULL_OVERHEAD_SECONDS + self.size / PULL_BYTES_PER_SECOND
 
 
+RESOLVED_KEPT = 4096  # references resolved and kept (a kubelet asks for each pod every round)
+
+
 @lru_cache(maxsize=4096)
 def normalize(reference: str) -> Reference:
     """Parse `reference` as containerd does: default registry, `library/` and `latest`."""
@@ -109,6 +112,7 @@ class ImageCatalog:
         self._kept: set[tuple[str, str]] = set()  # restored tags of a removed repository
         self._listed: dict[str, list[str]] = {}  # repository -> its tags, until a change
         self._digests: dict[str, dict[str, str]] = {}  # repository -> digest -> tag
+        self._resolved: dict[str, Image | None] = {}  # reference -> image, until a change
 
     @classmethod
     def default(cls) -> ImageCatalog:
@@ -116,6 +120,16 @@ class ImageCatalog:
 
     def resolve(self, reference: str) -> Image | None:
         """The image `reference` names, or None when a pull would fail (no such repo or tag)."""
+        try:
+            return self._resolved[reference]
+        except KeyError:
+            pass
+        if len(self._resolved) >= RESOLVED_KEPT:
+            self._resolved.clear()
+        found = self._resolved[reference] = self._resolve(reference)
+        return found
+
+    def _resolve(self, reference: str) -> Image | None:
         if not reference or not reference.strip():
             return None
         ref = normalize(reference)
@@ -226,3 +240,4 @@ class ImageCatalog:
     def _changed(self) -> None:
         self._listed.clear()
         self._digests.clear()
+        self._resolved.clear()
