@@ -71,7 +71,7 @@ class Reads:
         """Objects of `resource` in `namespace` (None: everywhere allowed), redacted, sorted."""
         query = {"labelSelector": label_selector, "fieldSelector": field_selector}
         found: list[Json] = []
-        for scope in self._scopes(resource, namespace):
+        for scope in self.scopes(resource, namespace):
             answer = api.get(resource.path(scope), what=_what(resource, scope), **query)
             found += redact(answer, kind=resource.kind).get("items", [])
         found = [o for o in found if self._visible(o)]
@@ -81,7 +81,7 @@ class Reads:
     def each(self, api: Api, resource: Resource, namespace: str | None) -> Iterator[Json]:
         """Objects of `resource` in `namespace` (None: everywhere allowed), redacted, read `PAGE`
         at a time as kubectl lists: the memory of one page, whatever the cluster's size."""
-        for scope in self._scopes(resource, namespace):
+        for scope in self.scopes(resource, namespace):
             token = ""
             while True:
                 answer = api.get(resource.path(scope), what=_what(resource, scope), limit=PAGE,
@@ -108,7 +108,7 @@ class Reads:
         query = {"labelSelector": label_selector, "fieldSelector": field_selector}
         items: list[Json] = []
         total = 0
-        for scope in self._scopes(resource, namespace):
+        for scope in self.scopes(resource, namespace):
             path = resource.path(scope)
             answer = api.get(path, what=_what(resource, scope), limit=count, **query)
             meta = answer.get("metadata") or {}
@@ -121,7 +121,8 @@ class Reads:
         items.sort(key=_place)
         return items[:count], total
 
-    def _scopes(self, resource: Resource, namespace: str | None) -> list[str | None]:
+    def scopes(self, resource: Resource, namespace: str | None) -> list[str | None]:
+        """The namespaces a read of `resource` in `namespace` asks about (None: everywhere)."""
         if not resource.namespaced:
             return [None]
         if namespace is not None:

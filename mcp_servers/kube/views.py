@@ -8,14 +8,18 @@ Rollout wording follows kubectl's messages, because people and models already kn
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from core import quantity
-from core.connection import Json
+from core.connection import Api, Json
 from core.errors import InvalidArgument
 from mcp_servers.common import arguments, bounds
+from mcp_servers.common.cache import CachedApi, summaries
+from mcp_servers.common.cache.summaries import PodSummary
 from mcp_servers.kube import progress, rollouts
 from mcp_servers.kube.reads import Reads
+from mcp_servers.kube.resources import Resource
 
 MiB = 2**20
 UNHEALTHY_LIMIT = 20
@@ -155,34 +159,17 @@ class Views:
         }
 
     def overview(self, *, context: str | None = None) -> Json:
-        """Nodes with what their pods request, and what is unhealthy: one pass over the pods,
-        page by page, so 50,000 of them never sit in memory at once."""
+        """Nodes with what their pods request, and what is unhealthy: from the pods cache's
+        summaries when it has them (no pod decoded but the unhealthy shown), else one pass
+        over the pods, page by page, so 50,000 of them never sit in memory at once."""
         api = self.reads.api(context)
         catalog = self.reads.catalog
         nodes = self.reads.objects(api, catalog.resolve(api, "nodes"), None)
         deployments = self.reads.objects(api, catalog.resolve(api, "deployments.apps"), None)
-        requested: dict[str, dict[str, float]] = {}
-        placed: dict[str, int] = {}
-        bad_pods: list[Json] = []
-        unhealthy = pod_count = 0
-        for pod in self.reads.each(api, catalog.resolve(api, "pods"), None):
-            pod_count += 1
-            if _pod_unhealthy(pod):
-                unhealthy += 1
-                if len(bad_pods) < UNHEALTHY_LIMIT:
-                    bad_pods.append(self.reads.row(api, pod, kind="Pod"))
-            node = pod.get("spec", {}).get("nodeName")
-            if not node:
-                continue
-            placed[node] = placed.get(node, 0) + 1
-            if pod.get("status", {}).get("phase") in ("Succeeded", "Failed"):
-                continue
-            sums = requested.setdefault(node, {"cpu": 0.0, "memory": 0.0})
-            for c in pod["spec"].get("containers") or []:
-                for key in sums:
-                    sums[key] += quantity.amount(
-                        (c.get("resources") or {}).get("requests", {}).get(key)
-                    )
+        pods = catalog.resolve(api, "pods")
+        tally = self._summed(api, pods) or self._walked(api, pods)
+        requested, placed = tally.requested, tally.placed
+        bad_pods, unhealthy, pod_count = tally.bad_pods, tally.unhealthy, tally.pods
         node_rows = []
         for node in nodes:
             row = self.reads.row(api, node, kind="Node")
@@ -217,15 +204,58 @@ class Views:
             )
         return answer
 
+    def _summed(self, api: Api, pods: Resource) -> _Tally | None:
+        """The tally from the pods cache's summaries, None when a cache cannot give them all."""
+        if not isinstance(api, CachedApi):
+            return None
+        tally, bad = _Tally(), []
+        for scope in self.reads.scopes(pods, None):
+            summarized = api.summaries(pods.path(scope))
+            if summarized is None:
+                return None
+            for key, summary in summarized:
+                if not isinstance(summary, PodSummary) or not self.reads.settings.allows(key[0]):
+                    continue
+                tally.add(summary)
+                if summary.unhealthy:
+                    bad.append(key)
+        for namespace, name in sorted(bad)[:UNHEALTHY_LIMIT]:
+            pod = api.get(pods.path(namespace, name), what=f"pod {namespace}/{name}")
+            tally.bad_pods.append(self.reads.row(api, pod, kind="Pod"))
+        return tally
 
-def _pod_unhealthy(pod: Json) -> bool:
-    phase = pod.get("status", {}).get("phase")
-    if phase == "Succeeded":
-        return False
-    ready: Json = next(
-        (c for c in pod.get("status", {}).get("conditions") or [] if c.get("type") == "Ready"), {}
-    )
-    return phase != "Running" or ready.get("status") != "True"
+    def _walked(self, api: Api, pods: Resource) -> _Tally:
+        """The tally from one pass over every pod, page by page."""
+        tally = _Tally()
+        for pod in self.reads.each(api, pods, None):
+            summary = summaries.pod(pod)
+            tally.add(summary)
+            if summary.unhealthy and len(tally.bad_pods) < UNHEALTHY_LIMIT:
+                tally.bad_pods.append(self.reads.row(api, pod, kind="Pod"))
+        return tally
+
+
+@dataclass
+class _Tally:
+    """The pods of the overview: how many, which are unhealthy (the first UNHEALTHY_LIMIT
+    rows), and per node how many it holds and what the running ones request."""
+
+    pods: int = 0
+    unhealthy: int = 0
+    bad_pods: list[Json] = field(default_factory=list)
+    placed: dict[str, int] = field(default_factory=dict)
+    requested: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def add(self, summary: PodSummary) -> None:
+        self.pods += 1
+        self.unhealthy += summary.unhealthy
+        if not summary.node:
+            return
+        self.placed[summary.node] = self.placed.get(summary.node, 0) + 1
+        if summary.running:
+            sums = self.requested.setdefault(summary.node, {"cpu": 0.0, "memory": 0.0})
+            sums["cpu"] += summary.cpu
+            sums["memory"] += summary.memory
 
 
 def _percent(used: float, total: float) -> int | None:

@@ -35,6 +35,7 @@ from typing import Any
 
 from core.connection import REQUEST_TIMEOUT_S, Api, Json, WouldWait, may_wait
 from core.errors import PermissionDenied
+from mcp_servers.common.cache import summaries
 from mcp_servers.common.cache.reflector import Reflector
 from mcp_servers.common.cache.store import (
     Entry,
@@ -55,7 +56,7 @@ EVENT_FIELDS = ("involvedObject.kind", "involvedObject.namespace", "involvedObje
                 "involvedObject.resourceVersion", "reason", "reportingComponent", "type",
                 "source")  # fmt: skip
 KINDS = (
-    Kind("/api/v1", "pods", "Pod", fields=POD_FIELDS),
+    Kind("/api/v1", "pods", "Pod", fields=POD_FIELDS, summary=summaries.pod),
     Kind("/api/v1", "nodes", "Node", namespaced=False, fields=("spec.unschedulable",)),
     Kind("/api/v1", "events", "Event", fields=EVENT_FIELDS),
     Kind("/api/v1", "services", "Service", fields=("spec.clusterIP", "spec.type")),
@@ -132,6 +133,21 @@ class Informers:
         if target.name:
             return store.get(target.key)  # not held: asked of the API server, which says 404
         return _list(store, target, query)
+
+    def summaries(self, context: str, path: str) -> list[tuple[Key, tuple[object, ...]]] | None:
+        """The summaries of every object of the collection at `path` (the whole cluster's, or a
+        namespace's), when a cache may answer for it as `answer` would; else None."""
+        target = self.target(path)
+        if target is None or target.name or target.kind.summary is None:
+            return None
+        reflector = self._reflector(context, target)
+        store = reflector.read() if reflector is not None else None
+        if store is None or not store.settled() or not self._caught_up(context, store):
+            return None
+        found = store.summaries()
+        if target.namespace is not None and reflector is not None and reflector.namespace is None:
+            found = [(key, summary) for key, summary in found if key[0] == target.namespace]
+        return found
 
     def answered(self, context: str, method: str, path: str, answer: Json) -> None:
         """The API server answered `method path` with `answer`. No cached answer may be older
@@ -304,6 +320,13 @@ class CachedApi(WatchedApi):
 
     informers: Informers | None = None
     stale_ok: bool = False
+
+    def summaries(self, path: str) -> list[tuple[Key, tuple[object, ...]]] | None:
+        """The kind's summaries of the collection at `path`, from a cache this read may use;
+        None when there is none (the caller walks the objects instead)."""
+        if self.informers is None or not self.stale_ok:
+            return None
+        return self.informers.summaries(self.context, path)
 
     def request(
         self,

@@ -50,6 +50,7 @@ class Kind:
     kind: str
     namespaced: bool = True
     fields: tuple[str, ...] = ()  # field-selector paths beyond metadata.name and namespace
+    summary: Callable[[Json], tuple[object, ...]] | None = None  # kept beside each object
 
     @property
     def api_version(self) -> str:
@@ -66,6 +67,7 @@ class Entry:
     blob: bytes
     labels: Mapping[str, str]
     fields: Mapping[str, str]
+    summary: tuple[object, ...] | None = None  # the kind's summary of the object, if it has one
 
 
 class Store:
@@ -167,7 +169,9 @@ class Store:
         kept["metadata"] = metadata
         fields = {path: _field(kept, path) for path in self.kind.fields}
         labels = metadata.get("labels") or {}
-        return Entry(str(metadata.get("resourceVersion") or ""), orjson.dumps(kept), labels, fields)
+        summary = self.kind.summary(kept) if self.kind.summary is not None else None
+        version = str(metadata.get("resourceVersion") or "")
+        return Entry(version, orjson.dumps(kept), labels, fields, summary)
 
     # -- answers ---------------------------------------------------------------------------------
 
@@ -178,6 +182,16 @@ class Store:
             for stale in [k for k, (_, when) in self._unsettled.items() if now - when > SETTLE_S]:
                 del self._unsettled[stale]
             return not self._unsettled if key is None else key not in self._unsettled
+
+    def summaries(self) -> list[tuple[Key, tuple[object, ...]]]:
+        """Every object's summary (the kind's `summary`), by key, in no particular order."""
+        with self._lock:
+            return [
+                ((space, name), entry.summary)
+                for space, names in self._objects.items()
+                for name, entry in names.items()
+                if entry.summary is not None
+            ]
 
     def get(self, key: Key) -> Json | None:
         namespace, name = key

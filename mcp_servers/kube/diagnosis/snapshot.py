@@ -2,10 +2,10 @@
 
 `take(api, namespace)` lists every kind the analyzers need in one namespace (or the whole
 cluster when `namespace` is None), plus the cluster-scoped nodes and StorageClasses and the
-metrics.k8s.io usage. One list call per kind keeps a 5,000-pod cluster cheap; everything after
-that is dictionary look-ups (`by_name`, `events_for`, `pods_in`). Pod logs are the exception,
-read on demand through `log_tail`: the crashing containers' last lines, a failed Job's, and a
-bounded sample of Ready pods' (`logs.py`).
+metrics.k8s.io usage. One list call per kind (`READERS` at a time) keeps a 5,000-pod cluster
+cheap; everything after that is dictionary look-ups (`by_name`, `events_for`, `pods_in`). Pod
+logs are the exception, read on demand through `log_tail`: the crashing containers' last lines,
+a failed Job's, and a bounded sample of Ready pods' (`logs.py`).
 
 Secrets and ConfigMaps are reduced to their names and keys the moment they arrive: a Secret's
 values never enter the snapshot, so no analyzer or playbook can leak one.
@@ -32,6 +32,7 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -68,6 +69,7 @@ KINDS: dict[str, tuple[str, bool]] = {
 }
 _PATH_PLURAL = {"podmetrics": "pods"}
 LOG_LINES = 20
+READERS = 4  # lists asked at once: each waits on the API server, most of them on nothing else
 RETRY_PAUSE = 0.2  # seconds before the one retry of a read the API server failed
 
 
@@ -204,15 +206,24 @@ class Snapshot:
 def take(api: Api, namespace: str | None, *, registry: Registries | None = None) -> Snapshot:
     snapshot = Snapshot(api, namespace, registry=registry)
     failures: list[ToolError] = []
-    for plural, (prefix, namespaced) in KINDS.items():
+
+    def read(plural: str) -> Json | ToolError:
+        prefix, namespaced = KINDS[plural]
         segment = _PATH_PLURAL.get(plural, plural)
         if namespaced and namespace:
             path = f"{prefix}/namespaces/{namespace}/{segment}"
         else:
             path = f"{prefix}/{segment}"
         try:
-            listed = _list(api, path, plural)
+            return _list(api, path, plural)
         except ToolError as exc:
+            return exc
+
+    with ThreadPoolExecutor(READERS, thread_name_prefix="snapshot") as pool:
+        answers = dict(zip(KINDS, pool.map(read, KINDS), strict=True))
+    for plural, listed in answers.items():
+        if isinstance(listed, ToolError):
+            exc = listed
             failures.append(exc)
             snapshot.notes.append(
                 f"{plural} not read: {_why(exc)}; findings that need them are left out"

@@ -15,7 +15,10 @@ from mcp_servers.common.cache import CachedClusters, Informers
 from mcp_servers.common.cache.reflector import Reflector
 from mcp_servers.common.cache.store import Kind, Store, after_token, field_match, label_match
 from mcp_servers.common.watched import WatchedClusters
+from mcp_servers.kube.reads import Reads
+from mcp_servers.kube.resources import Catalog
 from mcp_servers.kube.settings import KubeSettings
+from mcp_servers.kube.views import Views
 from mcp_servers.kube.writes import Writes
 from sandbox.server import Options, Sandbox
 from tests.support.clock import RATE
@@ -272,4 +275,44 @@ def test_a_fresh_list_of_a_quiet_kind_leaves_its_cache_answering(sandbox: Sandbo
     assert int(listed["metadata"]["resourceVersion"]) > store_version  # the cluster moved on
     assert "managedFields" not in stale_ok.get(f"{path}/web")["metadata"]  # the cache answered
     assert names(stale_ok.get(path)) == ["web"]
+    clusters.close()
+
+
+def test_the_overview_from_the_pods_summaries_is_the_overview_from_every_pod(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    """The overview counts pods per node, their requests and the unhealthy ones from the
+    summaries the pods cache keeps (no pod decoded), and says what a walk over them says."""
+    kubectl = Kubectl(sandbox.kubeconfig, tmp_path / "kube-cache")
+    kubectl("create", "deployment", "web", "--image=nginx:1.27", "--replicas=3")
+    kubectl("set", "resources", "deployment/web", "--requests=cpu=250m,memory=64Mi")
+    kubectl("create", "deployment", "broken", "--image=nginx:0.0.0-no-such-tag")
+    fresh = CachedClusters(sandbox.kubeconfig).api()
+    fresh.request("POST", PODS.format(ns="default"), body=pod("nowhere"))  # never scheduled
+
+    def running() -> int:
+        phases = [p["status"].get("phase") for p in kubectl.json("get", "pods")["items"]]
+        return phases.count("Running")
+
+    eventually(lambda: running() == 3, what="web's three pods running")
+    settings = KubeSettings(kubeconfig=sandbox.kubeconfig, cache=True)
+    clusters = CachedClusters(sandbox.kubeconfig)
+    views = Views(Reads(clusters, settings, Catalog()))
+    api = clusters.api(stale_ok=True)
+    pods = views.reads.catalog.resolve(api, "pods")
+    api.get(pods.path(None))  # starts the pods cache
+    synced(clusters, "pods")
+    summed, walked = views._summed(api, pods), views._walked(clusters.direct(), pods)
+    assert summed is not None, "the pods cache gave no summaries"
+    assert (summed.pods, summed.unhealthy, summed.placed) == (
+        walked.pods,
+        walked.unhealthy,
+        walked.placed,
+    )
+    assert summed.requested == walked.requested and walked.requested
+    shown = [(r["namespace"], r["name"], r["status"]) for r in summed.bad_pods]
+    assert shown == [(r["namespace"], r["name"], r["status"]) for r in walked.bad_pods]
+    assert {r["name"].split("-")[0] for r in summed.bad_pods} == {"broken", "nowhere"}
+    overview = views.overview()
+    assert overview["pod_count"] == walked.pods and overview["unhealthy_pods"]
     clusters.close()
