@@ -240,6 +240,10 @@ class Manager:
         self.controllers: list[Controller] = []
         self._by_key: dict[Key, list[int]] = defaultdict(list)
         self._queues: list[dict[Item, None]] = []
+        # The round a controller is working through, sorted, last item first; an item in it is
+        # not queued again (it will be looked at, and a reconcile reads the state it finds).
+        self._batches: list[list[Item]] = []
+        self._batched: list[set[Item]] = []
         self._timers: list[_Timer] = []
         self._due: dict[tuple[int, Item], float] = {}
         self._failures: dict[tuple[int, Item], int] = {}
@@ -253,6 +257,8 @@ class Manager:
         controller.manager = self
         self.controllers.append(controller)
         self._queues.append({})
+        self._batches.append([])
+        self._batched.append(set())
         for key in (controller.primary, *controller.watches):
             self._by_key[key].append(index)
         for item in controller.resync():
@@ -266,7 +272,7 @@ class Manager:
         after changing the world, which the store cannot see)."""
         for index, controller in enumerate(self.controllers):
             if controller.name == name:
-                self._queues[index][item] = None
+                self._want(index, item)
 
     def after(self, controller: Controller, item: Item, seconds: float) -> None:
         index = self.controllers.index(controller)
@@ -279,7 +285,11 @@ class Manager:
         heapq.heappush(self._timers, _Timer(due, self._seq, index, item))
 
     def pending(self) -> int:
-        return sum(len(q) for q in self._queues)
+        return sum(len(q) for q in self._queues) + sum(len(b) for b in self._batches)
+
+    def _want(self, index: int, item: Item) -> None:
+        if item not in self._batched[index]:
+            self._queues[index][item] = None
 
     def next_due(self) -> float | None:
         """The sandbox time of the earliest timer, if any."""
@@ -304,16 +314,19 @@ class Manager:
             if not self.pending():
                 break
             for index, controller in enumerate(self.controllers):
-                queue = self._queues[index]
-                if not queue:
-                    continue
-                items = sorted(queue)
-                queue.clear()
-                for position, item in enumerate(items):
+                batch, batched = self._batches[index], self._batched[index]
+                if not batch:
+                    queue = self._queues[index]
+                    if not queue:
+                        continue
+                    batch.extend(sorted(queue, reverse=True))  # sorted once per round, not step
+                    batched.update(queue)
+                    queue.clear()
+                while batch:
                     if done and time.monotonic() - started > budget:
-                        for rest in items[position:]:
-                            queue[rest] = None
                         return done
+                    item = batch.pop()
+                    batched.discard(item)
                     self._run(index, controller, item)
                     done += 1
         return done
@@ -348,7 +361,7 @@ class Manager:
             if self._due.get(key) != timer.due:
                 continue  # superseded by an earlier timer for the same item
             del self._due[key]
-            self._queues[timer.controller][timer.item] = None
+            self._want(timer.controller, timer.item)
 
     def _run(self, index: int, controller: Controller, item: Item) -> None:
         self.reconciles += 1
@@ -377,9 +390,10 @@ class Manager:
 
     def _on_change(self, change: Change) -> None:
         for index in self._by_key.get(change.key, ()):
-            queue = self._queues[index]
+            queue, batched = self._queues[index], self._batched[index]
             for item in self.controllers[index].items_for(change):
-                queue[item] = None
+                if item not in batched:
+                    queue[item] = None
 
 
 def items(objs: Iterable[Obj]) -> Iterator[Item]:
