@@ -10,6 +10,7 @@ question); `Asker.mutations()` is what the kube server's gate recorded in the au
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +43,12 @@ class Asked:
     def data(self) -> dict[str, Any]:
         assert self.answered is not None, f"not read as a question: {self.question}"
         return self.answered.data
+
+
+def writing_nothing(asker: Asker) -> Iterator[Asker]:
+    """A module fixture's asker that, once its questions are asked, finds no audited write."""
+    yield asker
+    assert asker.mutations() == []
 
 
 class Asker:

@@ -13,7 +13,7 @@ import pytest
 from core import quantity
 from sandbox.server import Sandbox
 from tests.support.kubectl import Kubectl
-from tests.support.questions import Asked, Asker
+from tests.support.questions import Asked, Asker, writing_nothing
 from tests.support.waiting import eventually
 
 
@@ -57,11 +57,8 @@ def kubectl(shared_sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -
 def asker(
     kubectl: Kubectl, shared_sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Asker]:
-    asker = Asker(
-        shared_sandbox.kubeconfig, tmp_path_factory.mktemp("home"), agent="cluster_operator"
-    )
-    yield asker
-    assert asker.mutations() == []
+    home = tmp_path_factory.mktemp("home")
+    yield from writing_nothing(Asker(shared_sandbox.kubeconfig, home, agent="cluster_operator"))
 
 
 def ask(asker: Asker, text: str) -> Asked:

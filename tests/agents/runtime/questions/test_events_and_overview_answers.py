@@ -11,7 +11,7 @@ import pytest
 
 from sandbox.server import Sandbox
 from tests.support.kubectl import Kubectl
-from tests.support.questions import Asked, Asker
+from tests.support.questions import Asked, Asker, writing_nothing
 from tests.support.waiting import eventually
 
 NAMESPACE = "seen"
@@ -40,11 +40,8 @@ def kubectl(shared_sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -
 def asker(
     kubectl: Kubectl, shared_sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Asker]:
-    asker = Asker(
-        shared_sandbox.kubeconfig, tmp_path_factory.mktemp("home"), agent="cluster_operator"
-    )
-    yield asker
-    assert asker.mutations() == []
+    home = tmp_path_factory.mktemp("home")
+    yield from writing_nothing(Asker(shared_sandbox.kubeconfig, home, agent="cluster_operator"))
 
 
 def ask(asker: Asker, text: str, family: str) -> Asked:
