@@ -13,6 +13,7 @@ and uses next to nothing. This module knows profiles, commands and quantities; n
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from typing import Any
 
@@ -98,11 +99,17 @@ def pod_usage(world: World, pod: Obj, now: float) -> dict[str, tuple[float, floa
         container = specs.get(entry.get("name"))
         if running is None or container is None or not running.get("startedAt"):
             continue
-        started = parse_time(running["startedAt"]).timestamp()
+        started = _epoch(running["startedAt"])
         profile = world.profiles.profile_for(pod, container)
         key = f"{world.seed}:{uid}:{container['name']}:{entry.get('restartCount', 0)}"
         usage[container["name"]] = container_usage(profile, container, started, now, key)
     return usage
+
+
+@functools.lru_cache(maxsize=2**16)
+def _epoch(stamp: str) -> float:
+    """A container's start, as seconds (each running one is asked every round)."""
+    return parse_time(stamp).timestamp()
 
 
 def _noise(key: str, window: int) -> float:
