@@ -13,7 +13,7 @@ from typing import Any
 
 from core import quantity
 from core.connection import Api, Json
-from core.errors import InvalidArgument
+from core.errors import InvalidArgument, NotFound
 from mcp_servers.common import arguments, bounds
 from mcp_servers.common.cache import CachedApi, summaries
 from mcp_servers.common.cache.summaries import PodSummary
@@ -219,8 +219,13 @@ class Views:
                 tally.add(summary)
                 if summary.unhealthy:
                     bad.append(key)
-        for namespace, name in sorted(bad)[:UNHEALTHY_LIMIT]:
-            pod = api.get(pods.path(namespace, name), what=f"pod {namespace}/{name}")
+        for namespace, name in sorted(bad):
+            if len(tally.bad_pods) == UNHEALTHY_LIMIT:
+                break
+            try:
+                pod = api.get(pods.path(namespace, name), what=f"pod {namespace}/{name}")
+            except NotFound:
+                continue  # gone since the summaries were read
             tally.bad_pods.append(self.reads.row(api, pod, kind="Pod"))
         return tally
 

@@ -132,10 +132,10 @@ _OPERATORS = frozenset({"upgrade", "upgrading", "patch", "patching", "version", 
 def _overview(asked: Said) -> Question | None:
     words = asked.words
     said = set(words.all)
-    if said & _OPERATORS or said & v.IMAGES or _check(words) is not None:
-        return None
+    if said & _OPERATORS or said & v.IMAGES or _check(words) is not None or _kind(words):
+        return None  # "a summary of the pods in shop" lists pods
     glance = bool(said & _GLANCE) or words.phrase("big", "picture") >= 0
-    standing = bool(said & _THE_CLUSTER) and bool(said & _STANDING) and not _kind(words)
+    standing = bool(said & _THE_CLUSTER) and bool(said & _STANDING)
     if not (glance or standing):
         return None
     if asked.said and asked.namespace:  # "an overview of shop": what runs there
@@ -344,6 +344,7 @@ _NOT_OWNERS = (
                       "use", "uses", "used", "using"}
     | {"sort", "sorted", "order", "ordered", "by", "age", "status", "statuses", "names", "ip",
        "ips", "labels", "wide", "details", "detail", "info", "their", "with"}
+    | _GLANCE | _REPORTS
 )  # fmt: skip
 
 

@@ -265,6 +265,8 @@ def test_the_cluster_at_a_glance_is_an_overview(text: str) -> None:
 def test_an_overview_of_a_namespace_lists_what_runs_there_and_operators_words_are_theirs() -> None:
     assert fields(read("give me a summary of the shop namespace", namespace=None),
                   "topic", "kind", "namespace") == ("list", "workloads", "shop")  # fmt: skip
+    assert fields(read("give me a summary of pods in shop", namespace=None),
+                  "topic", "kind", "owner") == ("list", "pods", "")  # fmt: skip
     for text in ("how is the upgrade going?", "what's the status of the cluster upgrade?",
                  "are the nodes healthy?", "cluster cost summary"):  # fmt: skip
         assert not isinstance(read(text, namespace=None), Overview), text
