@@ -23,6 +23,7 @@ from mcp_servers.kube.resources import Resource
 
 MiB = 2**20
 UNHEALTHY_LIMIT = 20
+FIRST_LIST_S = 120.0  # the overview waits this long for a pods cache's first list, not beside it
 VERBS = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection",
          "escalate", "bind", "impersonate", "use", "approve", "sign", "*")  # fmt: skip
 
@@ -210,7 +211,7 @@ class Views:
             return None
         tally, bad = _Tally(), []
         for scope in self.reads.scopes(pods, None):
-            summarized = api.summaries(pods.path(scope))
+            summarized = api.summaries(pods.path(scope), wait=FIRST_LIST_S)
             if summarized is None:
                 return None
             for key, summary in summarized:

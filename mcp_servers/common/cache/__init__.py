@@ -134,13 +134,19 @@ class Informers:
             return store.get(target.key)  # not held: asked of the API server, which says 404
         return _list(store, target, query)
 
-    def summaries(self, context: str, path: str) -> list[tuple[Key, tuple[object, ...]]] | None:
+    def summaries(
+        self, context: str, path: str, *, wait: float = 0.0
+    ) -> list[tuple[Key, tuple[object, ...]]] | None:
         """The summaries of every object of the collection at `path` (the whole cluster's, or a
-        namespace's), when a cache may answer for it as `answer` would; else None."""
+        namespace's), when a cache may answer for it as `answer` would; else None. A cache
+        still making its first list is waited for up to `wait` seconds: for a caller that
+        would otherwise list the whole collection itself, beside it."""
         target = self.target(path)
         if target is None or target.name or target.kind.summary is None:
             return None
         reflector = self._reflector(context, target)
+        if reflector is not None and wait > 0:
+            reflector.wait_synced(wait)
         store = reflector.read() if reflector is not None else None
         if store is None or not store.settled() or not self._caught_up(context, store):
             return None
@@ -321,12 +327,15 @@ class CachedApi(WatchedApi):
     informers: Informers | None = None
     stale_ok: bool = False
 
-    def summaries(self, path: str) -> list[tuple[Key, tuple[object, ...]]] | None:
-        """The kind's summaries of the collection at `path`, from a cache this read may use;
-        None when there is none (the caller walks the objects instead)."""
+    def summaries(
+        self, path: str, *, wait: float = 0.0
+    ) -> list[tuple[Key, tuple[object, ...]]] | None:
+        """The kind's summaries of the collection at `path`, from a cache this read may use
+        (one still listing waited for up to `wait` s); None when there is none (the caller
+        walks the objects instead)."""
         if self.informers is None or not self.stale_ok:
             return None
-        return self.informers.summaries(self.context, path)
+        return self.informers.summaries(self.context, path, wait=wait)
 
     def request(
         self,

@@ -86,6 +86,17 @@ class Reflector:
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
             self._thread.join(timeout=5)
 
+    def wait_synced(self, timeout: float) -> bool:
+        """Wait up to `timeout` s for the first list to be whole; False when it is not (still
+        listing, refused, or stopped)."""
+        deadline = time.monotonic() + timeout
+        while not self.synced.is_set() and self.refused is None and self.alive:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            self.synced.wait(min(left, 0.5))
+        return self.synced.is_set() and self.refused is None
+
     def read(self) -> Store | None:
         """The store, when it may answer (synced, not refused); marks the reflector used."""
         self.last_read = time.monotonic()
