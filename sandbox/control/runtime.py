@@ -390,10 +390,8 @@ class Manager:
 
     def _on_change(self, change: Change) -> None:
         for index in self._by_key.get(change.key, ()):
-            queue, batched = self._queues[index], self._batched[index]
             for item in self.controllers[index].items_for(change):
-                if item not in batched:
-                    queue[item] = None
+                self._want(index, item)
 
 
 def items(objs: Iterable[Obj]) -> Iterator[Item]:

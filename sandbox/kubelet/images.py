@@ -120,14 +120,11 @@ class ImageCatalog:
 
     def resolve(self, reference: str) -> Image | None:
         """The image `reference` names, or None when a pull would fail (no such repo or tag)."""
-        try:
-            return self._resolved[reference]
-        except KeyError:
-            pass
-        if len(self._resolved) >= RESOLVED_KEPT:
-            self._resolved.clear()
-        found = self._resolved[reference] = self._resolve(reference)
-        return found
+        if reference not in self._resolved:
+            if len(self._resolved) >= RESOLVED_KEPT:
+                self._resolved.clear()
+            self._resolved[reference] = self._resolve(reference)
+        return self._resolved[reference]
 
     def _resolve(self, reference: str) -> Image | None:
         if not reference or not reference.strip():

@@ -14,16 +14,9 @@ from collections import Counter
 
 from agents.runtime.questions.asked import Answered, Events
 from agents.runtime.questions.evidence import Evidence, Json, finish, more, unanswered, where
+from agents.runtime.questions.inventory import shown as kind_shown
 
 READ = 500  # events read for one answer, newest first
-# A grammar's kind word -> the Kind an event names as its object.
-_KINDS = {
-    "pods": "Pod", "deployments": "Deployment", "replicasets": "ReplicaSet",
-    "statefulsets": "StatefulSet", "daemonsets": "DaemonSet", "jobs": "Job",
-    "cronjobs": "CronJob", "nodes": "Node", "services": "Service",
-    "pvcs": "PersistentVolumeClaim", "hpa": "HorizontalPodAutoscaler", "ingresses": "Ingress",
-    "namespaces": "Namespace",
-}  # fmt: skip
 
 
 async def answer(evidence: Evidence, question: Events) -> Answered:
@@ -77,13 +70,13 @@ def _about(event: Json, question: Events) -> bool:
     kind, _, name = str(event.get("object") or "").partition("/")
     if question.name:
         return name == question.name or name.startswith(question.name + "-")
-    wanted = _KINDS.get(question.kind)
-    return wanted is None or kind == wanted
+    wanted = kind_shown(question.kind)
+    return wanted is None or kind == wanted[0]
 
 
 def _of_kind(kind: str) -> str:
-    wanted = _KINDS.get(kind)
-    return f" about {wanted}s" if wanted else ""
+    wanted = kind_shown(kind)
+    return f" about {wanted[1]}" if wanted else ""
 
 
 def _line(event: Json, namespace: str | None) -> str:

@@ -58,6 +58,15 @@ _SHOWN = {
     "rolebindings": ("rolebindings", "RoleBinding", "RoleBindings"),
 }
 _CLUSTER_SCOPED = frozenset({"nodes", "namespaces"})
+
+
+def shown(kind: str) -> tuple[str, str] | None:
+    """The Kind a grammar's kind word names and its plural as answers say it ("pods" ->
+    ("Pod", "pods")); None for a word of no single kind ("workloads")."""
+    found = _SHOWN.get(kind)
+    return (found[1], found[2]) if found else None
+
+
 _STATEFUL = frozenset({"pods", "deployments", "statefulsets", "daemonsets", "workloads"})
 
 

@@ -124,11 +124,8 @@ class Informers:
             return None
         if target.name and asked:
             return None
-        reflector = self._reflector(context, target)
-        store = reflector.read() if reflector is not None else None
-        if store is None or not store.settled(target.key if target.name else None):
-            return None
-        if not self._caught_up(context, store):
+        store = self._ready(context, target)
+        if store is None:
             return None
         if target.name:
             return store.get(target.key)  # not held: asked of the API server, which says 404
@@ -144,16 +141,27 @@ class Informers:
         target = self.target(path)
         if target is None or target.name or target.kind.summary is None:
             return None
-        reflector = self._reflector(context, target)
-        if reflector is not None and wait > 0:
-            reflector.wait_synced(wait)
-        store = reflector.read() if reflector is not None else None
-        if store is None or not store.settled() or not self._caught_up(context, store):
+        store = self._ready(context, target, wait=wait)
+        if store is None:
             return None
         found = store.summaries()
-        if target.namespace is not None and reflector is not None and reflector.namespace is None:
+        if target.namespace is not None:  # a namespace's, from a store that may hold more
             found = [(key, summary) for key, summary in found if key[0] == target.namespace]
         return found
+
+    def _ready(self, context: str, target: Target, *, wait: float = 0.0) -> Store | None:
+        """The store that may answer about `target`: whole (its first list waited for up to
+        `wait` s), with no write of this server on its way to what is asked, and past what the
+        server read afresh; None when the API server must answer."""
+        reflector = self._reflector(context, target)
+        if reflector is None:
+            return None
+        if wait > 0:
+            reflector.wait_synced(wait)
+        store = reflector.read()
+        if store is None or not store.settled(target.key if target.name else None):
+            return None
+        return store if self._caught_up(context, store) else None
 
     def answered(self, context: str, method: str, path: str, answer: Json) -> None:
         """The API server answered `method path` with `answer`. No cached answer may be older
