@@ -28,6 +28,8 @@ from typing import Any, Literal
 import yaml
 
 from agents.dev_team import changes
+from agents.runtime import numbers
+from agents.runtime.changes import words
 from agents.runtime.errors import ToolFailed
 from agents.runtime.loop.mutation import NeedsApproval, Refused, decide_proposal, sync_change
 from agents.runtime.loop.state import Target
@@ -55,6 +57,7 @@ class DeployRequest:
     namespace: str
     image: str = ""  # empty: the image of the app's existing manifest
     port: int = 0  # 0: the existing manifest's ports, or DEFAULT_PORT from an image
+    said_namespace: bool = field(default=False, compare=False)  # False: DEFAULT_NAMESPACE
 
 
 @dataclass
@@ -78,6 +81,30 @@ class Deployed:
             "notes": self.notes,
             "evidence": self.evidence,
         }
+
+
+def as_create(question: str) -> words.Asked | None:
+    """A deploy from an image where the crew has no GitOps repository ("deploy redis:7 as
+    cache into payments with 2 replicas"): the create of that Deployment, made as any other
+    change is (gated, dry run, validated, audited). None when the ask names no image: a deploy
+    from the team's manifests needs the repository."""
+    asked = read_request(question)
+    if isinstance(asked, str) or not asked.image:
+        return None
+    params: dict[str, Any] = {"kind": "Deployment", "image": asked.image, "name": asked.app}
+    count = _REPLICAS.search(question.lower())
+    if count:
+        said = count[1]
+        replicas = int(said) if said.isdigit() else numbers.WORDS.get(said, 0)
+        if replicas:
+            params["replicas"] = replicas
+    if asked.port:
+        params["port"] = asked.port
+    namespace = asked.namespace if asked.said_namespace else None  # else the conversation's
+    return words.Asked("create", params, (), "Deployment", namespace=namespace)
+
+
+_REPLICAS = re.compile(r"\b(\w+)\s+(?:replicas?|copies|instances|pods)\b")
 
 
 def read_request(question: str) -> DeployRequest | str:
@@ -113,7 +140,7 @@ def read_request(question: str) -> DeployRequest | str:
             "web's manifest from its namespace in the team repository) or 'deploy nginx:1.27 as "
             "checkout in staging' (from an image)."
         )
-    return DeployRequest(app, namespace or DEFAULT_NAMESPACE, image, port)
+    return DeployRequest(app, namespace or DEFAULT_NAMESPACE, image, port, bool(namespace))
 
 
 def _image_name(image: str) -> str:
@@ -137,6 +164,12 @@ async def deploy(
     target = Target(kind="Deployment", name=request.app, namespace=request.namespace)
     key = branch_of(request)
     try:
+        if not toolbox.has("find_manifest"):
+            raise Refused(
+                "a deploy from the team's manifests goes by pull request, and the crew has no "
+                "GitOps repository (give --repo, or a repo in the crew file); or name an image, "
+                f"e.g. 'deploy nginx:1.27 as {request.app} in {request.namespace}'"
+            )
         await _namespace_exists(toolbox, request.namespace)
         source, content = await render(toolbox, request)
         notes: list[str] = []

@@ -107,6 +107,8 @@ async def _understood(state: DevTeamState, runtime: Runtime[Context]) -> dict[st
         text = ("Namespaces, their quotas, limits and pod security, and who may do what in them "
                 "are the Platform agent's: ask it (in chat or Slack that goes to it).")  # fmt: skip
         return {"intent": "change", "clarification": text, "options": [], "pending": None}
+    if asked is None and own == "deploy" and not runtime.context.toolbox.has("find_manifest"):
+        asked = deploying.as_create(state["question"])  # no GitOps repository: a create
     if asked is not None and (
         asked.op in changing.WORKLOAD_OPS or asked.op in making.NEW_OBJECT_OPS
     ):

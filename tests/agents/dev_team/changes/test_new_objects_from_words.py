@@ -33,6 +33,10 @@ WORKLOADS = [
         {"replicas": 1}, id="kubectl-like-with-a-typo",
     ),
     pytest.param(
+        "deploy redis:7 named sessions into staging with two replicas", "deployment", "sessions",
+        {"image": "redis:7"}, {"replicas": 2}, id="deploy-without-a-gitops-repository",
+    ),
+    pytest.param(
         "Please create a nginx pod named web-server in the staging namespace", "pod",
         "web-server", {"image": "nginx"}, {}, id="pod",
     ),
@@ -87,4 +91,12 @@ def test_configmaps_are_created_changed_and_trimmed(crew: Crew) -> None:
 def test_a_workload_without_an_image_is_asked_about(crew: Crew) -> None:
     outcome = crew.ask("create a deployment called api in staging")
     assert outcome.clarifying and "image" in outcome.answer, outcome.answer
+    assert crew.mutations() == []
+
+
+def test_a_deploy_from_manifests_without_a_gitops_repository_says_what_it_needs(
+    crew: Crew,
+) -> None:
+    outcome = crew.ask("deploy web to qa")
+    assert "GitOps repository" in outcome.answer and "deploy nginx:1.27 as web" in outcome.answer
     assert crew.mutations() == []
