@@ -23,6 +23,10 @@ def main() -> None:
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(INTERRUPTED)
+    except SystemExit as end:
+        if end.code == INTERRUPTED:  # Typer's end of a Ctrl-C in its own frames: silent, 130
+            sys.stderr.write("interrupted\n")
+        raise
 
 
 def _plain_kube_server(args: list[str]) -> bool:

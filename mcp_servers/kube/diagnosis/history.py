@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from mcp_servers.kube import rollouts
 from mcp_servers.kube.diagnosis.findings import ObjectRef
-from mcp_servers.kube.diagnosis.snapshot import Json, Snapshot, name_of, namespace_of
+from mcp_servers.kube.diagnosis.snapshot import Json, Snapshot, name_of, namespace_of, pod_ready
 
 HASH = "pod-template-hash"
 CONTROLLER_HASH = "controller-revision-hash"
@@ -99,10 +99,7 @@ def _of_controller(snapshot: Snapshot, revision: Json) -> Revision:
         1
         for pod in snapshot.pods_in(namespace_of(revision))
         if ((pod.get("metadata") or {}).get("labels") or {}).get(CONTROLLER_HASH) == hash_
-        and any(
-            c.get("type") == "Ready" and c.get("status") == "True"
-            for c in (pod.get("status") or {}).get("conditions") or []
-        )
+        and pod_ready(pod)
     )
     return Revision(
         _number(revision.get("revision")),

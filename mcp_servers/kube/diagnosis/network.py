@@ -22,6 +22,7 @@ from mcp_servers.kube.diagnosis.snapshot import (
     Snapshot,
     name_of,
     namespace_of,
+    pod_ready,
     workload_of,
 )
 
@@ -88,7 +89,9 @@ def _service(snapshot: Snapshot, service: Json) -> Iterator[Finding]:
         subsets = endpoints.get("subsets") or []
         ready = sum(len(s.get("addresses") or []) for s in subsets)
         not_ready = sum(len(s.get("notReadyAddresses") or []) for s in subsets)
-        if not ready:
+        # A selected pod Ready while the Endpoints list none: the Endpoints are behind the
+        # Service or its pods (read a moment apart, or the controller still catching up)
+        if not ready and not any(map(pod_ready, selected)):
             yield Finding(
                 "ServiceNoReadyEndpoints",
                 ref,

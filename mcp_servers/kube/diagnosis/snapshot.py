@@ -81,6 +81,13 @@ def namespace_of(obj: Json) -> str:
     return str((obj.get("metadata") or {}).get("namespace") or "")
 
 
+def pod_ready(pod: Json) -> bool:
+    return any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in (pod.get("status") or {}).get("conditions") or []
+    )
+
+
 @dataclass
 class Snapshot:
     api: Api

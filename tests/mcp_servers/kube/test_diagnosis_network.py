@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from mcp_servers.kube.diagnosis import network
+from mcp_servers.kube.diagnosis.snapshot import Snapshot
 from sandbox.server import Sandbox
 from tests.support.diagnosis import Doctor, deployment, rollout, tool
 from tests.support.kubectl import Kubectl
@@ -147,3 +149,28 @@ def test_network_policy_selecting_nothing_is_pointed_at_the_pods_it_meant(
     assert fix["risk"] == "high"  # the policy starts filtering real traffic
     doctor.apply(fix)
     gone(doctor, "NetworkPolicySelectsNothing", namespace)
+
+
+@pytest.mark.parametrize(("ready", "found"), [(True, False), (False, True)])
+def test_endpoints_behind_ready_pods_are_no_finding(ready: bool, found: bool) -> None:
+    """Endpoints listing no address while a selected pod is Ready are behind their sources (read
+    a moment before the Service was fixed, or the controller catching up): only pods that are
+    not Ready make a Service without ready endpoints a finding."""
+    condition = {"type": "Ready", "status": "True" if ready else "False"}
+    pod = {
+        "metadata": {"name": "web-1", "namespace": "shop", "labels": {"app": "web"}},
+        "status": {"phase": "Running", "conditions": [condition]},
+    }
+    snapshot = Snapshot(api=None, namespace="shop")  # type: ignore[arg-type]
+    snapshot.items = {
+        "pods": [pod],
+        "services": [
+            {
+                "metadata": {"name": "web", "namespace": "shop"},
+                "spec": {"selector": {"app": "web"}, "ports": [{"port": 80}]},
+            }
+        ],
+        "endpoints": [{"metadata": {"name": "web", "namespace": "shop"}, "subsets": []}],
+    }
+    codes = {finding.code for finding in network.analyze(snapshot)}
+    assert ("ServiceNoReadyEndpoints" in codes) is found, codes
