@@ -8,6 +8,11 @@ of every tool of every server, so a new tool is covered without knowing it. Othe
 from a plain FastMCP in two measured ways:
 - It logs warnings only. FastMCP's default writes one rich-rendered INFO line per request to
   stderr, which is the host's log and, on a `get`, costs as much as the request itself.
+- A tool is described once per process: each build of a server registers new closures, but
+  the schema FastMCP derives from a function's signature (a pydantic model and its JSON
+  schema, 6 ms a tool) is the same for every closure of one function with the same defaults,
+  so it is made for the first and copied for the rest (the in-process servers of the evals and
+  the tests are built hundreds of times).
 - A tool returning a plain dict lists no output schema. FastMCP would list
   `{"type": "object", "additionalProperties": true}`, which tells a client nothing, yet makes
   both ends re-check every answer against it with jsonschema (0.85 ms a call together, more than
@@ -29,7 +34,8 @@ from typing import Any, TypeVar
 import anyio.to_thread
 from mcp.server.fastmcp import FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
-from mcp.types import ContentBlock, Tool, ToolAnnotations
+from mcp.server.fastmcp.tools import Tool as RegisteredTool
+from mcp.types import ContentBlock, Icon, Tool, ToolAnnotations
 from pydantic import ValidationError
 
 from core.connection import WouldWait, no_waiting
@@ -53,6 +59,8 @@ READ_ONLY = ToolAnnotations(
 )
 
 _SAYS_NOTHING = {"type", "title", "additionalProperties"}
+_DESCRIBED: dict[tuple[object, ...], RegisteredTool] = {}  # see `_Server.add_tool`
+DESCRIBED_KEPT = 2048
 
 
 async def off_loop(fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
@@ -84,6 +92,45 @@ def new_server(
 
 
 class _Server(FastMCP):
+    def add_tool(
+        self,
+        fn: Callable[..., Any],
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: ToolAnnotations | None = None,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
+    ) -> None:
+        args = (fn, name, title, description, annotations, icons, meta, structured_output)
+        named = name or fn.__name__
+        if self._tool_manager.get_tool(named) is not None:  # FastMCP's way: warn, keep the first
+            super().add_tool(*args)
+            return
+        key = (
+            fn.__code__,
+            repr(fn.__defaults__),
+            repr(fn.__kwdefaults__),
+            repr(fn.__annotations__),  # a closure's may be made from its cells
+            fn.__doc__,
+            named,
+            title,
+            description,
+            annotations.model_dump_json() if annotations else None,
+            repr(icons),
+            repr(meta),
+            structured_output,
+        )
+        described = _DESCRIBED.get(key)
+        if described is None:
+            super().add_tool(*args)
+            if len(_DESCRIBED) >= DESCRIBED_KEPT:
+                _DESCRIBED.clear()
+            _DESCRIBED[key] = self._tool_manager._tools[named]
+        else:
+            self._tool_manager._tools[named] = described.model_copy(update={"fn": fn})
+
     async def call_tool(
         self, name: str, arguments: dict[str, Any]
     ) -> Sequence[ContentBlock] | dict[str, Any]:
