@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any, TypedDict
 
 from agents.cluster_operator.clock import cluster_now
-from agents.cluster_operator.placement import POOL_LABEL, is_ready
+from agents.cluster_operator.placement import MAX_SIZE, POOL_LABEL, is_ready
 from agents.runtime.errors import ToolFailed
 from agents.runtime.toolbox import Toolbox
 
@@ -32,6 +32,8 @@ HOOK = "pre-drain.delete.hook.machine.cluster.x-k8s.io/kubecrew"  # the crew's p
 SIGNALS_WINDOW = "2m"  # the golden signals a wave is judged by: the minutes after it
 MAX_ERROR_RATIO = 0.05  # a Service failing more than this, and more than before, fails a wave
 MAX_SERVICES = 50  # the Services whose signals an upgrade watches, at most
+MACHINES_QUOTA = "count/machines.cluster.x-k8s.io"  # a ResourceQuota's count of Machines
+MAX_MACHINES = 1000  # the Machines of a namespace counted against its quota, at most
 HORIZON = timedelta(days=15)  # how far ahead a drain's windows are looked for (as the store does)
 
 
@@ -123,6 +125,9 @@ async def _no_room(toolbox: Toolbox, pool: dict[str, Any]) -> list[str]:
                 "be replaced"]  # fmt: skip
     if not surge:
         return []
+    if over := await _over_quota(toolbox, pool["pool"], got, replicas + surge):
+        return [f"pool {pool['pool']} has no room for its surge of {surge} machine(s) "
+                f"({replicas} -> {replicas + surge}): {over}"]  # fmt: skip
     judged = await toolbox.call(
         "evaluate_action", action="scale", target=f"machinedeployment/{name}",
         namespace=namespace, from_replicas=replicas, replicas=replicas + surge,
@@ -133,6 +138,39 @@ async def _no_room(toolbox: Toolbox, pool: dict[str, Any]) -> list[str]:
                     if f.get("effect") == "reject")  # fmt: skip
     return [f"pool {pool['pool']} has no room for its surge of {surge} machine(s) "
             f"({replicas} -> {replicas + surge}): {why or 'policy refuses it'}"]  # fmt: skip
+
+
+async def _over_quota(toolbox: Toolbox, pool: str, got: dict[str, Any], machines: int) -> str:
+    """Why `machines` machines at once would break a ceiling the cluster sets the pool: its
+    node group's max size (the autoscaler's annotation, which capacity planning sets to what the
+    infrastructure grants), or a ResourceQuota counting Machines in its namespace; "" if none."""
+    annotations = got.get("metadata.annotations") or {}
+    most = annotations.get(MAX_SIZE)
+    if most is not None and str(most).isdigit() and machines > int(most):
+        return f"its max size is {most} machines ({MAX_SIZE})"
+    namespace = pool.split("/", 1)[0]
+    quotas = await toolbox.call(
+        "list_resources", kind="resourcequotas", namespace=namespace, output="fields",
+        fields=["spec.hard"], limit=50,
+    )  # fmt: skip
+    limits = [
+        (str(row["name"]), int(hard))
+        for row in quotas.get("items", [])
+        if str(hard := (row.get("spec.hard") or {}).get(MACHINES_QUOTA, "")).isdigit()
+    ]
+    if not limits:
+        return ""
+    listed = await toolbox.call(
+        "list_resources", kind="machines", namespace=namespace, output="fields",
+        fields=["status.phase"], limit=MAX_MACHINES,
+    )  # fmt: skip
+    extra = machines - int(got.get("spec.replicas") or 0)  # the surge, beside every Machine
+    count = len(listed.get("items", [])) + extra
+    for name, hard in limits:
+        if count > hard:
+            return (f"ResourceQuota {namespace}/{name} allows {hard} Machines in {namespace} "
+                    f"and {count} would exist")  # fmt: skip
+    return ""
 
 
 def _count(value: object, replicas: int, *, default: int, up: bool) -> int:
@@ -153,6 +191,7 @@ async def read(toolbox: Toolbox, pool: str) -> dict[str, Any]:
         "get_resource", kind="machinedeployments", name=name, namespace=namespace,
         output="fields", fields=[
             "spec.replicas", *TEMPLATE_FIELDS.values(), "status.availableReplicas",
+            "metadata.annotations",
             "status.updatedReplicas", "spec.strategy.rollingUpdate.maxSurge",
             "spec.strategy.rollingUpdate.maxUnavailable",
         ],

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from agents.cluster_operator.placement import MAX_SIZE
 from kubecrew.demo.upgrade import WORKLOADS, budget_samples
 from sandbox.server import Sandbox
 from tests.support.cluster_operator import Operator
@@ -181,6 +182,36 @@ spec:
     assert no_room.answer.startswith("Not started"), no_room.answer
     assert "has no room for its surge of 1 machine(s) (2 -> 3)" in no_room.answer
     assert "at-most-two-workers" in no_room.answer
+    assert operator.mutations() == []
+    assert server_minor(kubectl) == "37"
+
+
+@pytest.mark.parametrize("ceiling", ["max-size", "quota"])
+def test_a_surge_past_the_pools_ceiling_is_refused_before_anything_starts(
+    sandbox: Sandbox, kubectl: Kubectl, tmp_path: Path, ceiling: str
+) -> None:
+    """The infrastructure's ceiling, not only policy: a pool whose node group may hold no more
+    machines than it has (the autoscaler's max size), or a ResourceQuota counting Machines."""
+    build(kubectl, workers=2, gpu=0)
+    if ceiling == "max-size":
+        kubectl("annotate", "md/workers", f"{MAX_SIZE}=2")
+        said = f"its max size is 2 machines ({MAX_SIZE})"
+    else:
+        quota = {
+            "apiVersion": "v1",
+            "kind": "ResourceQuota",
+            "metadata": {"name": "machines", "namespace": "default"},
+            "spec": {"hard": {"count/machines.cluster.x-k8s.io": "2"}},
+        }
+        kubectl("apply", "-f", "-", input=json.dumps(quota))
+        said = "ResourceQuota default/machines allows 2 Machines in default and 3 would exist"
+    operator = Operator(sandbox, tmp_path)
+
+    refused = operator.ask("upgrade the cluster to 1.38")
+
+    assert refused.answer.startswith("Not started"), refused.answer
+    assert "has no room for its surge of 1 machine(s) (2 -> 3)" in refused.answer, refused.answer
+    assert said in refused.answer, refused.answer
     assert operator.mutations() == []
     assert server_minor(kubectl) == "37"
 
