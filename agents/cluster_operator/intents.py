@@ -17,7 +17,8 @@
   upgrade?"): "upgrade" with a version, or with a word of the cluster, readiness or blocking,
   is `upgrade-readiness` (an upgrade of a workload's image is a change, read before this); so is
   another verb of change with a release and a word of the cluster ("bump kubernetes to v1.38",
-  "move the cluster to the next minor", "is the cluster ready for 1.38?"), and the cluster's
+  "move the cluster to the next minor", "is the cluster ready for 1.38?") or "we" as the ones
+  moving, no workload named ("what stops us from going to 1.38?"), and the cluster's
   version asked ("what version is the control plane running?": the report starts with it); the
   graph makes it `upgrade` when it is a command ("upgrade the cluster to 1.38");
 - security patching of the nodes ("which nodes need patching?", "are any nodes below the patch
@@ -51,7 +52,8 @@ _HEALTH = re.compile(r"\b(unhealthy|healthy|broken|failing|sick|down|health)\b",
 _UPGRADE = re.compile(r"\bupgrad(?:e|es|ed|ing)\b", re.IGNORECASE)
 # A release asked for with another verb: "bump kubernetes to v1.38", "move to the next one".
 _CHANGE = re.compile(
-    r"\b(update|updating|bump|move|moving|go|take|bring|migrate|roll|jump|advance|switch|step)\b",
+    r"\b(update|updating|bump|move|moving|go|going|get|getting|take|bring|migrate|roll|jump|"
+    r"advance|switch|step)\b",
     re.IGNORECASE,
 )
 _RELEASE = re.compile(
@@ -75,7 +77,14 @@ _GOING = re.compile(
 )
 _ASSESS = re.compile(
     r"\b(ready|readiness|block|blocks|blocking|blocker|blockers|prepared?|safe|check|report|"
-    r"assess|plan|preview|stands?)\b",
+    r"assess|plan|preview|stands?|stop|stops|stopping|prevents?|preventing)\b",
+    re.IGNORECASE,
+)
+# The people who run the cluster as the ones who move ("can we go to 1.38?", "what stops us
+# from going to 1.38?"): the cluster's release, unless a workload's image is in the words.
+_WE = re.compile(r"\b(we|us|our|we're)\b", re.IGNORECASE)
+_A_WORKLOAD = re.compile(
+    r"\b(images?|tags?|apps?|deployments?|deploy|services?|svc|pods?|charts?|containers?)\b",
     re.IGNORECASE,
 )
 _PATCH = re.compile(
@@ -94,6 +103,14 @@ def assesses(question: str) -> bool:
     """Whether words about an upgrade ask to assess it ("check upgrade readiness", "plan an
     upgrade to 1.38"), not to carry it out ("upgrade the cluster to 1.38")."""
     return _ASSESS.search(question) is not None
+
+
+def _the_clusters(question: str) -> bool:
+    """Whether the release in the words is the cluster's: the cluster named, or "we" moving
+    with no workload in sight."""
+    if _THE_CLUSTER.search(question):
+        return True
+    return _WE.search(question) is not None and _A_WORKLOAD.search(question) is None
 
 
 def read_question(question: str) -> tuple[Task, str, str]:
@@ -121,7 +138,7 @@ def _reading(question: str) -> tuple[Task, str]:
     if _UPGRADE.search(question) and _OF_CLUSTER.search(question):
         return "upgrade-readiness", ""
     if (_CHANGE.search(question) or _ASSESS.search(question)) and (
-        _RELEASE.search(question) and _THE_CLUSTER.search(question)
+        _RELEASE.search(question) and _the_clusters(question)
     ):
         return "upgrade-readiness", ""
     if _VERSION.search(question) and _THE_CLUSTER.search(question):

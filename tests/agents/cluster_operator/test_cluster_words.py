@@ -19,6 +19,9 @@ UPGRADES = [
     "is the cluster ready for 1.38?",
     "which kubernetes version are we on, can we move to the next one?",
     "what version is the control plane running?",
+    "is anything stopping us from going to 1.38?",
+    "can we go to 1.38 next week?",
+    "what keeps us from getting to the next minor?",
 ]
 PATCHING = [
     "which nodes need patching?",
@@ -33,6 +36,8 @@ WORKLOADS = [
     "bump the api image to v1.38",
     "deploy my app to kubernetes",
     "why is my pod failing on kubernetes?",
+    "can we move web to 1.38?",
+    "should we bump the nginx image to 1.27?",
 ]
 
 
