@@ -247,12 +247,12 @@ async def upgrade(state: OperatorState, runtime: Runtime[Context]) -> dict[str, 
     going = under_way is not None and under_way["state"] not in ("done", "rolled-back")
     if going and not upgrading.waits_for_yes(pending):
         if requests.asks(question):
-            told = upgrading.Pass(record=under_way, steps=[], waiting="", working=False)
+            told = upgrading.told(under_way)
             return {"result": {"upgrade": under_way}, "answer": upgrade_said.said_pass(told)}
         done = await upgrading.drive(toolbox, store)
         return {"result": {"upgrade": done}, "answer": upgrade_said.said_pass(done)}
     if pending is None and intents.read_question(question)[0] == "upgrade":
-        told = upgrading.Pass(record=under_way, steps=[], waiting="", working=False)
+        told = upgrading.told(under_way)
         return {"result": {"upgrade": under_way}, "answer": upgrade_said.said_pass(told)}
     release = str((pending or {}).get("upgrade") or "") or upgrade_said.release_in(
         question, await upgrading.served(toolbox)

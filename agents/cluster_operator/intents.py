@@ -71,8 +71,8 @@ _OF_CLUSTER = re.compile(
     re.IGNORECASE,
 )
 _GOING = re.compile(
-    r"\b(continue|resume|proceed|carry on|go on|status|progress)\b|\bgoing\b(?!\s+to\b)|"
-    r"\bwhere\s+(is|are)\b",
+    r"\b(continue|resume|proceed|carry on|go on|status|state|progress|progressing|finish|"
+    r"finished|done\s+yet)\b|\bgoing\b(?!\s+to\b)|\bwhere\s+(is|are)\b|\bhow\s+(far|long)\b",
     re.IGNORECASE,
 )
 _ASSESS = re.compile(

@@ -82,7 +82,7 @@ async def findings(toolbox: Toolbox, store: BaseStore) -> Patching:
     kept = await upgrading.current(store, upgrading.PATCH)
     roll = None
     if kept is not None and kept["state"] not in ("done", "rolled-back"):
-        roll = upgrading.Pass(record=kept, steps=[], waiting="", working=False)
+        roll = upgrading.told(kept)
     policies = await readiness.documents(toolbox, PatchPolicy)
     below = await _below(toolbox, store, policies, remember=False)
     return Patching(below=below, refused=[], roll=roll)

@@ -97,6 +97,7 @@ class Record(TypedDict):
     proposal: str  # the control plane's proposal
     waves: list[Wave]
     baseline: NotRequired[pools.Baseline]  # the cluster as the first pass found it
+    waiting: NotRequired[str]  # what the last pass waited for, told when asked how it goes
 
 
 class Pass(TypedDict):
@@ -104,6 +105,12 @@ class Pass(TypedDict):
     steps: list[str]  # what this pass did and saw
     waiting: str  # what it waits for, "" when it is over or the cluster is working
     working: bool  # the cluster is rolling something: look again soon
+
+
+def told(record: Record | None) -> Pass:
+    """Where an upgrade stands, for a person who asks: no step taken, what it last waited for."""
+    waiting = record.get("waiting", "") if record is not None else ""
+    return Pass(record=record, steps=[], waiting=waiting, working=False)
 
 
 async def current(store: BaseStore, key: str = KEY) -> Record | None:
@@ -215,6 +222,7 @@ async def advance(toolbox: Toolbox, store: BaseStore, *, key: str = KEY) -> Pass
         else:
             record["state"] = "done"
             steps.append(await _done(toolbox, record))
+    record["waiting"] = waiting
     await save()
     return Pass(record=record, steps=steps, waiting=waiting, working=working)
 

@@ -35,6 +35,11 @@ class ToolFailed(AgentError):
         """The server could not reach its backend (the cluster), rather than refusing a call."""
         return any(hint in self.reason.lower() for hint in _UNREACHABLE_HINTS)
 
+    @property
+    def denied(self) -> bool:
+        """The identity the server acts as may not make this call (RBAC)."""
+        return "permission denied:" in self.reason.lower()
+
 
 class ToolNotAllowed(AgentError):
     def __init__(self, tool: str, role: str) -> None:

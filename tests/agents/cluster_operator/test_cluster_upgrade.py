@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -259,3 +259,22 @@ def test_windows_that_never_open_together_are_refused_before_anything_starts(
     assert "pool-window" in two_windows.answer and "org-window" in two_windows.answer
     assert operator.mutations() == []
     assert server_minor(kubectl) == "37"
+
+
+def test_an_upgrade_waiting_for_a_window_says_so_when_asked_how_it_goes(
+    sandbox: Sandbox, kubectl: Kubectl, tmp_path: Path
+) -> None:
+    build(kubectl, workers=2, gpu=0)
+    operator = Operator(sandbox, tmp_path)
+    shut = (datetime.now(UTC) + timedelta(days=2)).strftime("%a")  # closed all through the test
+    operator.policy("pool-window", change_window("pool-window", shut))
+    operator.ask("upgrade the cluster to 1.38", thread="up")
+
+    started = operator.ask("yes", thread="up")
+    asked = operator.ask("how far along is the upgrade?")
+
+    assert "waits for its maintenance window" in started.answer, started.answer
+    assert "Waiting: pool default/workers waits for its maintenance window" in asked.answer, (
+        asked.answer
+    )
+    assert not any("MachineDeployment" in m.subject for m in operator.mutations())

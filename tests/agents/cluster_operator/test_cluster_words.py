@@ -23,6 +23,13 @@ UPGRADES = [
     "can we go to 1.38 next week?",
     "what keeps us from getting to the next minor?",
 ]
+UNDER_WAY = [
+    "how far along is the upgrade?",
+    "is the upgrade done yet?",
+    "what state is the upgrade in?",
+    "how long will the upgrade take?",
+    "finish the upgrade",
+]
 PATCHING = [
     "which nodes need patching?",
     "are any nodes below the patch policy?",
@@ -45,6 +52,12 @@ WORKLOADS = [
 def test_a_release_asked_for_in_any_words_is_the_cluster_upgrade(text: str) -> None:
     assert read_question(text)[0] == "upgrade-readiness", text
     assert route(text) == "cluster_operator", text
+    assert route(text, current="dev_team") == "cluster_operator", text
+
+
+@pytest.mark.parametrize("text", UNDER_WAY)
+def test_the_upgrade_under_way_asked_about_or_carried_on_in_any_words(text: str) -> None:
+    assert read_question(text)[0] == "upgrade", text
     assert route(text, current="dev_team") == "cluster_operator", text
 
 
