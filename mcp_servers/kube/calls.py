@@ -113,8 +113,10 @@ def _action(
 ) -> Planned:
     ref = TargetRef(kind=target.resource.kind, name=target.name, namespace=target.namespace)
     replicas = None
-    if to is not None:
-        replicas = ReplicaChange(from_=consequences.replicas(live), to=to)
+    if to is not None:  # a create brings its replicas from none (else the policy store takes
+        # "from" off the object judged, the new one: "2 -> 2" for a create with 2)
+        start = consequences.replicas(live) if live is not None else 0
+        replicas = ReplicaChange(from_=start, to=to)
     action = Action(type=kind, target=ref, replicas=replicas, pods=pods, images=images or None)
     return Planned(action, live)
 

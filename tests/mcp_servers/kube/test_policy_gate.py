@@ -242,3 +242,24 @@ def test_a_write_is_judged_by_the_object_it_leaves_not_the_one_it_replaces(
     run(go)
     live = kubectl.json("get", "networkpolicy/egress", "-n", "shop")
     assert live["spec"]["egress"] == yaml.safe_load(EGRESS)["spec"]["egress"]
+
+
+def test_a_create_is_judged_as_replicas_from_none(
+    sandbox: Sandbox, kubectl: Kubectl, tmp_path: Path
+) -> None:
+    """A new Deployment with 2 replicas in the shop, which keeps 3 at the least: refused, and said
+    as the 0 -> 2 it is (the policy store used to take "from" off the new object: "2 -> 2")."""
+    kubectl("create", "namespace", "shop")
+    [api] = [d for d in yaml.safe_load_all(WEB) if d["kind"] == "Deployment"]
+    api["metadata"]["name"] = "api"
+    api["spec"]["replicas"] = 2
+    store = tmp_path / "store.sqlite"
+
+    async def go() -> None:
+        async with stdio_session(kube_command(sandbox, store), tmp_path / "kube.log") as session:
+            refused = await Tools(session).refused("apply", manifest=yaml.safe_dump(api))
+            assert MIN_REPLICAS in refused, refused
+            assert "scale Deployment shop/api 0 -> 2 replicas" in refused, refused
+
+    run(go)
+    assert "api" not in kubectl("get", "deploy", "-n", "shop", "-o", "name")
