@@ -73,6 +73,15 @@ _SCHEDULING_WORDS = frozenset(
 )  # fmt: skip
 
 
+# What is said around a drain in other words: "evict all pods from node-2", "move everything
+# off node-3 to other nodes", "reschedule the pods on node-1 elsewhere".
+_EMPTYING_WORDS = frozenset(
+    {"evict", "empty", "vacate", "move", "migrate", "reschedule", "all", "every", "everything",
+     "pods", "pod", "from", "off", "out", "elsewhere", "other", "another", "onto", "please",
+     "running", "on"}
+)  # fmt: skip
+
+
 def cordon(sentence: Sentence, at: int) -> Asked:
     sentence.take_words(_SCHEDULING_WORDS)
     return Asked("cordon", kind="Node")
@@ -89,7 +98,10 @@ def drain(sentence: Sentence, at: int) -> Asked:
         params["force"] = True
     if "delete-emptydir-data" in sentence.flags or sentence.has("emptydir"):
         params["delete_emptydir_data"] = True
-    sentence.take_words(_NODE_WORDS | {"force", "forcibly", "emptydir", "data"})
+    for index, word in enumerate(sentence.low):  # "... off node-2 to node-3": where pods go
+        if word in ("to", "onto", "into") and index > at:  # is the scheduler's, never drained
+            sentence.take(index + 1)
+    sentence.take_words(_NODE_WORDS | _EMPTYING_WORDS | {"force", "forcibly", "emptydir", "data"})
     return Asked("drain", params, kind="Node")
 
 

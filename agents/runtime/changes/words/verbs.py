@@ -4,7 +4,8 @@
 order, the first that matches decides:
 
 0. Cordoning said without its verb: "mark node-2 unschedulable", "stop scheduling on node-2",
-   "take node-3 out of rotation", "put node-3 back into service" (never said of a pod).
+   "take node-3 out of rotation", "put node-3 back into service" (never said of a pod); and
+   draining: "evict all pods from node-2", "move everything off node-3", "empty node-1".
 1. A verb whose particle may come later ("take web down", "roll the api back") or a two-word
    verb ("scale up", "roll back", "spin down").
 2. An object that names the operation whatever the verb (`named`): a probe ("add a readiness
@@ -127,7 +128,7 @@ def operation(sentence: Sentence) -> Found | None:
 
 
 def _operation(sentence: Sentence) -> Found | None:
-    found = _scheduling(sentence) or _particle(sentence) or _phrase(sentence)
+    found = _scheduling(sentence) or _emptying(sentence) or _particle(sentence) or _phrase(sentence)
     if found is not None:
         if found[0] == "scale" and autoscaled(sentence):
             return "autoscale", found[1], found[2]
@@ -217,6 +218,28 @@ def _verb(sentence: Sentence) -> Found | None:
             meant = _by_object(sentence, index, counts=word not in ("add", "remove", "give"))
             if meant:
                 return meant, index, 1
+    return None
+
+
+_EMPTYING = frozenset({"evict", "empty", "clear", "vacate", "move", "migrate", "reschedule"})
+
+
+def _emptying(sentence: Sentence) -> Found | None:
+    """Every pod taken off a node, said without "drain": "evict all pods from node-2", "move
+    everything off node-3", "empty node-1"; never one pod or workload ("evict pod web-1",
+    "move web to node-2")."""
+    low = sentence.low
+    for index in range(sentence.start, len(low)):
+        if low[index] not in _EMPTYING:
+            continue
+        after = low[index + 1 :]
+        if not any(w in ("node", "nodes") or w.startswith("node-") for w in after):
+            return None
+        everything = {"all", "every", "everything", "pods", "workloads"} & set(after)
+        off = {"from", "off", "out", "on"} & set(after)
+        if (everything and off) or low[index] in ("empty", "vacate"):
+            return "drain", index, 1
+        return None
     return None
 
 

@@ -1,4 +1,5 @@
-"""A node kept from new pods in other words than cordon, never said of a pod; and a request
+"""A node kept from new pods in other words than cordon, never said of a pod; every pod taken off
+a node in other words than drain, never one workload moved; and a request
 said with a negation ("don't restart web"), which asks for nothing. Words only: the cordon
 itself is checked on a live node in tests/agents/cluster_operator/test_node_changes.py."""
 
@@ -32,6 +33,26 @@ def test_a_node_kept_from_new_pods_in_other_words_is_a_cordon(text: str, op: str
     asked = words.read(text)
     assert asked is not None and (asked.op, asked.kind) == (op, "Node"), asked
     assert asked.subject == ("node-2",), asked
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["evict all pods from node-2", "move everything off node-2", "empty node-2",
+     "migrate the workloads off node-2", "reschedule all pods from node-2 elsewhere",
+     "evict all the pods running on node-2", "move all pods on node-2 to node-3"],
+)  # fmt: skip
+def test_every_pod_taken_off_a_node_in_other_words_is_a_drain(text: str) -> None:
+    asked = words.read(text)
+    assert asked is not None and (asked.op, asked.kind) == ("drain", "Node"), asked
+    assert asked.subject == ("node-2",), asked
+
+
+@pytest.mark.parametrize(
+    "text", ["evict pod web-1", "move web to node-2", "clear the cache configmap"]
+)
+def test_one_workload_moved_or_cleared_is_no_drain(text: str) -> None:
+    asked = words.read(text)
+    assert asked is None or asked.op != "drain", asked
 
 
 @pytest.mark.parametrize(
