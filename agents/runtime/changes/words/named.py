@@ -167,6 +167,11 @@ def _ingress(sentence: Sentence) -> Found | None:
         return None
     if sentence.find(DELETE_VERBS) == sentence.start:
         return None
+    text = " ".join(sentence.low)
+    if (sentence.has("networkpolicy", "netpol") or "network polic" in text) and not (
+        sentence.has("host", "path") or _host_like(sentence)
+    ):
+        return None  # a NetworkPolicy's ingress rules ("a network policy denying all ingress")
     if not (
         _host_like(sentence)
         or sentence.has("host", "path")

@@ -65,6 +65,10 @@ _INGRESS = frozenset({"ingress", "incoming", "inbound"})
 _EGRESS = frozenset({"egress", "outgoing", "outbound"})
 _DNS = frozenset({"dns", "kube-dns", "coredns"})
 _EVERYWHERE = frozenset({"anywhere", "everything", "everyone", "internet", "world"})
+_DENY = re.compile(
+    r"\b(?:den(?:y|ies|ying|ied)|block(?:s|ing|ed)?|forbid(?:s|ding)?|disallow(?:s|ing|ed)?|"
+    r"isolat(?:e|es|ing|ed)|lock(?:s|ing)? down|default[ -]deny)\b"
+)
 _CIDR = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}/\d{1,2}$")
 _NOISE = (
     FILLER
@@ -144,6 +148,20 @@ _NOISE = (
         "able",
         "permitted",
         "by",
+        "allowing",
+        "permitting",
+        "denying",
+        "denied",
+        "blocking",
+        "blocked",
+        "forbids",
+        "forbidding",
+        "disallows",
+        "disallowing",
+        "isolates",
+        "isolating",
+        "restricts",
+        "restricting",
     }
     | _REACH
     | _PASSIVE
@@ -309,8 +327,7 @@ def network_policy(sentence: Sentence, at: int) -> Asked:
         params["name"] = name
     params["ports"] = _ports(sentence)
     target, peers, direction = _roles(sentence, text)
-    deny = bool(re.search(r"\b(?:deny|block|forbid|disallow|isolate|lock down|default[ -]deny)\b",
-                          text))  # fmt: skip
+    deny = bool(_DENY.search(text))
     params["direction"] = direction
     params["target"] = [p["word"] for p in target if "word" in p]
     params["peers"] = [{k: v for k, v in p.items() if k != "at"} for p in peers]

@@ -329,9 +329,31 @@ def delete(sentence: Sentence, at: int) -> Asked:
     sentence.take_words({"the", "a", "an", "old", "stale", "completed", "failed", "finished"})
     params = {"force": True} if "force" in sentence.flags else {}
     # What a delete removes is exactly the kind said: "delete the worker service" is the
-    # Service, never the Deployment of the same name a looser reading would find.
-    said = kind_of((w for i, w in enumerate(sentence.low) if sentence.free(i)), loose=True)
-    return Asked("delete", params, kind=said)
+    # Service, never the Deployment of the same name a looser reading would find; and never
+    # the namespace it is said to be in ("delete the pods in namespace jobs").
+    free = [w for i, w in enumerate(sentence.low) if sentence.free(i) and not _where(sentence, i)]
+    for word in free:  # several objects of a kind ("delete all failed pods"): not one delete
+        if kind_of([word], loose=True):
+            break
+        if word.endswith("s") and (many := kind_of([word[:-1]], loose=True)):
+            return Asked(
+                "delete",
+                kind=many,
+                problem=f"I delete one object at a time: name the {many} ('delete "
+                f"{many.lower()} NAME'); nothing was deleted",
+            )
+    return Asked("delete", params, kind=kind_of(free, loose=True))
+
+
+def _where(sentence: Sentence, index: int) -> bool:
+    """Whether the word at `index` is the "namespace" of a phrase saying where ("in namespace
+    jobs", "in the jobs namespace"), not an object to act on."""
+    if sentence.at(index) not in ("namespace", "ns"):
+        return False
+    return sentence.at(index - 1) in ("in", "from", "within", "inside") or (
+        sentence.at(index - 3) in ("in", "from", "within", "inside")
+        and sentence.at(index - 2) == "the"
+    )
 
 
 def container_named(sentence: Sentence) -> str:

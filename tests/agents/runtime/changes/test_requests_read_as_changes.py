@@ -457,6 +457,41 @@ def test_a_delete_names_the_kind_said(text: str, kind: str, subject: tuple[str, 
 
 
 @pytest.mark.parametrize(
+    ("text", "kind"),
+    [("delete all failed pods in namespace jobs", "Pod"),
+     ("delete all pods in namespace jobs", "Pod"),
+     ("delete the failed pods in the jobs namespace", "Pod"),
+     ("delete completed jobs in namespace ci", "Job")],
+)  # fmt: skip
+def test_a_delete_of_many_deletes_nothing_and_never_the_namespace_they_are_in(
+    text: str, kind: str
+) -> None:
+    """The namespace a delete is said to be in is where, never what: these read as the
+    namespace's own delete once (the words "in namespace jobs" named the kind)."""
+    asked = words.read(text)
+    assert asked is not None and asked.op == "delete", asked
+    assert asked.kind == kind and "one object at a time" in asked.problem, asked
+    assert "name" not in asked.params, asked
+
+
+@pytest.mark.parametrize(
+    ("text", "deny", "direction", "namespace"),
+    [("Create a network policy that denies all ingress in namespace secure", True, "ingress",
+      "secure"),
+     ("create a networkpolicy blocking egress in shop", True, "egress", "shop"),
+     ("add a network policy allowing ingress from api to web", False, "ingress", None)],
+)  # fmt: skip
+def test_a_network_policy_said_with_any_form_of_its_verb(
+    text: str, deny: bool, direction: str, namespace: str | None
+) -> None:
+    asked = words.read(text)
+    assert asked is not None and asked.op == "netpol" and not asked.problem, asked
+    assert (asked.params["deny"], asked.params["direction"]) == (deny, direction), asked
+    assert asked.namespace == namespace
+    assert all("ing" not in str(peer.get("word", "")) for peer in asked.params["peers"]), asked
+
+
+@pytest.mark.parametrize(
     ("text", "op", "params", "subject", "namespace"), READS, ids=[r[0][:60] for r in READS]
 )
 def test_a_request_reads_as_its_change(
