@@ -226,9 +226,24 @@ def _quota(sentence: Sentence) -> Found | None:
         return "quota", sentence.find({"cap", "limit"}), 1
     if at == -1:
         return None
-    if sentence.find({"namespace", "ns"}) != -1 and sentence.find({"create", "new", "make"}) != -1:
+    if _new_namespace(sentence):
         return None  # a new namespace with a quota
     return "quota", verb_index(sentence, GENERIC | CREATE_VERBS, at), 1
+
+
+def _new_namespace(sentence: Sentence) -> bool:
+    """Whether the words create a namespace ("create namespace dev with a quota of 10 pods",
+    "make a new ns for ci"), not a thing in one ("create a quota in namespace team-a")."""
+    low = sentence.low
+    for index, word in enumerate(low):
+        if word not in ("namespace", "ns"):
+            continue
+        before = index - 1
+        while before >= 0 and low[before] in ("a", "an", "the", "new", "fresh", "another"):
+            before -= 1
+        if before >= 0 and low[before] in ("create", "make", "add", "new", "provision", "set"):
+            return True
+    return False
 
 
 def _limit_range(sentence: Sentence) -> Found | None:
@@ -241,7 +256,7 @@ def _limit_range(sentence: Sentence) -> Found | None:
         or (re.search(r"\bdefaults? to\b", text) and sentence.has(*CPU_WORDS, *MEMORY_WORDS))
     ):
         return None
-    if sentence.find({"namespace", "ns"}) != -1 and sentence.find({"create", "new"}) != -1:
+    if _new_namespace(sentence):
         return None
     return "limitrange", verb_index(sentence, GENERIC | CREATE_VERBS), 1
 

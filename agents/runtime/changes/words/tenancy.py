@@ -162,6 +162,9 @@ def _new_name(sentence: Sentence, at: int) -> str:
     return ""
 
 
+_UP_TO = frozenset({"to", "at", "of", "up", "most", "max", "maximum", "=", ":"})
+
+
 def _quota_fields(sentence: Sentence) -> dict[str, str]:
     hard: dict[str, str] = {}
     low = sentence.low
@@ -172,13 +175,13 @@ def _quota_fields(sentence: Sentence) -> dict[str, str]:
         if (word.isdigit() or word in amounts.NUMBERS) and following in _COUNTED:
             hard[_COUNTED[following]] = str(amounts.count(word))
             sentence.take(index, index + 1)
-        elif (
-            word in _COUNTED
-            and sentence.at(index + 1).isdigit()
-            and low[index - 1 : index] != ["max"]
-        ):
-            hard[_COUNTED[word]] = sentence.at(index + 1)
-            sentence.take(index, index + 1)
+        elif word in _COUNTED and low[index - 1 : index] != ["max"]:
+            ahead = index + 1  # "pods 10", "pods to 10", "pods at most 10", "pods up to 10"
+            while sentence.at(ahead) in _UP_TO and ahead < index + 4:
+                ahead += 1
+            if sentence.at(ahead).isdigit():
+                hard[_COUNTED[word]] = sentence.at(ahead)
+                sentence.take(*range(index, ahead + 1))
     sizes, _ = amounts.sizes(sentence)
     for key, value in sizes.items():
         limit = amounts.near(

@@ -475,6 +475,21 @@ def test_a_delete_of_many_deletes_nothing_and_never_the_namespace_they_are_in(
 
 
 @pytest.mark.parametrize(
+    ("text", "hard"),
+    [("create a resource quota limiting pods to 10 in namespace team-a", {"pods": "10"}),
+     ("create a quota of 10 pods in namespace team-a", {"pods": "10"}),
+     ("set a quota on team-a: pods at most 20, services up to 5",
+      {"pods": "20", "services": "5"})],
+)  # fmt: skip
+def test_a_quota_made_in_a_namespace_is_the_quota_not_a_new_namespace(
+    text: str, hard: dict[str, str]
+) -> None:
+    asked = words.read(text)
+    assert asked is not None and asked.op == "quota" and not asked.problem, asked
+    assert asked.params["hard"] == hard and asked.namespace == "team-a", asked
+
+
+@pytest.mark.parametrize(
     ("text", "deny", "direction", "namespace"),
     [("Create a network policy that denies all ingress in namespace secure", True, "ingress",
       "secure"),
