@@ -93,6 +93,8 @@ def allocate_service_addresses(
     spec = dict(obj.get("spec") or {})
     kind = spec.get("type", "ClusterIP")
     old_spec = (old or {}).get("spec") or {}
+    if kind not in _NODE_PORTED and old_spec.get("type") in _NODE_PORTED:
+        spec["ports"] = _without_kept_node_ports(spec.get("ports") or [], old_spec)
     if kind != "ExternalName" and not spec.get("clusterIP"):
         spec["clusterIP"] = old_spec.get("clusterIP") or _free_cluster_ip(objects)
     if spec.get("clusterIP") and spec["clusterIP"] != "None":
@@ -108,6 +110,22 @@ def allocate_service_addresses(
             ports.append(port)
         spec["ports"] = ports
     return {**obj, "spec": spec}
+
+
+_NODE_PORTED = ("NodePort", "LoadBalancer")
+
+
+def _without_kept_node_ports(ports: list[Obj], old_spec: Obj) -> list[Obj]:
+    """A Service moved off NodePort or LoadBalancer loses the node ports it was given (those
+    the update left as they were), as the API server drops fields the new type cannot have; a
+    node port the update itself sets is kept for validation to refuse."""
+    had = {int(p["nodePort"]) for p in old_spec.get("ports") or [] if p.get("nodePort")}
+    return [
+        {k: v for k, v in port.items() if k != "nodePort"}
+        if port.get("nodePort") and int(port["nodePort"]) in had
+        else port
+        for port in ports
+    ]
 
 
 def claim_resize(objects: Objects, rt: ResourceType, obj: Obj, old: Obj | None) -> Obj:

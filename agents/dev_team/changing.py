@@ -483,6 +483,8 @@ async def _retarget(
     toolbox: Toolbox, obj: ops.Object, params: dict[str, Any], live: dict[str, Any]
 ) -> ops.Retarget:
     ports = [p for p in live.get("spec.ports") or [] if isinstance(p, dict)]
+    if params.get("type"):
+        return ops.Retarget(target=obj, type=params["type"])
     if params.get("target_port"):
         port = int(ports[0]["port"]) if ports else 80
         return ops.Retarget(target=obj, port=port, target_port=params["target_port"])

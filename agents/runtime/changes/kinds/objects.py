@@ -79,13 +79,14 @@ class Retarget(Change):
     removed: list[str] = []  # selector keys the change drops
     port: int = Field(default=0, ge=0, le=65535)  # the Service port whose targetPort changes
     target_port: int | str = 0
+    type: Literal["ClusterIP", "NodePort", "LoadBalancer"] | None = None  # spec.type after
     because: str = ""  # "the pods of Deployment web-green": what the selector now matches
     check: Check = "endpoints"
 
     @model_validator(mode="after")
     def _something(self) -> Retarget:
-        if self.selector is None and not self.target_port:
-            raise ValueError("give the new selector, or the port and its new targetPort")
+        if self.selector is None and not self.target_port and self.type is None:
+            raise ValueError("give the new selector, the port and its new targetPort, or a type")
         return self
 
     def describe(self) -> str:
@@ -95,6 +96,10 @@ class Retarget(Change):
             said.append(f"select {labels}" + (f" ({self.because})" if self.because else ""))
         if self.target_port:
             said.append(f"send port {self.port} to container port {self.target_port}")
+        if self.type is not None and not said:
+            return f"make {self.target} a {self.type} Service"
+        if self.type is not None:
+            said.append(f"make it a {self.type} Service")
         return f"point {self.target} elsewhere: {'; '.join(said)}"
 
     def write(self) -> tuple[str, dict[str, Any]]:
@@ -103,6 +108,8 @@ class Retarget(Change):
             spec["selector"] = {**dict(self.selector), **dict.fromkeys(self.removed)}
         if self.target_port:
             spec["ports"] = [{"port": self.port, "targetPort": self.target_port}]
+        if self.type is not None:
+            spec["type"] = self.type
         return "patch", {**self._kind(), "patch": {"spec": spec}, "patch_type": "strategic"}
 
     def edits(self, live: dict[str, Any]) -> list[dict[str, Any]]:
@@ -113,10 +120,15 @@ class Retarget(Change):
             edits.append(
                 {"path": f"spec.ports[port={self.port}].targetPort", "value": self.target_port}
             )
+        if self.type is not None:
+            edits.append({"path": "spec.type", "value": self.type})
         return edits
 
     def expected(self) -> dict[str, Any]:
-        return {} if self.selector is None else {"spec.selector": dict(self.selector)}
+        expected: dict[str, Any] = {} if self.type is None else {"spec.type": self.type}
+        if self.selector is not None:
+            expected["spec.selector"] = dict(self.selector)
+        return expected
 
 
 class Peer(BaseModel):

@@ -431,6 +431,9 @@ def _storage(sentence: Sentence) -> Found | None:
     return None if at == -1 else ("storage", at, 1)
 
 
+_SERVICE_TYPE = re.compile(r"\b(?:cluster ?ip|node ?port|load ?balancer|lb)\b")
+
+
 def _service(sentence: Sentence) -> Found | None:
     text = " ".join(sentence.low)
     switched = sentence.has("traffic") and re.search(
@@ -446,6 +449,9 @@ def _service(sentence: Sentence) -> Found | None:
         return None
     port = sentence.has("targetport", "target-port") or "target port" in text
     selector = sentence.has("selector", "selectors")
+    typed = _SERVICE_TYPE.search(text) and not sentence.has("expose")
+    if typed and sentence.find({"create", "new"}) == -1:  # "make web a NodePort service"
+        return "service", verb_index(sentence, GENERIC | {"switch", "turn", "convert"}), 1
     pointed = re.search(
         r"\b(?:point|route|send|direct|redirect|aim|switch|shift|move|flip|repoint|retarget)\w*"
         r"\b.*\b(?:at|to|towards|onto)\b",

@@ -260,7 +260,12 @@ def service(sentence: Sentence, at: int) -> Asked:
     if port:
         params["target_port"] = int(port[1] or port[2])
         sentence.take_words({port[1] or port[2]})
-    if not selector and not port:
+    kind = re.search(r"\b(cluster ?ip|node ?port|load ?balancer|lb)\b", text)
+    if kind:  # "change the web service to a NodePort", "make api a load balancer"
+        params["type"] = _TYPES[kind[1].replace(" ", "")]
+        said = {"type", "a", "an", "to", "into", "change", "switch", "turn", "convert", "make"}
+        sentence.take_words(set(kind[1].split()) | said)
+    if not selector and not port and not kind:
         towards = sentence.find({"at", "to", "towards", "onto", "over"}, after=at)
         while towards != -1 and sentence.at(towards + 1) in ("the", "over", "to", "new"):
             towards += 1

@@ -153,6 +153,22 @@ def test_a_service_is_pointed_at_other_pods_and_routed_to(crew: Crew) -> None:
                                                               "port": {"number": 80}}  # fmt: skip
 
 
+def test_a_services_type_is_changed_in_words(crew: Crew) -> None:
+    _apply_api(crew)
+    crew.kubectl("patch", "service", "front", "-n", "staging", "-p",
+                 '{"spec": {"selector": {"app": "api"}}}')  # fmt: skip
+    done = crew.ask("set the service type of front to NodePort")
+    assert done.data["outcome"] == "done", done.answer
+    service = _get(crew, "service", "front")
+    assert service["spec"]["type"] == "NodePort"
+    assert 30000 <= service["spec"]["ports"][0]["nodePort"] <= 32767
+    assert service["spec"]["selector"] == {"app": "api"}  # nothing else moved
+
+    done = crew.ask("make the front service a ClusterIP again", thread="2")
+    assert done.data["outcome"] == "done", done.answer
+    assert _get(crew, "service", "front")["spec"]["type"] == "ClusterIP"
+
+
 def test_a_new_object_beside_no_workload_asks_instead_of_guessing(crew: Crew) -> None:
     outcome = crew.ask("only frontend may reach web in staging")
     assert outcome.clarifying and "frontend" in outcome.answer, outcome.answer
