@@ -1,5 +1,6 @@
 """New objects a person asks for in words, made precise against the cluster: a workload from a
-description, a ConfigMap, a network policy between workloads, an Ingress route.
+description, a ConfigMap, a PersistentVolumeClaim, a network policy between workloads, an
+Ingress route.
 
 They name no one object that exists (a new workload's name is new; a policy joins several),
 so each reads what it needs itself: whether the object already exists (then it says how to
@@ -23,7 +24,7 @@ from agents.runtime.changes import ops, present
 from agents.runtime.changes.words import Asked
 from agents.runtime.toolbox import Toolbox
 
-NEW_OBJECT_OPS = frozenset({"create", "configmap", "netpol", "ingress"})
+NEW_OBJECT_OPS = frozenset({"create", "configmap", "netpol", "ingress", "claim"})
 _WORKLOADS: intents.Listed = (
     ("deployments", "Deployment"),
     ("statefulsets", "StatefulSet"),
@@ -41,6 +42,8 @@ async def typed(toolbox: Toolbox, asked: Asked, namespace: str | None) -> ops.Ch
             return await _workload(toolbox, asked.params, where or "default")
         if asked.op == "configmap":
             return await _configmap(toolbox, asked.params, where)
+        if asked.op == "claim":
+            return await _claim(toolbox, asked.params, where or "default")
         if asked.op == "netpol":
             return await _policy(toolbox, asked, where)
         return await _route(toolbox, asked, where or "default")
@@ -81,6 +84,22 @@ async def _workload(toolbox: Toolbox, params: dict[str, Any], namespace: str) ->
         env=params.get("env") or {},
         resources=ops.Resources(**resources),
         schedule=params.get("schedule", ""),
+    )
+
+
+async def _claim(toolbox: Toolbox, params: dict[str, Any], namespace: str) -> ops.Change:
+    name = params["name"]
+    if await present.exists(toolbox, "persistentvolumeclaim", name, namespace):
+        raise Ask(
+            f"PersistentVolumeClaim {name} already exists in {namespace}: to grow it, say "
+            f"'resize the {name} pvc to {params['size'] or '20Gi'}'; or pick another name."
+        )
+    target = ops.Object(kind="PersistentVolumeClaim", name=name, namespace=namespace)
+    return ops.NewClaim(
+        target=target,
+        size=params["size"],
+        storage_class=params.get("storage_class"),
+        shared=bool(params.get("shared")),
     )
 
 

@@ -38,6 +38,7 @@ from agents.runtime.changes.kinds.objects import (
     ConfigData,
     Expose,
     NetworkRule,
+    NewClaim,
     NewWorkload,
     Peer,
     Port,
@@ -79,8 +80,8 @@ from agents.runtime.changes.kinds.workloads import (
 __all__ = [
     "CLUSTER_SCOPED", "POOLS", "ROLLED", "Autoscaler", "Budget", "Change", "ChangeRequest", "Check",
     "ConfigData", "Cordon", "DefaultLimits", "Delete", "Drain", "Expose", "Grant", "Kind",
-    "Manifested", "Mount", "NetworkRule", "NewNamespace", "NewWorkload", "Object", "Pause",
-    "Peer", "Planned", "Port", "Probe", "Quota", "ResizeClaim", "Resources", "Restart",
+    "Manifested", "Mount", "NetworkRule", "NewClaim", "NewNamespace", "NewWorkload", "Object",
+    "Pause", "Peer", "Planned", "Port", "Probe", "Quota", "ResizeClaim", "Resources", "Restart",
     "Retarget", "Revoke", "Route", "Rule", "Scale", "SetEnv", "SetImage", "SetLabels",
     "SetNodeSelector", "SetProbes", "SetResources", "SetTolerations", "Spread", "Subject",
     "Taint", "Toleration", "Undo", "from_json",
@@ -109,6 +110,7 @@ Change = Annotated[
     | Budget
     | Autoscaler
     | ConfigData
+    | NewClaim
     | NewWorkload
     | NewNamespace
     | Quota

@@ -366,6 +366,37 @@ class Autoscaler(Manifested):
         ]
 
 
+class NewClaim(Manifested):
+    """A PersistentVolumeClaim of `size`, in the cluster's default StorageClass unless one is
+    named, mounted by one node at a time unless `shared` (ReadWriteMany)."""
+
+    op: Literal["new_claim"] = "new_claim"
+    size: Annotated[str, Field(pattern=r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|Pi|k|M|G|T|P)?$")]
+    storage_class: Annotated[str, Field(pattern=DNS)] | None = None
+    shared: bool = False
+
+    def describe(self) -> str:
+        where = f" of class {self.storage_class}" if self.storage_class else ""
+        mode = "ReadWriteMany" if self.shared else "ReadWriteOnce"
+        return f"create {self.target}: {self.size}{where}, {mode}"
+
+    def manifests(self) -> list[dict[str, Any]]:
+        spec: dict[str, Any] = {
+            "accessModes": ["ReadWriteMany" if self.shared else "ReadWriteOnce"],
+            "resources": {"requests": {"storage": self.size}},
+        }
+        if self.storage_class:
+            spec["storageClassName"] = self.storage_class
+        return [
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "metadata": self.metadata(),
+                "spec": spec,
+            }
+        ]
+
+
 class ConfigData(Change):
     """Keys of a ConfigMap: a new one (apply), or keys set and removed (None) on one that
     exists (a merge patch)."""

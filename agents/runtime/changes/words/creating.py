@@ -448,6 +448,46 @@ def storage(sentence: Sentence, at: int) -> Asked:
     return Asked("storage", {"size": size})
 
 
+def claim(sentence: Sentence, at: int) -> Asked:
+    """A new PersistentVolumeClaim: its size, its name, a storage class when one is named,
+    shared (ReadWriteMany) when said so."""
+    size = ""
+    for index in range(len(sentence.low)):
+        size = amounts.size_at(sentence, index) if sentence.free(index) else ""
+        if size:
+            break
+    low = sentence.low
+    name = sentence.flags.get("name", "") or next(
+        (low[i + 1] for i, w in enumerate(low[:-1])
+         if w in ("named", "called") and _NAME.match(low[i + 1])),
+        "",
+    ) or _named_object(sentence, _CLAIM_WORDS - {"volume", "persistent"})  # fmt: skip
+    kept = next(
+        (low[i + 1] for i, w in enumerate(low[:-1]) if w in ("class", "storageclass")
+         and _NAME.match(low[i + 1]) and low[i + 1] not in _LINKED),
+        "",
+    )  # fmt: skip
+    params: dict[str, Any] = {"size": size, "name": name}
+    if kept:
+        params["storage_class"] = kept
+    if sentence.has("rwx", "readwritemany", "shared") or "read write many" in " ".join(low):
+        params["shared"] = True
+    said = {name, kept} - {""}
+    sentence.take_words(_CLAIM_WORDS | _CLAIM_SAID | said | {sentence.at(at)})
+    if not size:
+        return Asked("claim", params, problem="how big? Say e.g. 'create a 1Gi pvc named data'")
+    if not name:
+        return Asked("claim", params, problem="what should it be called? Say e.g. "
+                     "'create a 1Gi pvc named data'")  # fmt: skip
+    return Asked("claim", params, kind="PersistentVolumeClaim")
+
+
+_CLAIM_WORDS = frozenset({"pvc", "claim", "disk", "persistentvolumeclaim", "volumeclaim"})
+_CLAIM_SAID = frozenset(
+    {"a", "an", "new", "persistent", "volume", "named", "called", "of", "with", "storage",
+     "class", "storageclass", "shared", "rwx", "readwritemany", "read", "write", "many", "size",
+     "please"}
+)  # fmt: skip
 _SOURCES = frozenset({"configmap", "cm", "secret", "pvc", "claim"})
 
 
@@ -555,5 +595,6 @@ READERS: dict[str, Reader] = {
     "create": create,
     "configmap": configmap,
     "storage": storage,
+    "claim": claim,
     "mount": mount,
 }

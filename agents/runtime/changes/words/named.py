@@ -417,6 +417,22 @@ STORAGE_WORDS = wordset("pvc pvcs claim volume storage disk persistentvolumeclai
 GROW_VERBS = wordset("resize expand grow increase extend enlarge bump set make give raise change")
 
 
+def _new_claim(sentence: Sentence) -> Found | None:
+    """A new claim: "create a 1Gi pvc named data", "make a 5Gi volume claim called cache",
+    "add a persistent volume claim of 10Gi named data": a verb of making and a claim word, said
+    of a new one (an article or "new"; "make the data pvc 15Gi" is a resize)."""
+    at = sentence.find(CREATE_VERBS | {"provision", "allocate"})
+    text = " ".join(sentence.low)
+    claimed = sentence.has("pvc", "persistentvolumeclaim", "volumeclaim") or re.search(
+        r"\b(?:volume claim|persistent volume|persistent disk)\b", text
+    )
+    if at == -1 or not claimed or sentence.has("mount", "mounted", "into"):
+        return None  # "mount a 1Gi volume into web": the workload's template, not a claim
+    if sentence.find(GROW_VERBS) != -1 and not sentence.has("a", "an", "new", "another"):
+        return None  # "make the data pvc 15Gi": a resize (`_storage`)
+    return "claim", at, 1
+
+
 def _storage(sentence: Sentence) -> Found | None:
     if not sentence.has(*STORAGE_WORDS):
         return None
@@ -542,6 +558,7 @@ _OBJECT_RULES: tuple[Callable[[Sentence], Found | None], ...] = (
     _limit_range,
     _pod_security,
     _access,
+    _new_claim,
     _storage,
     _service,
     _configmap,

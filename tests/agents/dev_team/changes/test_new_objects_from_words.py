@@ -88,6 +88,23 @@ def test_configmaps_are_created_changed_and_trimmed(crew: Crew) -> None:
     assert _get(crew, "configmap", "app-config")["data"] == {"LOG_LEVEL": "debug", "region": "eu"}
 
 
+def test_a_volume_claim_is_created_as_said(crew: Crew) -> None:
+    done = crew.ask("create a 1Gi pvc named data in staging")
+    assert done.data["outcome"] == "done", done.answer
+    spec = _get(crew, "pvc", "data")["spec"]
+    assert spec["resources"]["requests"]["storage"] == "1Gi"
+    assert spec["accessModes"] == ["ReadWriteOnce"]
+    done = crew.ask("make a shared 2Gi persistent volume claim called media -n staging", thread="2")
+    assert done.data["outcome"] == "done", done.answer
+    assert _get(crew, "pvc", "media")["spec"]["accessModes"] == ["ReadWriteMany"]
+
+    again = crew.ask("create a 5Gi pvc named data in staging", thread="3")  # it exists
+    asked = crew.ask("create a pvc named logs in staging", thread="4")  # how big?
+    assert again.clarifying and "resize the data pvc" in again.answer, again.answer
+    assert asked.clarifying and "how big" in asked.answer, asked.answer
+    assert _get(crew, "pvc", "data")["spec"]["resources"]["requests"]["storage"] == "1Gi"
+
+
 def test_a_workload_without_an_image_is_asked_about(crew: Crew) -> None:
     outcome = crew.ask("create a deployment called api in staging")
     assert outcome.clarifying and "image" in outcome.answer, outcome.answer
