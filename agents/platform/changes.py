@@ -19,7 +19,9 @@ from agents.runtime.changes import ops, present
 from agents.runtime.changes.words import Asked
 from agents.runtime.toolbox import Toolbox
 
-OPS = frozenset({"namespace", "quota", "limitrange", "podsecurity", "grant", "revoke"})
+OPS = frozenset(
+    {"namespace", "quota", "limitrange", "podsecurity", "grant", "revoke", "serviceaccount"}
+)
 
 
 def asks(asked: object) -> bool:
@@ -43,27 +45,45 @@ async def typed(toolbox: Toolbox, asked: Asked, namespace: str | None) -> ops.Ch
         where, _ = await present.namespace_meant(toolbox, said)
         if not where:
             return f"There is no namespace {said!r}: create it first ('create namespace {said}')."
-        if asked.op == "quota":
-            name = params.get("name") or "quota"
-            target = ops.Object(kind="ResourceQuota", name=name, namespace=where)
-            return ops.Quota(target=target, hard=params["hard"])
-        if asked.op == "limitrange":
-            target = ops.Object(kind="LimitRange", name="limits", namespace=where)
-            return ops.DefaultLimits(target=target, limits=params["limits"])
-        space = ops.Object(kind="Namespace", name=where)
-        if asked.op == "podsecurity":
-            key = f"pod-security.kubernetes.io/{params.get('mode', 'enforce')}"
-            return ops.SetLabels(target=space, values={key: params["level"]})
-        if asked.op == "labels":
-            return ops.SetLabels(target=space, field=params["field"], values=params["values"])
-        if asked.op == "delete":
-            return ops.Delete(target=space)
-        if asked.op == "grant":
-            return _grant(params, where)
-        return await _revoke(toolbox, params, where)
+        if asked.op == "serviceaccount":
+            return await _new_service_account(toolbox, params["name"], where)
+        if asked.op == "revoke":
+            return await _revoke(toolbox, params, where)
+        return _in_namespace(asked.op, params, where)
     except ValidationError as exc:
         first = exc.errors()[0]
         return f"Not done: {first['msg']} ({'.'.join(map(str, first['loc']))})."
+
+
+def _in_namespace(op: str, params: dict[str, Any], where: str) -> ops.Change:
+    """The changes of a namespace's frame that need nothing read: its quota, default limits,
+    pod security, labels, its delete, a grant of access in it."""
+    if op == "quota":
+        name = params.get("name") or "quota"
+        target = ops.Object(kind="ResourceQuota", name=name, namespace=where)
+        return ops.Quota(target=target, hard=params["hard"])
+    if op == "limitrange":
+        target = ops.Object(kind="LimitRange", name="limits", namespace=where)
+        return ops.DefaultLimits(target=target, limits=params["limits"])
+    if op == "grant":
+        return _grant(params, where)
+    space = ops.Object(kind="Namespace", name=where)
+    if op == "podsecurity":
+        key = f"pod-security.kubernetes.io/{params.get('mode', 'enforce')}"
+        return ops.SetLabels(target=space, values={key: params["level"]})
+    if op == "labels":
+        return ops.SetLabels(target=space, field=params["field"], values=params["values"])
+    return ops.Delete(target=space)
+
+
+async def _new_service_account(toolbox: Toolbox, name: str, namespace: str) -> ops.Change | str:
+    if await present.exists(toolbox, "serviceaccount", name, namespace):
+        return (
+            f"ServiceAccount {name} exists already in {namespace}: say what it may do ('let "
+            f"the service account {name} list pods in {namespace}')."
+        )
+    return ops.NewServiceAccount(target=ops.Object(kind="ServiceAccount", name=name,
+                                                   namespace=namespace))  # fmt: skip
 
 
 async def _new_namespace(toolbox: Toolbox, params: dict[str, Any]) -> ops.Change | str:

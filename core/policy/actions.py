@@ -66,6 +66,7 @@ _KINDS = {
     "Role": ("role", "roles"),
     "RoleBinding": ("rolebinding", "rolebindings"),
     "Secret": ("secret", "secrets"),
+    "ServiceAccount": ("serviceaccount", "serviceaccounts", "sa"),
     "MachineDeployment": ("machinedeployment", "machinedeployments", "md"),  # a node pool
     "Machine": ("machine", "machines", "ma"),
     "KubeadmControlPlane": ("kubeadmcontrolplane", "kubeadmcontrolplanes", "kcp"),

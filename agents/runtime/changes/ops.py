@@ -59,6 +59,7 @@ from agents.runtime.changes.kinds.tenancy import (
     DefaultLimits,
     Grant,
     NewNamespace,
+    NewServiceAccount,
     Quota,
     Revoke,
     Rule,
@@ -80,11 +81,11 @@ from agents.runtime.changes.kinds.workloads import (
 __all__ = [
     "CLUSTER_SCOPED", "POOLS", "ROLLED", "Autoscaler", "Budget", "Change", "ChangeRequest", "Check",
     "ConfigData", "Cordon", "DefaultLimits", "Delete", "Drain", "Expose", "Grant", "Kind",
-    "Manifested", "Mount", "NetworkRule", "NewClaim", "NewNamespace", "NewWorkload", "Object",
-    "Pause", "Peer", "Planned", "Port", "Probe", "Quota", "ResizeClaim", "Resources", "Restart",
-    "Retarget", "Revoke", "Route", "Rule", "Scale", "SetEnv", "SetImage", "SetLabels",
-    "SetNodeSelector", "SetProbes", "SetResources", "SetTolerations", "Spread", "Subject",
-    "Taint", "Toleration", "Undo", "from_json",
+    "Manifested", "Mount", "NetworkRule", "NewClaim", "NewNamespace", "NewServiceAccount",
+    "NewWorkload", "Object", "Pause", "Peer", "Planned", "Port", "Probe", "Quota", "ResizeClaim",
+    "Resources", "Restart", "Retarget", "Revoke", "Route", "Rule", "Scale", "SetEnv", "SetImage",
+    "SetLabels", "SetNodeSelector", "SetProbes", "SetResources", "SetTolerations", "Spread",
+    "Subject", "Taint", "Toleration", "Undo", "from_json",
 ]  # fmt: skip
 
 Change = Annotated[
@@ -113,6 +114,7 @@ Change = Annotated[
     | NewClaim
     | NewWorkload
     | NewNamespace
+    | NewServiceAccount
     | Quota
     | DefaultLimits
     | Grant

@@ -67,6 +67,23 @@ def test_access_is_granted_and_revoked_as_people_ask(platform: Platform, kubectl
     assert gone.stdout.strip() == "no"
 
 
+def test_a_service_account_is_made_then_given_access(platform: Platform, kubectl: Kubectl) -> None:
+    kubectl("create", "namespace", "ci")
+    done = platform.ask("create a service account ci-bot in namespace ci")
+    assert done.data.get("outcome") == "done", done.answer
+    assert _get(kubectl, "serviceaccount", "ci-bot", "-n", "ci")["metadata"]["name"] == "ci-bot"
+    account = "--as=system:serviceaccount:ci:ci-bot"
+    said = kubectl.run("auth", "can-i", "list", "pods", "-n", "ci", account, check=False)
+    assert said.stdout.strip() == "no"  # an identity, with no right of its own
+
+    done = platform.ask("give the service account ci-bot permission to list pods in ci")
+    assert done.data.get("outcome") == "done", done.answer
+    said = kubectl.run("auth", "can-i", "list", "pods", "-n", "ci", account, check=False)
+    assert said.stdout.strip() == "yes"
+    again = platform.ask("add a serviceaccount named ci-bot to ci")
+    assert "exists already" in again.answer, again.answer
+
+
 def test_a_frame_change_for_a_namespace_that_does_not_exist_is_asked_about(
     platform: Platform,
 ) -> None:

@@ -56,6 +56,7 @@ Kind = Literal[
     "LimitRange",
     "Role",
     "RoleBinding",
+    "ServiceAccount",
     "MachineDeployment",
 ]
 CLUSTER_SCOPED = frozenset({"Node", "Namespace"})

@@ -81,6 +81,19 @@ class NewNamespace(Manifested):
         return {"status.phase": "Active"}
 
 
+class NewServiceAccount(Manifested):
+    """An identity for a namespace's workloads; it may do nothing until access is granted to
+    it ("let the service account ci-bot list pods in ci")."""
+
+    op: Literal["new_serviceaccount"] = "new_serviceaccount"
+
+    def describe(self) -> str:
+        return f"create {self.target}"
+
+    def manifests(self) -> list[dict[str, Any]]:
+        return [{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": self.metadata()}]
+
+
 class Quota(Manifested):
     """A ResourceQuota: hard caps on a namespace's requests, limits and object counts."""
 

@@ -370,6 +370,18 @@ RIGHTS_VERBS = frozenset(
 _SUBJECT_WORDS = frozenset({"user", "group", "team", "serviceaccount", "sa"})
 
 
+def _service_account(sentence: Sentence) -> Found | None:
+    """A new ServiceAccount ("create a service account ci-bot"), never access given to one
+    ("give the service account ci-bot permission to list pods")."""
+    text = " ".join(sentence.low)
+    if not (sentence.has("serviceaccount", "sa") or "service account" in text):
+        return None
+    at = sentence.find(CREATE_VERBS - {"give", "set", "put"})
+    if at == -1 or sentence.has(*ACCESS_WORDS, *_RIGHTS):
+        return None
+    return "serviceaccount", at, 1
+
+
 def _access(sentence: Sentence) -> Found | None:
     low = sentence.low
     text = " ".join(low)
@@ -557,6 +569,7 @@ _OBJECT_RULES: tuple[Callable[[Sentence], Found | None], ...] = (
     _quota,
     _limit_range,
     _pod_security,
+    _service_account,
     _access,
     _new_claim,
     _storage,

@@ -311,7 +311,33 @@ def pod_security(sentence: Sentence, at: int) -> Asked:
     )
 
 
+def service_account(sentence: Sentence, at: int) -> Asked:
+    """A new ServiceAccount: "create a service account ci-bot in namespace ci", "add a
+    serviceaccount named deployer to shop", "make an sa called builder"."""
+    low = sentence.low
+    account = next(i for i, w in enumerate(low) if w in _ACCOUNT_WORDS)
+    named = [i + 1 for i, w in enumerate(low) if w in ("named", "called")]
+    after = named[0] if named else account + 1
+    name = sentence.flags.get("name", "") or (
+        sentence.at(after) if NAME.match(sentence.at(after)) and sentence.at(after) not in
+        _FRAME_WORDS | FILLER | {"in", "to", "for", "on", "named", "called"} else ""
+    )  # fmt: skip
+    if name and not sentence.flags.get("name"):
+        sentence.take(after)
+    where = _namespace_named(sentence)
+    sentence.take_words(_ACCOUNT_WORDS | {"service", "a", "an", "new", "named", "called",
+                                          sentence.at(at)})  # fmt: skip
+    if not name:
+        return Asked("serviceaccount", problem="what should it be called? Say e.g. 'create a "
+                     "service account ci-bot in ci'")  # fmt: skip
+    return Asked("serviceaccount", {"name": name}, kind="ServiceAccount", namespace=where or None)
+
+
+_ACCOUNT_WORDS = frozenset({"account", "serviceaccount", "sa"})
+
+
 READERS: dict[str, Reader] = {
+    "serviceaccount": service_account,
     "namespace": namespace,
     "quota": quota,
     "limitrange": limit_range,
