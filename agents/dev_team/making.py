@@ -24,7 +24,7 @@ from agents.runtime.changes import ops, present
 from agents.runtime.changes.words import Asked
 from agents.runtime.toolbox import Toolbox
 
-NEW_OBJECT_OPS = frozenset({"create", "configmap", "netpol", "ingress", "claim"})
+NEW_OBJECT_OPS = frozenset({"create", "configmap", "netpol", "ingress", "claim", "secret"})
 _WORKLOADS: intents.Listed = (
     ("deployments", "Deployment"),
     ("statefulsets", "StatefulSet"),

@@ -509,7 +509,12 @@ def _named_object(sentence: Sentence, kinds: set[str] | frozenset[str]) -> str:
         if _NAME.match(after) and after not in _NOT_NAMES | _LINKED and sentence.free(index + 1):
             sentence.take(index, index + 1)
             return after
-        if _NAME.match(before) and before not in _NOT_NAMES | _LINKED and sentence.free(index - 1):
+        articled = sentence.at(index - 2) in ("the", "my", "our", "its")  # "the data pvc"
+        if (
+            _NAME.match(before)
+            and (articled or before not in _NOT_NAMES | _LINKED)
+            and sentence.free(index - 1)
+        ):
             sentence.take(index - 1, index)
             return before
     return ""
@@ -591,7 +596,20 @@ def mount(sentence: Sentence, at: int) -> Asked:
     return Asked("mount", params)
 
 
+def secret(sentence: Sentence, at: int) -> Asked:
+    sentence.take(*range(len(sentence.low)))  # its values must go nowhere, not even a subject
+    return Asked(
+        "secret",
+        kind="Secret",
+        problem="I do not make Secrets from values typed in a conversation, which keeps them "
+        "in its history. Create it yourself (`kubectl create secret generic NAME "
+        "--from-literal=KEY=VALUE -n NAMESPACE`), then ask me to use it ('mount secret NAME "
+        "into web at /etc/creds', 'load secret NAME into web's env')",
+    )
+
+
 READERS: dict[str, Reader] = {
+    "secret": secret,
     "create": create,
     "configmap": configmap,
     "storage": storage,

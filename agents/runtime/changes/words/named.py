@@ -370,6 +370,31 @@ RIGHTS_VERBS = frozenset(
 _SUBJECT_WORDS = frozenset({"user", "group", "team", "serviceaccount", "sa"})
 
 
+def _mounted(sentence: Sentence) -> Found | None:
+    """A Secret or a claim used by a workload: "mount secret creds into web at /etc/creds",
+    "load the creds secret into web's env", "mount the data pvc into db at /var/lib/data"
+    (a ConfigMap's are `_configmap`'s)."""
+    if not sentence.has("secret", "pvc", "claim"):
+        return None
+    if sentence.has("mount", "mounted", "mounts"):
+        return "mount", verb_index(sentence, frozenset({"mount", "add", "use", "attach"})), 1
+    if sentence.has("env", "environment", "envfrom", "variables", "vars", "load", "inject"):
+        verbs = frozenset({"use", "load", "add", "set", "inject", "put"})
+        return "mount", verb_index(sentence, verbs), 1
+    return None
+
+
+def _new_secret(sentence: Sentence) -> Found | None:
+    """A Secret made from values typed here ("create a secret db-pass with password=s3cret"),
+    which the crew declines: the words stay in the conversation's history."""
+    at = sentence.find(CREATE_VERBS - {"give", "put"})
+    if at == -1 or not sentence.has("secret", "secrets") or sentence.has("into", "from"):
+        return None
+    if sentence.has(*ACCESS_WORDS, "role", "rolebinding", "permission", "permissions", "rights"):
+        return None  # "create a role that can read secrets": access, the Platform's
+    return "secret", at, 1
+
+
 def _service_account(sentence: Sentence) -> Found | None:
     """A new ServiceAccount ("create a service account ci-bot"), never access given to one
     ("give the service account ci-bot permission to list pods")."""
@@ -569,6 +594,8 @@ _OBJECT_RULES: tuple[Callable[[Sentence], Found | None], ...] = (
     _quota,
     _limit_range,
     _pod_security,
+    _mounted,
+    _new_secret,
     _service_account,
     _access,
     _new_claim,

@@ -105,6 +105,26 @@ def test_a_volume_claim_is_created_as_said(crew: Crew) -> None:
     assert _get(crew, "pvc", "data")["spec"]["resources"]["requests"]["storage"] == "1Gi"
 
 
+def test_a_secret_is_never_made_from_typed_values_and_one_made_by_hand_is_mounted(
+    crew: Crew,
+) -> None:
+    refused = crew.ask("create a secret db-pass with password=s3cr3t-value in staging")
+    assert refused.clarifying and "kubectl create secret generic" in refused.answer
+    assert "s3cr3t-value" not in refused.answer
+    assert crew.mutations() == []
+
+    crew.kubectl("create", "secret", "generic", "creds", "--from-literal=token=abc", "-n",
+                 "staging")  # fmt: skip
+    done = crew.ask("mount secret creds into web at /etc/creds in staging", thread="2")
+    assert done.data["outcome"] == "done", done.answer
+    spec = _get(crew, "deployment", "web")["spec"]["template"]["spec"]
+    [volume] = [v for v in spec["volumes"] if v.get("secret") == {"secretName": "creds"}]
+    mounts = spec["containers"][0]["volumeMounts"]
+    assert {"name": volume["name"], "mountPath": "/etc/creds"} in [
+        {k: v for k, v in m.items() if k in ("name", "mountPath")} for m in mounts
+    ], mounts
+
+
 def test_a_workload_without_an_image_is_asked_about(crew: Crew) -> None:
     outcome = crew.ask("create a deployment called api in staging")
     assert outcome.clarifying and "image" in outcome.answer, outcome.answer
