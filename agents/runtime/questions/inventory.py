@@ -56,6 +56,8 @@ _SHOWN = {
     "serviceaccounts": ("serviceaccounts", "ServiceAccount", "ServiceAccounts"),
     "roles": ("roles", "Role", "Roles"),
     "rolebindings": ("rolebindings", "RoleBinding", "RoleBindings"),
+    "quotas": ("resourcequotas", "ResourceQuota", "ResourceQuotas"),
+    "limitranges": ("limitranges", "LimitRange", "LimitRanges"),
 }
 _CLUSTER_SCOPED = frozenset({"nodes", "namespaces"})
 

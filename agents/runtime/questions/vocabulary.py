@@ -40,6 +40,8 @@ KINDS = {
     **_each("serviceaccount serviceaccounts", "serviceaccounts"),
     **_each("role roles", "roles"),
     **_each("rolebinding rolebindings", "rolebindings"),
+    **_each("quota quotas resourcequota resourcequotas", "quotas"),
+    **_each("limitrange limitranges ranges", "limitranges"),  # "limit ranges"
     **_each("workload workloads app apps application applications", "workloads"),
     **_each("container containers", "containers"),
     **_each("event events", "events"),

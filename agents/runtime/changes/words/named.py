@@ -226,6 +226,8 @@ def _quota(sentence: Sentence) -> Found | None:
         return "quota", sentence.find({"cap", "limit"}), 1
     if at == -1:
         return None
+    if sentence.find(GENERIC | CREATE_VERBS | {"cap", "limit", "restrict", "apply"}) == -1:
+        return None  # "show the resource quotas in team-a": a question, no verb of ours
     if _new_namespace(sentence):
         return None  # a new namespace with a quota
     return "quota", verb_index(sentence, GENERIC | CREATE_VERBS, at), 1
@@ -258,6 +260,9 @@ def _limit_range(sentence: Sentence) -> Found | None:
         return None
     if _new_namespace(sentence):
         return None
+    valued = any(re.fullmatch(r"\d+(?:\.\d+)?[a-z]*", w) for w in sentence.low)
+    if not valued and sentence.find((GENERIC | CREATE_VERBS | {"apply"}) - {"limit"}) == -1:
+        return None  # "show the limit ranges in team-a": a question ("limit" is its noun)
     return "limitrange", verb_index(sentence, GENERIC | CREATE_VERBS), 1
 
 

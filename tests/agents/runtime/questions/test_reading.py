@@ -53,6 +53,9 @@ INVENTORY = [
     ("pods in shop", "list", "shop", None),
     ("which pods are not ready", "list", None, None),
     ("which pods restarted the most", "restarts", None, None),
+    ("show resource quotas in team-a", "list", "team-a", None),
+    ("what is the quota in shop?", "list", "shop", None),
+    ("show the limit ranges in team-a", "list", "team-a", None),
 ]
 
 
