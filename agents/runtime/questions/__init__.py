@@ -5,13 +5,13 @@ An agent wires it in two lines, before its other intents:
     q = questions.read(text, namespace=ns)        # None: not one of these questions
     answered = await questions.answer(toolbox, q)  # .text for the person, .data the evidence
 
-    asked             the seven families (Inventory, Access, History, Events, Capacity,
+    asked             the eight families (Inventory, Access, History, Events, Logs, Capacity,
                       Overview, PolicyCheck) and `Answered`
     reading           the word grammar (`permissions` reads access and policy questions), over
                       `words` (tokens, windows, namespaces) and `vocabulary` (the synonyms);
                       `subjects` says who a question is about
     answering         the namespace made sure of, then the family's answer: `inventory` (and
-                      `workload_checks`), `rights`, `history`, `events`, `capacity`,
+                      `workload_checks`), `rights`, `history`, `events`, `logs`, `capacity`,
                       `overview`, `policy`, each gathering through `evidence` (bounded
                       reads, what was not seen) and finding named objects with `targets`
                       and `names`
@@ -30,6 +30,7 @@ from agents.runtime.questions.asked import (
     Events,
     History,
     Inventory,
+    Logs,
     Overview,
     PolicyCheck,
     Question,
@@ -43,6 +44,7 @@ __all__ = [
     "Events",
     "History",
     "Inventory",
+    "Logs",
     "Overview",
     "PolicyCheck",
     "Question",

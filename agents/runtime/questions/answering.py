@@ -18,6 +18,7 @@ from agents.runtime.questions import (
     events,
     history,
     inventory,
+    logs,
     overview,
     policy,
     rights,
@@ -29,6 +30,7 @@ from agents.runtime.questions.asked import (
     Events,
     History,
     Inventory,
+    Logs,
     Overview,
     PolicyCheck,
     Question,
@@ -71,6 +73,8 @@ async def _answer(evidence: Evidence, question: Question) -> Answered:
         return await history.answer(evidence, question)
     if isinstance(question, Events):
         return await events.answer(evidence, question)
+    if isinstance(question, Logs):
+        return await logs.answer(evidence, question)
     if isinstance(question, Capacity):
         return await capacity.answer(evidence, question)
     if isinstance(question, Overview):
@@ -79,8 +83,8 @@ async def _answer(evidence: Evidence, question: Question) -> Answered:
 
 
 async def _settle(
-    evidence: Evidence, question: Inventory | Access | History | Events | PolicyCheck
-) -> Inventory | Access | History | Events | PolicyCheck | Answered:
+    evidence: Evidence, question: Inventory | Access | History | Events | Logs | PolicyCheck
+) -> Inventory | Access | History | Events | Logs | PolicyCheck | Answered:
     said = question.namespace or ""
     listed = await evidence.call("list_resources", "the namespaces", kind="namespaces", limit=500)
     if listed is None:

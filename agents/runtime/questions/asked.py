@@ -87,6 +87,20 @@ class Events:
 
 
 @dataclass(frozen=True)
+class Logs:
+    text: str
+    namespace: str | None
+    name: str = ""  # the pod, or the workload whose pods' logs are asked for, as said
+    container: str = ""  # "" the pod's default (or only) container
+    previous: bool = False  # the instance that ran before the last restart
+    lines: int = 30  # the last lines asked for, per pod
+    grep: str = ""  # only lines holding this ("error" when errors are asked for)
+    since_seconds: int | None = None
+    window: str = ""  # the window in words, for the answer ("" when none was said)
+    said_namespace: bool = False
+
+
+@dataclass(frozen=True)
 class Overview:
     text: str
 
@@ -113,7 +127,7 @@ class PolicyCheck:
     said_namespace: bool = False
 
 
-Question = Inventory | Access | History | Events | Capacity | Overview | PolicyCheck
+Question = Inventory | Access | History | Events | Logs | Capacity | Overview | PolicyCheck
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ from agents.runtime.questions.asked import (
     HistoryTopic,
     Inventory,
     InventoryTopic,
+    Logs,
     Metric,
     Overview,
     Question,
@@ -94,11 +95,15 @@ def read(text: str, *, namespace: str | None) -> Question | None:
     first = words.first()
     if not first or first == "why" or _commanding(words, first):
         return None
-    if any(w in v.DIAGNOSIS for w in words.all) and not words.has("which", "how", "who"):
-        return None  # "what's wrong with web": a diagnosis, the agent's own
+    if (
+        any(w in v.DIAGNOSIS for w in words.all)
+        and not words.has("which", "how", "who")
+        and not words.has(*_LOG_WORDS)
+    ):
+        return None  # "what's wrong with web": a diagnosis, the agent's own; its logs are read
     named, said = words.namespace()
     asked = Said(words, text, named if said else namespace, said)
-    for reader in (read_permission, _overview, _events, _history, _capacity, _inventory):
+    for reader in (read_permission, _overview, _logs, _events, _history, _capacity, _inventory):
         question = reader(asked)
         if question is not None:
             return question
@@ -191,6 +196,69 @@ def _events(asked: Said) -> Events | None:
         window=window[1] if window else "",
         count=_count(words),
         said_namespace=asked.said,
+    )
+
+
+# -- logs ------------------------------------------------------------------------------------
+
+_LOG_WORDS = frozenset({"log", "logs", "logfile", "output", "stdout", "stderr"})
+_PREVIOUS = frozenset({"previous", "crashed", "prior", "earlier", "before", "restarted", "-p"})
+_ERRORS = {"error": "error", "errors": "error", "exception": "exception",
+           "exceptions": "exception", "failure": "fail", "failures": "fail",
+           "panic": "panic", "panics": "panic", "fatal": "fatal"}  # fmt: skip
+_NOT_LOG_NAMES = _LOG_WORDS | _HISTORY_DROP | _PREVIOUS | frozenset(_ERRORS) | frozenset(
+    {"tail", "follow", "line", "lines", "container", "pod", "pods", "its", "their", "only",
+     "any", "some", "lately", "run", "instance", "crash", "crashes", "restart", "latest",
+     "recent", "last", "first", "print", "dump", "fetch", "grab", "pull", "-c", "-n", "kubectl",
+     "there", "them", "got", "produced", "wrote", "written", "saying", "says", "said"}
+)  # fmt: skip
+
+
+def _logs(asked: Said) -> Logs | None:
+    """ "show me the logs of web", "last 50 lines of api's logs in shop", "errors in the logs of
+    web", "logs of the sidecar container of web", "the previous logs of api" (before it
+    crashed), "web's logs from the last 10 minutes"."""
+    words = asked.words
+    if not words.has(*_LOG_WORDS) or (words.has("output") and not words.has("log", "logs")):
+        return None
+    window = words.window()
+    container, lines, names = "", 30, []
+    for index, word in enumerate(words.all):
+        if index in words.used or word in FILLER:
+            continue
+        before = words.all[index - 1] if index else ""
+        after = words.all[index + 1] if index + 1 < len(words.all) else ""
+        if is_label(word) and (
+            before in ("container", "-c") or (after == "container" and word not in _NOT_LOG_NAMES)
+        ):
+            container = word
+        elif (count := number(word)) is not None and 0 < count <= 1000:
+            lines = (
+                int(count) if after in ("line", "lines") or before in ("last", "tail") else lines
+            )
+        elif word not in _NOT_LOG_NAMES and is_label(name := _named(word).rpartition("/")[2]):
+            names.append(name.removesuffix("'s"))
+    errors = next((_ERRORS[w] for w in words.all if w in _ERRORS), "")
+    namespace, said = asked.namespace, asked.said
+    if (
+        said
+        and namespace
+        and re.search(
+            rf"\b(?:in|from) {re.escape(namespace)} (?:logs?|output)\b", " ".join(words.all)
+        )
+    ):  # "errors in api logs": api is whose logs, not a namespace
+        names, namespace, said = [namespace, *names], None, False
+    return Logs(
+        asked.text,
+        namespace,
+        name=next((n for n in names if n != container), ""),
+        container=container,
+        previous=words.has(*_PREVIOUS) and not words.has("minutes", "hours", "seconds"),
+        lines=lines,
+        grep=errors,
+        since_seconds=window[0] if window else None,
+        window=window[1] if window else "",
+        said_namespace=said,
     )
 
 

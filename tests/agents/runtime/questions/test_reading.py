@@ -14,6 +14,7 @@ from agents.runtime.questions import (
     Events,
     History,
     Inventory,
+    Logs,
     Overview,
     PolicyCheck,
     Question,
@@ -301,7 +302,6 @@ NOT_QUESTIONS = [
     "cordon node-3",
     "delete pod web-1",
     "describe web",
-    "show me the logs of web",
     "can you scale web to 3 please",
     "please fix the checkout service",
     "make web a sandwich",
@@ -319,3 +319,25 @@ NOT_QUESTIONS = [
 @pytest.mark.parametrize("text", NOT_QUESTIONS)
 def test_diagnoses_changes_and_commands_are_not_read_as_questions(text: str) -> None:
     assert read(text, namespace="shop") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "lines", "grep", "previous", "namespace"),
+    [("show me the logs of web in shop", "web", 30, "", False, "shop"),
+     ("last 50 lines of api's logs in shop", "api", 50, "", False, "shop"),
+     ("any errors in the logs of web?", "web", 30, "error", False, None),
+     ("show me exceptions in api logs", "api", 30, "exception", False, None),
+     ("show the previous logs of api", "api", 30, "", True, None),
+     ("kubectl logs web-7d4b9-x2kq -n shop", "web-7d4b9-x2kq", 30, "", False, "shop")],
+)  # fmt: skip
+def test_logs_questions_name_whose_logs_and_which_lines(
+    text: str, name: str, lines: int, grep: str, previous: bool, namespace: str | None
+) -> None:
+    question = read(text, namespace=None)
+    assert isinstance(question, Logs), question
+    assert fields(question, "name", "lines", "grep", "previous", "namespace") == (
+        name, lines, grep, previous, namespace)  # fmt: skip
+
+
+def test_access_to_logs_is_no_logs_question() -> None:
+    assert not isinstance(read("who can read logs in shop?", namespace=None), Logs)
