@@ -361,6 +361,9 @@ def _metric(words: Words) -> Metric:
 # -- inventory -------------------------------------------------------------------------------
 
 
+_CLUSTERS_OWN = frozenset({"control", "plane", "kubelet", "kubelets", "api", "apiserver", "we"})
+
+
 def _inventory(asked: Said) -> Inventory | None:
     words = asked.words
     said = set(words.all)
@@ -370,6 +373,15 @@ def _inventory(asked: Said) -> Inventory | None:
     if check is not None:
         return _listing(asked, "check", _workload_kind(kind), check=check, count=count)
     if said & v.IMAGES or any(lookup(w, {"images": "images"}) for w in words.all):
+        return _listing(asked, "images", kind or "pods", count=count, owner=_owner(words))
+    if said & {"version", "versions"} and not said & (
+        _OPERATORS - {"version", "versions"} | _THE_CLUSTER | _CLUSTERS_OWN
+    ):
+        # "what version of nginx is web running?": its image's tag (the cluster's own version
+        # is the Cluster Operator's); "of nginx" names the image, not whose pods
+        for index, word in enumerate(words.all[:-2]):
+            if word in ("version", "versions") and words.all[index + 1] == "of":
+                words.used.update({index + 1, index + 2})
         return _listing(asked, "images", kind or "pods", count=count, owner=_owner(words))
     metric = _metric(words)
     if metric and (said & v.RANKING or words.phrase("how", "much") >= 0) and kind != "nodes":
@@ -409,7 +421,7 @@ _NOT_OWNERS = (
     QUESTION_WORDS | READ_VERBS | v.COUNTING | v.NEGATIONS | v.RANKING | set(v.STATES) | v.IMAGES
     | set(v.KINDS) | {"there", "total", "altogether", "right", "currently", "belong", "belongs",
                       "belonging", "owned", "run", "runs", "live", "living", "up", "left", "got",
-                      "use", "uses", "used", "using"}
+                      "use", "uses", "used", "using", "version", "versions"}
     | {"sort", "sorted", "order", "ordered", "by", "age", "status", "statuses", "names", "ip",
        "ips", "labels", "wide", "details", "detail", "info", "their", "with"}
     | _GLANCE | _REPORTS

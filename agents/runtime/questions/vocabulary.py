@@ -20,7 +20,7 @@ def _set(text: str) -> frozenset[str]:
 
 # A resource word people use -> the resource the tools take ("workloads": the three below).
 KINDS = {
-    **_each("pod pods po", "pods"),
+    **_each("pod pods po replica replicas", "pods"),
     **_each("deployment deployments deploy deploys", "deployments"),
     **_each("statefulset statefulsets sts", "statefulsets"),
     **_each("daemonset daemonsets ds", "daemonsets"),

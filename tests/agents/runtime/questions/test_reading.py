@@ -57,6 +57,8 @@ INVENTORY = [
     ("show resource quotas in team-a", "list", "team-a", None),
     ("what is the quota in shop?", "list", "shop", None),
     ("show the limit ranges in team-a", "list", "team-a", None),
+    ("how many replicas does web have?", "count", None, None),
+    ("what version of nginx is web running?", "images", None, None),
 ]
 
 
@@ -341,3 +343,13 @@ def test_logs_questions_name_whose_logs_and_which_lines(
 
 def test_access_to_logs_is_no_logs_question() -> None:
     assert not isinstance(read("who can read logs in shop?", namespace=None), Logs)
+
+
+@pytest.mark.parametrize(
+    ("text", "owner"),
+    [("what version of nginx is web running?", "web"),
+     ("which version of redis does cache use?", "cache"),
+     ("how many replicas does web have?", "web")],
+)  # fmt: skip
+def test_a_workloads_version_and_replicas_are_asked_of_it(text: str, owner: str) -> None:
+    assert fields(read(text, namespace=None), "owner") == (owner,)
