@@ -219,7 +219,13 @@ def _is_heal(word: str) -> bool:
 
 
 def _is_cue(word: str) -> bool:
-    return any(_stem_of(word, stem) for stem in _DIAGNOSE_STEMS)
+    return word in _STATUS_WORDS or any(_stem_of(word, stem) for stem in _DIAGNOSE_STEMS)
+
+
+# How a workload is doing, asked without a word of trouble ("is web up?", "status of api",
+# "check web"): the same diagnosis, which says it is healthy when it is.
+_STATUS_WORDS = frozenset({"status", "state", "running", "up", "alive", "ok", "okay", "fine",
+                           "check", "doing", "going", "look", "looks", "looking"})  # fmt: skip
 
 
 async def resolve(

@@ -84,7 +84,8 @@ _STEMS: dict[AgentName, tuple[str, ...]] = {
     "dev_team": (
         "workload", "deploy", "fail", "log", "crash", "broke", "error", "pod", "restart",
         "oom", "rollout", "image", "service", "app", "dev", "wrong", "down", "probe", "slow",
-        "fix", "heal", "drift", "rightsiz", "right-siz", "surviv", "resilien",
+        "fix", "heal", "drift", "rightsiz", "right-siz", "surviv", "resilien", "status",
+        "alive", "running",
     ),
     "platform": (
         "egress", "complian", "complies", "audit", "blueprint", "escalat", "arbitrat",
@@ -447,12 +448,21 @@ def route(text: str, *, current: AgentName | None = None) -> AgentName | None:
     best = max(hits.values())
     if not best and len(words) < len(said):
         return current or "dev_team"  # "is web healthy?": a workload's health, unless a node's
+    if not best and _about_a_workload(text):
+        return current or "dev_team"  # "is web up?", "check web": how something named is doing
     leaders = [agent for agent, count in hits.items() if count == best and count > 0]
     if len(leaders) == 1 and (current is None or hits[current] < best):
         return leaders[0]
     if current is None and read is not None:
         return "dev_team"  # a question about the cluster: every agent answers it the same way
     return current if current is not None else None
+
+
+def _about_a_workload(text: str) -> bool:
+    """Whether the words ask how something they name is doing, with no agent's word in them:
+    a workload's, the Dev Team's (a node or the cluster would have said so)."""
+    parsed = intents.parse(text)
+    return parsed.kind == "diagnose" and bool(parsed.subject)
 
 
 def owner(change: changes.Asked) -> AgentName:

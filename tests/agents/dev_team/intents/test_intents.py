@@ -13,6 +13,7 @@ import pytest
 from agents.dev_team.intents import Clarify, Target, parse, resolve
 from agents.runtime.roles import load_role
 from agents.runtime.toolbox import Servers, open_toolbox
+from kubecrew.channels.frontdoor import route
 from mcp_servers.kube.settings import KubeSettings
 from sandbox.server import Sandbox
 from tests.support.kubectl import Kubectl
@@ -29,6 +30,11 @@ from tests.support.kubectl import Kubectl
         ("shop/web is down", ("web",), "shop"),
         ("why does the checkout api keep restarting in namespace staging", ("checkout", "api"),
          "staging"),
+        # how it is doing, asked with no word of trouble: the same diagnosis
+        ("is web up?", ("web",), None),
+        ("what is the status of web in shop?", ("web",), "shop"),
+        ("check web", ("web",), None),
+        ("how is web doing?", ("web",), None),
     ],
 )  # fmt: skip
 def test_paraphrases_parse_to_a_diagnosis_of_the_subject(
@@ -36,6 +42,12 @@ def test_paraphrases_parse_to_a_diagnosis_of_the_subject(
 ) -> None:
     intent = parse(question)
     assert (intent.kind, intent.subject, intent.namespace) == ("diagnose", subject, namespace)
+
+
+@pytest.mark.parametrize("text", ["is web up?", "check web", "how is web doing?"])
+def test_how_a_named_workload_is_doing_reaches_the_dev_team(text: str) -> None:
+    assert route(text) == "dev_team", text
+    assert route("hello, can you help?") is None  # nothing named: the front door asks who
 
 
 def test_a_request_no_cue_names_is_unsupported() -> None:
