@@ -206,6 +206,9 @@ def _node_selector(sentence: Sentence) -> Found | None:
     )
 
 
+_NODE_VERBS = frozenset({"cordon", "uncordon", "drain", "taint", "untaint", "label", "evict"})
+
+
 def _spread(sentence: Sentence) -> Found | None:
     at = sentence.find({"spread", "distribute", "spreading"})
     if at == -1:
@@ -214,6 +217,8 @@ def _spread(sentence: Sentence) -> Found | None:
             r"\b(?:different|separate|distinct|each|every)\s+(?:nodes?|zones?)\b", text
         ):
             return None
+        if sentence.has(*_NODE_VERBS):
+            return None  # "cordon every node": the nodes themselves, not pods over them
         at = -1
     return "spread", at, 1
 

@@ -70,3 +70,11 @@ def test_a_pod_is_never_cordoned(text: str) -> None:
 )  # fmt: skip
 def test_a_negated_request_is_no_change(text: str) -> None:
     assert words.read(text) is None, text
+
+
+@pytest.mark.parametrize(
+    ("text", "op"), [("cordon every node", "cordon"), ("drain each node", "drain")]
+)
+def test_every_node_said_with_a_node_verb_is_that_verb_not_a_spread(text: str, op: str) -> None:
+    asked = words.read(text)
+    assert asked is not None and (asked.op, asked.kind) == (op, "Node"), asked
