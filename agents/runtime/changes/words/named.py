@@ -247,8 +247,10 @@ def _new_namespace(sentence: Sentence) -> bool:
             continue
         before = index - 1
         while before >= 0 and low[before] in ("a", "an", "the", "new", "fresh", "another"):
+            if low[before] in ("new", "fresh", "another"):  # "new namespace team-a, quota ..."
+                return True
             before -= 1
-        if before >= 0 and low[before] in ("create", "make", "add", "new", "provision", "set"):
+        if before >= 0 and low[before] in ("create", "make", "add", "provision", "set"):
             return True
     return False
 

@@ -489,6 +489,12 @@ def test_a_quota_made_in_a_namespace_is_the_quota_not_a_new_namespace(
     assert asked.params["hard"] == hard and asked.namespace == "team-a", asked
 
 
+def test_a_new_namespace_said_with_its_quota_is_the_namespace() -> None:
+    asked = words.read("new namespace team-a, quota cpu=4 memory=8Gi pods=20")
+    assert asked is not None and asked.op == "namespace", asked
+    assert asked.params["quota"] == {"requests.cpu": "4", "requests.memory": "8Gi", "pods": "20"}
+
+
 @pytest.mark.parametrize(
     ("text", "deny", "direction", "namespace"),
     [("Create a network policy that denies all ingress in namespace secure", True, "ingress",
