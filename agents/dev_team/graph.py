@@ -124,6 +124,8 @@ async def _change_asked(
     toolbox = runtime.context.toolbox
     if asked.op == "delete" and not toolbox.has("delete"):
         return {"intent": "change", "clarification": CANNOT_DELETE, "options": []}
+    if asked.problem:  # said before any object is looked for: one found must not be the one
+        return {"intent": "change", "clarification": f"Not done: {asked.problem}", "options": []}
     target: TargetRef | None = None
     if asked.op in making.NEW_OBJECT_OPS:
         change = await making.typed(toolbox, asked, state.get("namespace"))
