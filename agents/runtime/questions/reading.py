@@ -246,8 +246,14 @@ def _logs(asked: Said) -> Logs | None:
         and re.search(
             rf"\b(?:in|from) {re.escape(namespace)} (?:logs?|output)\b", " ".join(words.all)
         )
-    ):  # "errors in api logs": api is whose logs, not a namespace
-        names, namespace, said = [namespace, *names], None, False
+    ):  # "errors in api logs": api is whose logs, not a namespace; "... in shop" may follow
+        whose = namespace
+        names, namespace, said = [whose, *names], None, False
+        for index, word in enumerate(words.all[:-1]):
+            following = words.all[index + 1]
+            if word in ("in", "-n") and following != whose and following in names:
+                names.remove(following)
+                namespace, said = following, True
     return Logs(
         asked.text,
         namespace,
