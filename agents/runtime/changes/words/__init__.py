@@ -32,7 +32,16 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from agents.runtime.changes.words import access, creating, guards, network, nodes, shaping, tenancy
+from agents.runtime.changes.words import (
+    access,
+    creating,
+    guards,
+    network,
+    nodes,
+    shaping,
+    stored,
+    tenancy,
+)
 from agents.runtime.changes.words import workloads as _workloads
 from agents.runtime.changes.words.asked import Asked, Reader
 from agents.runtime.changes.words.sentence import Sentence, kind_of, subject
@@ -49,6 +58,7 @@ _READERS: dict[str, Reader] = {
     **tenancy.READERS,
     **access.READERS,
     **creating.READERS,
+    **stored.READERS,
     **nodes.READERS,
 }
 OPS = frozenset(_READERS)  # every operation a request can ask for

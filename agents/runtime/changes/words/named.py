@@ -10,13 +10,13 @@ Must not know: any agent or cluster.
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Callable
 
-from agents.runtime.changes.words.amounts import MEMORY_SIZE
-from agents.runtime.changes.words.sentence import QUOTE, Sentence, wordset
+from agents.runtime.changes.words import stored
+from agents.runtime.changes.words.sentence import QUOTE, Sentence
 from agents.runtime.changes.words.vocabulary import (
+    ACCESS_WORDS,
     CPU_WORDS,
     CREATE_VERBS,
     DELETE_VERBS,
@@ -282,32 +282,6 @@ def _pod_security(sentence: Sentence) -> Found | None:
     return "podsecurity", verb_index(sentence, GENERIC | {"enforce"}), 1
 
 
-def _configmap(sentence: Sentence) -> Found | None:
-    text = " ".join(sentence.low)
-    at = sentence.find({"configmap", "configmaps", "cm"})
-    if at == -1 and "config map" not in text:
-        return None
-    first = sentence.find(DELETE_VERBS | CREATE_VERBS | GENERIC)
-    deletes = first != -1 and sentence.low[first] in DELETE_VERBS and not has_pairs(sentence)
-    keyed = sentence.has("key", "keys", "entry", "entries", "from") or any(
-        re.fullmatch(r"[A-Z][A-Z0-9_]+", w) for w in sentence.raw
-    )  # "delete MODE from the app-config configmap": a key, not the ConfigMap
-    if deletes and not keyed:
-        return None  # "delete the configmap app-config": a delete
-    if deletes:
-        return "configmap", first, 1  # "remove key MODE from configmap app-config"
-    if sentence.has("mount", "mounted", "mounts", "volume"):
-        return "mount", verb_index(sentence, frozenset({"mount", "add", "use", "attach"})), 1
-    variable = any(re.fullmatch(r"[A-Z][A-Z0-9_]*", w) for w in sentence.raw)
-    into_env = sentence.has("env", "environment", "envfrom", "variables", "vars")
-    if into_env or (variable and sentence.has("key", "from")) or sentence.has("load", "inject"):
-        verbs = frozenset({"use", "load", "add", "set", "inject", "put"})
-        return "mount", verb_index(sentence, verbs), 1
-    if first == -1 and not has_pairs(sentence):
-        return None  # "juggle the settings configmap": no verb of ours and no keys, no change
-    return "configmap", first, 1
-
-
 def _taint(sentence: Sentence) -> Found | None:
     at = sentence.find({"taint", "taints", "tainted"})
     if at == -1:
@@ -331,23 +305,6 @@ _PEOPLE_VERBS = frozenset(
         "authorize",
         "authorise",
         "enable",
-    }
-)
-ACCESS_WORDS = frozenset(
-    {
-        "access",
-        "permission",
-        "permissions",
-        "rights",
-        "role",
-        "rolebinding",
-        "privileges",
-        "admin",
-        "administrator",
-        "editor",
-        "viewer",
-        "read-only",
-        "readonly",
     }
 )
 RIGHTS_VERBS = frozenset(
@@ -380,31 +337,6 @@ RIGHTS_VERBS = frozenset(
     }
 )
 _SUBJECT_WORDS = frozenset({"user", "group", "team", "serviceaccount", "sa"})
-
-
-def _mounted(sentence: Sentence) -> Found | None:
-    """A Secret or a claim used by a workload: "mount secret creds into web at /etc/creds",
-    "load the creds secret into web's env", "mount the data pvc into db at /var/lib/data"
-    (a ConfigMap's are `_configmap`'s)."""
-    if not sentence.has("secret", "pvc", "claim"):
-        return None
-    if sentence.has("mount", "mounted", "mounts"):
-        return "mount", verb_index(sentence, frozenset({"mount", "add", "use", "attach"})), 1
-    if sentence.has("env", "environment", "envfrom", "variables", "vars", "load", "inject"):
-        verbs = frozenset({"use", "load", "add", "set", "inject", "put"})
-        return "mount", verb_index(sentence, verbs), 1
-    return None
-
-
-def _new_secret(sentence: Sentence) -> Found | None:
-    """A Secret made from values typed here ("create a secret db-pass with password=s3cret"),
-    which the crew declines: the words stay in the conversation's history."""
-    at = sentence.find(CREATE_VERBS - {"give", "put"})
-    if at == -1 or not sentence.has("secret", "secrets") or sentence.has("into", "from"):
-        return None
-    if sentence.has(*ACCESS_WORDS, "role", "rolebinding", "permission", "permissions", "rights"):
-        return None  # "create a role that can read secrets": access, the Platform's
-    return "secret", at, 1
 
 
 def _service_account(sentence: Sentence) -> Found | None:
@@ -460,40 +392,6 @@ def _access(sentence: Sentence) -> Found | None:
         if rest & _SUBJECT_WORDS and rest & RIGHTS_VERBS:
             return "grant", verb, 1
     return None
-
-
-STORAGE_WORDS = wordset("pvc pvcs claim volume storage disk persistentvolumeclaim volumeclaim")
-GROW_VERBS = wordset("resize expand grow increase extend enlarge bump set make give raise change")
-
-
-def _new_claim(sentence: Sentence) -> Found | None:
-    """A new claim: "create a 1Gi pvc named data", "make a 5Gi volume claim called cache",
-    "add a persistent volume claim of 10Gi named data": a verb of making and a claim word, said
-    of a new one (an article or "new"; "make the data pvc 15Gi" is a resize)."""
-    at = sentence.find(CREATE_VERBS | {"provision", "allocate"})
-    text = " ".join(sentence.low)
-    claimed = sentence.has("pvc", "persistentvolumeclaim", "volumeclaim") or re.search(
-        r"\b(?:volume claim|persistent volume|persistent disk)\b", text
-    )
-    if at == -1 or not claimed or sentence.has("mount", "mounted", "into"):
-        return None  # "mount a 1Gi volume into web": the workload's template, not a claim
-    if sentence.find(GROW_VERBS) != -1 and not sentence.has("a", "an", "new", "another"):
-        return None  # "make the data pvc 15Gi": a resize (`_storage`)
-    return "claim", at, 1
-
-
-def _storage(sentence: Sentence) -> Found | None:
-    if not sentence.has(*STORAGE_WORDS):
-        return None
-    if not any(MEMORY_SIZE.match(w) for w in sentence.low) and not any(
-        w.isdigit() and n in ("gi", "gb", "mi", "mb", "ti", "tb", "gig", "gigs")
-        for w, n in itertools.pairwise(sentence.low)
-    ):
-        return None
-    if sentence.has("memory", "mem", "ram") or sentence.has("limit", "limits", "request"):
-        return None
-    at = sentence.find(GROW_VERBS)
-    return None if at == -1 else ("storage", at, 1)
 
 
 _SERVICE_TYPE = re.compile(r"\b(?:cluster ?ip|node ?port|load ?balancer|lb)\b")
@@ -606,14 +504,14 @@ _OBJECT_RULES: tuple[Callable[[Sentence], Found | None], ...] = (
     _quota,
     _limit_range,
     _pod_security,
-    _mounted,
-    _new_secret,
+    stored.mounted,
+    stored.new_secret,
     _service_account,
     _access,
-    _new_claim,
-    _storage,
+    stored.new_claim,
+    stored.resized,
     _service,
-    _configmap,
+    stored.configmap_named,
     _namespace,
     _expose,
     _spread,

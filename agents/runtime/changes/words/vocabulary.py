@@ -143,3 +143,23 @@ def verb_index(sentence: Sentence, verbs: frozenset[str], default: int = -1) -> 
     object alone ("checkout may lose at most one pod at a time")."""
     found = sentence.find(verbs, after=sentence.start - 1)
     return found if found != -1 else default
+
+
+# Words of rights: a request holding one is about access (the Platform's), not an object.
+ACCESS_WORDS = frozenset(
+    {
+        "access",
+        "permission",
+        "permissions",
+        "rights",
+        "role",
+        "rolebinding",
+        "privileges",
+        "admin",
+        "administrator",
+        "editor",
+        "viewer",
+        "read-only",
+        "readonly",
+    }
+)
