@@ -207,6 +207,8 @@ _ERRORS = {"error": "error", "errors": "error", "exception": "exception",
            "exceptions": "exception", "failure": "fail", "failures": "fail",
            "panic": "panic", "panics": "panic", "fatal": "fatal"}  # fmt: skip
 _NOT_LOG_NAMES = _LOG_WORDS | _HISTORY_DROP | _PREVIOUS | frozenset(_ERRORS) | frozenset(
+    {"logged", "logging", "been"}
+) | frozenset(
     {"tail", "follow", "line", "lines", "container", "pod", "pods", "its", "their", "only",
      "any", "some", "lately", "run", "instance", "crash", "crashes", "restart", "latest",
      "recent", "last", "first", "print", "dump", "fetch", "grab", "pull", "-c", "-n", "kubectl",
@@ -219,7 +221,10 @@ def _logs(asked: Said) -> Logs | None:
     web", "logs of the sidecar container of web", "the previous logs of api" (before it
     crashed), "web's logs from the last 10 minutes"."""
     words = asked.words
-    if not words.has(*_LOG_WORDS) or (words.has("output") and not words.has("log", "logs")):
+    wrote = words.has("logged") or words.phrase("been", "logging") >= 0  # "what has web logged"
+    if not (words.has(*_LOG_WORDS) or wrote) or (
+        words.has("output") and not words.has("log", "logs")
+    ):
         return None
     window = words.window()
     container, lines, names = "", 30, []

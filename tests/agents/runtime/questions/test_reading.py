@@ -330,6 +330,7 @@ def test_diagnoses_changes_and_commands_are_not_read_as_questions(text: str) -> 
      ("any errors in the logs of web?", "web", 30, "error", False, None),
      ("show me exceptions in api logs", "api", 30, "exception", False, None),
      ("errors in web logs in shop", "web", 30, "error", False, "shop"),
+     ("what has web been logging in shop?", "web", 30, "", False, "shop"),
      ("show the previous logs of api", "api", 30, "", True, None),
      ("kubectl logs web-7d4b9-x2kq -n shop", "web-7d4b9-x2kq", 30, "", False, "shop")],
 )  # fmt: skip
