@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,7 +34,22 @@ pytestmark = [
     ),
     pytest.mark.timeout(300),
 ]
-FAULT_AFTER = 150  # sandbox seconds after the "yes": the control plane is done, workers roll
+
+
+def fail_web_once_workers_roll(sandbox: Sandbox, kubectl: Kubectl) -> None:
+    """Web fails every request from the moment the workers pool is set to roll (a time fixed in
+    advance raced the wave: a quick wave validated before the fault began)."""
+    eventually(
+        lambda: (
+            kubectl.json("get", "md", "workers")["spec"]["template"]["spec"]["version"] == "v1.38.0"
+        ),
+        timeout=120,
+        what="the workers pool set to roll",
+    )
+    sandbox.call(lambda c: c.faults.add({
+        "kind": "error-rate", "selector": {"app": "web"}, "rate": 1.0,
+        "at": c.clock.seconds() - c.faults.started,
+    }))  # fmt: skip
 
 
 @pytest.fixture
@@ -69,11 +85,10 @@ def test_a_wave_after_which_a_service_fails_its_requests_is_rolled_back(
 
         asked = operator.ask("upgrade the cluster to 1.38", thread="up")
         assert "Reply 'yes' to start" in asked.answer, asked.answer
-        sandbox.call(lambda c: c.faults.add({
-            "kind": "error-rate", "selector": {"app": "web"}, "rate": 1.0,
-            "at": c.clock.seconds() - c.faults.started + FAULT_AFTER,
-        }))  # fmt: skip
+        failing = threading.Thread(target=fail_web_once_workers_roll, args=(sandbox, kubectl))
+        failing.start()
         done = operator.ask("yes", thread="up")
+        failing.join(timeout=60)
 
     record = done.data["upgrade"]["record"]
     assert record["baseline"]["errors"].get("shop/web") == pytest.approx(0.0, abs=0.01), record
